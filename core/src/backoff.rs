@@ -1,0 +1,264 @@
+//! The per-operation state: which retry this is, what was waited so far.
+
+use crate::config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
+use crate::math::{clamp_delay, fib_sat, min, mul, pow_sat};
+use crate::rng::{unit_f64, DefaultRng, Rng};
+
+/// How many steps of the decorrelated chain [`Backoff::sample_at`] simulates
+/// at most. The chain forgets its start geometrically fast (each step draws
+/// afresh between `base` and a multiple of the previous wait, and the cap
+/// bounds it), so by this many steps its law is the stationary one to far
+/// below f64 resolution; bounding it keeps `sample(…, 10 000, 10^6)` cheap.
+pub const DECORRELATED_SIM_STEPS: u32 = 1000;
+
+/// A stateful schedule of delays: an iterator of the waits before retry 1,
+/// 2, …; `None` means give up (sticky until [`Backoff::reset`]).
+#[derive(Clone, Debug)]
+pub struct Backoff<R = DefaultRng> {
+    cfg: Config,
+    rng: R,
+    attempt: u32,
+    total_retries: u64,
+    resets: u64,
+    elapsed_ms: f64,
+    prev_ms: f64,
+    exhausted: bool,
+}
+
+impl<R: Rng> Backoff<R> {
+    /// Validates `cfg` (the error names the option) and starts at attempt 0.
+    pub fn new(cfg: Config, rng: R) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        Ok(Self::unchecked(cfg, rng))
+    }
+
+    fn unchecked(cfg: Config, rng: R) -> Self {
+        Backoff {
+            cfg,
+            rng,
+            attempt: 0,
+            total_retries: 0,
+            resets: 0,
+            elapsed_ms: 0.0,
+            prev_ms: cfg.base_ms,
+            exhausted: false,
+        }
+    }
+
+    /// The delay in ms before the next retry, or `None` to give up: when the
+    /// next try would exceed `max_attempts`, or when this delay would take the
+    /// sum of delays past `max_elapsed_ms`. Once `None`, always `None` until
+    /// [`Backoff::reset`].
+    pub fn next_delay(&mut self) -> Option<f64> {
+        if self.exhausted {
+            return None;
+        }
+        if let Some(max) = self.cfg.max_attempts {
+            // `attempt` retries so far means `attempt + 1` tries; one more
+            // retry makes `attempt + 2`.
+            if self.attempt.saturating_add(1) >= max {
+                self.exhausted = true;
+                return None;
+            }
+        }
+        let n = self.attempt.saturating_add(1);
+        let (delay, prev) = draw(&self.cfg, n, self.prev_ms, &mut self.rng);
+        if let Some(limit) = self.cfg.max_elapsed_ms {
+            if self.elapsed_ms + delay > limit {
+                self.exhausted = true;
+                return None;
+            }
+        }
+        self.prev_ms = prev;
+        self.attempt = n;
+        self.total_retries += 1;
+        self.elapsed_ms += delay;
+        if wraps_at(&self.cfg, n) {
+            self.resets += 1;
+        }
+        Some(delay)
+    }
+
+    /// Back to the first retry, as after a success: attempt 0, nothing
+    /// waited, the decorrelated chain and the slot at their start. Counted in
+    /// [`Backoff::resets`] when anything had been handed out (as Akka does).
+    pub fn reset(&mut self) {
+        if self.attempt > 0 || self.exhausted {
+            self.resets += 1;
+        }
+        self.attempt = 0;
+        self.elapsed_ms = 0.0;
+        self.prev_ms = self.cfg.base_ms;
+        self.exhausted = false;
+    }
+
+    /// Retries handed out since the last reset.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+    /// Retries handed out since construction.
+    pub fn total_retries(&self) -> u64 {
+        self.total_retries
+    }
+    /// Resets: calls of [`Backoff::reset`] after a retry, plus the slotted
+    /// strategy's wraps past its ceiling in [`AtCeiling::Reset`] mode.
+    pub fn resets(&self) -> u64 {
+        self.resets
+    }
+    /// Sum of the delays handed out since the last reset, in ms.
+    pub fn elapsed_ms(&self) -> f64 {
+        self.elapsed_ms
+    }
+    /// The validated configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// One independent draw of the delay before retry `retry` (1 = the first
+    /// retry), from a fresh schedule: limits are ignored and the state of
+    /// `self` is untouched except for its random stream. This is the law of
+    /// what [`Backoff::next_delay`] returns at that retry.
+    pub fn sample_at(&mut self, retry: u32) -> f64 {
+        let n = retry.max(1);
+        if self.cfg.strategy == Strategy::Decorrelated {
+            let mut prev = self.cfg.base_ms;
+            let mut delay = 0.0;
+            for i in 1..=min_u32(n, DECORRELATED_SIM_STEPS) {
+                (delay, prev) = draw(&self.cfg, i, prev, &mut self.rng);
+            }
+            delay
+        } else {
+            draw(&self.cfg, n, self.cfg.base_ms, &mut self.rng).0
+        }
+    }
+}
+
+impl<R: Rng> Iterator for Backoff<R> {
+    type Item = f64;
+    fn next(&mut self) -> Option<f64> {
+        self.next_delay()
+    }
+}
+
+/// Convenience: `count` draws for retry `retry` from a validated `cfg` into
+/// `out` (no allocation; `out.len()` draws).
+pub fn sample<R: Rng>(cfg: Config, retry: u32, rng: R, out: &mut [f64]) -> Result<(), ConfigError> {
+    let mut b = Backoff::new(cfg, rng)?;
+    for slot in out.iter_mut() {
+        *slot = b.sample_at(retry);
+    }
+    Ok(())
+}
+
+fn min_u32(a: u32, b: u32) -> u32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `a % b`, 0 for b = 0. The ceiling is validated to be >= 1, but the
+/// compiler cannot know it, and a division-by-zero panic path would drag its
+/// message into the wasm module.
+fn rem(a: u32, b: u32) -> u32 {
+    a.checked_rem(b).unwrap_or(0)
+}
+
+/// The delay before retry `n` (>= 1) and the decorrelated chain's new state.
+/// Pure except for the random draws; every value stays in [0, 2^31 − 1].
+fn draw<R: Rng + ?Sized>(cfg: &Config, n: u32, prev: f64, rng: &mut R) -> (f64, f64) {
+    let cap = cfg.cap();
+    let base = cfg.base_ms;
+    let mut next_prev = prev;
+    let raw = match cfg.strategy {
+        Strategy::Exponential => {
+            let exp = (n - 1).saturating_add(cfg.exponent_offset);
+            mul(base, pow_sat(cfg.factor, exp))
+        }
+        Strategy::Constant => base,
+        Strategy::Linear => mul(base, n as f64),
+        Strategy::Fibonacci => mul(base, fib_sat(n)),
+        Strategy::Decorrelated => {
+            // U[base, factor · prev); factor · prev < base only when the cap
+            // is below base, and then the draw lies between the two.
+            let hi = mul(prev, cfg.factor);
+            let v = min(base + mul(hi - base, unit_f64(rng)), cap);
+            next_prev = v;
+            v
+        }
+        Strategy::Slotted => slotted(cfg, n, rng),
+    };
+    let v = min(raw, cap);
+    let delay = match cfg.jitter {
+        Jitter::None => v,
+        Jitter::Full => mul(v, unit_f64(rng)),
+        Jitter::Equal => {
+            let half = v / 2.0;
+            half + mul(half, unit_f64(rng))
+        }
+        Jitter::Ratio(r) => mul(v, (1.0 - r) + 2.0 * r * unit_f64(rng)),
+        Jitter::Add(a) => min(v + mul(a, unit_f64(rng)), cap),
+    };
+    (clamp_delay(delay), next_prev)
+}
+
+/// `floor(u · 2^e)` for u in [0, 1) with 53 bits, e <= 1023, without `floor`
+/// (not in `core`): below 2^53 a cast truncates exactly; from e = 53 on the
+/// product is already an integer.
+fn floor_scaled(u: f64, scale: f64) -> f64 {
+    let x = u * scale;
+    if x < 9_007_199_254_740_992.0 {
+        (x as u64) as f64
+    } else {
+        x
+    }
+}
+
+/// The slotted strategy's wait before retry `n`. Its slot sequence is a fixed
+/// function of n (only the draw within a slot is random), so it is computed
+/// directly rather than stepped, which keeps `sample_at` O(1).
+fn slotted<R: Rng + ?Sized>(cfg: &Config, n: u32, rng: &mut R) -> f64 {
+    let c = cfg.ceiling;
+    match cfg.slot_mode {
+        SlotMode::Binary => {
+            let e = match cfg.at_ceiling {
+                AtCeiling::Stay => min_u32(n, c),
+                AtCeiling::Reset => rem(n - 1, c) + 1,
+            };
+            let k = floor_scaled(unit_f64(rng), pow_sat(2.0, e));
+            mul(k, cfg.base_ms)
+        }
+        SlotMode::Exponent => {
+            // Akka: `exp = nextInt(slot + 1); wait = slotTime · (2^exp − 1)`;
+            // slot grows by one per failure; past the ceiling it either
+            // alternates ceiling + 1 / ceiling (stay) or resets with a zero wait.
+            let slot = match cfg.at_ceiling {
+                AtCeiling::Stay if n <= c => n,
+                AtCeiling::Stay if (n - c) & 1 == 1 => c + 1,
+                AtCeiling::Stay => c,
+                AtCeiling::Reset => {
+                    let m = rem(n - 1, c + 1) + 1;
+                    if m > c {
+                        return 0.0;
+                    }
+                    m
+                }
+            };
+            let k = floor_scaled(unit_f64(rng), (slot + 1) as f64) as u32;
+            mul(pow_sat(2.0, k) - 1.0, cfg.base_ms)
+        }
+    }
+}
+
+/// Whether retry `n` is where the slotted strategy wraps past its ceiling.
+fn wraps_at(cfg: &Config, n: u32) -> bool {
+    if cfg.strategy != Strategy::Slotted || cfg.at_ceiling != AtCeiling::Reset {
+        return false;
+    }
+    let c = cfg.ceiling;
+    match cfg.slot_mode {
+        SlotMode::Binary => n > c && rem(n - 1, c) == 0,
+        SlotMode::Exponent => rem(n, c + 1) == 0,
+    }
+}

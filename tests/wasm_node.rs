@@ -1,0 +1,11 @@
+//! The calculator compiled to wasm32, run by wasm-bindgen-test in Node.
+#![cfg(target_arch = "wasm32")]
+
+#[macro_use]
+mod common {
+    pub mod golden;
+    #[macro_use]
+    pub mod wasm_cases;
+}
+
+wasm_tests!();
