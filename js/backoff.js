@@ -12,6 +12,9 @@ export function attach(exports) {
   memory = exports.memory;
 }
 
+/** The module's memory as bytes (a fresh view: memory can grow). */
+export const heap = () => new Uint8Array(memory.buffer);
+
 const PRESETS = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];
 const STRATEGIES = ['exponential', 'constant', 'linear', 'fibonacci', 'decorrelated', 'slotted'];
 const JITTERS = ['none', 'full', 'equal'];
@@ -47,7 +50,7 @@ function choice(o, key, values) {
 }
 
 /** `o[key]` if a number (NaN when undefined); the range is checked in wasm. */
-function num(o, key, code) {
+export function num(o, key, code) {
   const v = o[key];
   if (v === undefined) return NaN;
   if (typeof v !== 'number') throw new TypeError(MSG[code]);
@@ -69,8 +72,12 @@ function jitter(o) {
   return ratio ? [3, num(j, 'ratio', 4)] : [4, num(j, 'addMaxMs', 5)];
 }
 
-/** A validated `RawBackoff` for `options`; throws TypeError / RangeError. */
-export function rawBackoff(options) {
+/**
+ * A validated `RawBackoff` for `options`; throws TypeError / RangeError.
+ * `fallbackAttempts` applies when neither the options nor the preset limit
+ * the attempts.
+ */
+export function rawBackoff(options, fallbackAttempts) {
   if (options == null) options = {};
   else if (typeof options !== 'object') throw new TypeError('options must be an object');
   const o = options;
@@ -89,6 +96,7 @@ export function rawBackoff(options) {
     choice(o, 'atCeiling', AT_CEILING),
     choice(o, 'slotMode', SLOT_MODES),
     o.seed === undefined ? entropy() : num(o, 'seed', 32),
+    fallbackAttempts,
   );
   const code = raw.error;
   if (code !== 0) {
@@ -99,15 +107,15 @@ export function rawBackoff(options) {
 }
 
 /**
- * A fresh 53-bit seed from `crypto.getRandomValues` (Web Crypto: every browser
- * context, workers, workerd, Deno, Bun, Node >= 19); never a constant.
- * Drawn here rather than through getrandom in wasm: the same call, without
- * the externref and error-forwarding glue that would cost every user bytes.
+ * A fresh 53-bit seed from `crypto.getRandomValues`, which every supported
+ * runtime has (browsers, workers, workerd, Deno, Bun, Node >= 19); never a
+ * constant. Drawn here rather than through getrandom in wasm: the same call,
+ * without the externref and error-forwarding glue that would cost every
+ * user bytes.
  */
 function entropy() {
-  const c = globalThis.crypto;
-  const w = c && c.getRandomValues ? c.getRandomValues(new Uint32Array(2)) : [Math.random() * 2 ** 32, Math.random() * 2 ** 32];
-  return (w[0] & 0x1fffff) * 2 ** 32 + (w[1] >>> 0);
+  const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
+  return (hi & 0x1fffff) * 2 ** 32 + lo;
 }
 
 function integer(v, name, lo, hi) {

@@ -14,3 +14,4 @@ const module = await WebAssembly.compileStreaming(fetch(url)).catch(async () =>
 attach(initSync({ module }));
 
 export { Backoff } from './backoff.js';
+export * from './extra.js';

@@ -7,3 +7,4 @@ import { attach } from './backoff.js';
 attach(initSync({ module: readFileSync(new URL('./wasm_backoff_bg.wasm', import.meta.url)) }));
 
 export { Backoff } from './backoff.js';
+export * from './extra.js';

@@ -8,3 +8,4 @@ import { attach } from './backoff.js';
 attach(initSync({ module: wasmModule }));
 
 export { Backoff } from './backoff.js';
+export * from './extra.js';

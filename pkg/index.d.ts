@@ -112,3 +112,109 @@ export class Backoff {
    */
   static sample(options: BackoffOptions | undefined, attempt: number, count: number): Float64Array;
 }
+
+/** What `onRetry` is told before each wait. */
+export interface RetryInfo {
+  /** The attempt that just failed (1 = the first try). */
+  attempt: number;
+  /** The wait about to start, in ms (at least `retryAfterMs` when the server sent one). */
+  delayMs: number;
+  /** The failed attempt's HTTP status, when it got a response. */
+  status?: number;
+  /** The failed attempt's error (a network failure, or a `TimeoutError` from `timeoutMs`). */
+  error?: unknown;
+  /** The server's `Retry-After`, in ms, when valid. */
+  retryAfterMs?: number;
+}
+
+/** Why a call stopped, as told to `onDone`. */
+export type DoneReason =
+  | 'success' // a response that is not an error (status < 400)
+  | 'not-retryable' // a status outside `retryOn`
+  | 'not-idempotent' // a retryable failure of a non-idempotent request (POST, PATCH) without Idempotency-Key or retryNonIdempotent
+  | 'not-replayable' // the body was a ReadableStream: sent once
+  | 'vetoed' // shouldRetry returned false
+  | 'exhausted' // maxAttempts reached
+  | 'retry-after' // the server's Retry-After exceeded maxRetryAfterMs: its response is returned at once
+  | 'deadline' // the next wait would end past maxElapsedMs
+  | 'budget' // the RetryBudget had no retry left
+  | 'aborted'; // the signal aborted
+
+/** What `onDone` is told once per call, however it ends. */
+export interface DoneInfo {
+  /** Attempts made (1 = no retry). */
+  attempts: number;
+  /** Wall-clock time of the whole call, in ms. */
+  elapsedMs: number;
+  reason: DoneReason;
+  /** Status of the final response, if any. */
+  status?: number;
+  /** The final error, if the call rejects. */
+  error?: unknown;
+}
+
+/**
+ * Options of {@link fetchWithBackoff} and {@link withBackoff}: those of
+ * {@link BackoffOptions} (the schedule), plus what to retry and how long.
+ */
+export interface RetryOptions extends BackoffOptions {
+  /** Total tries including the first (unless the preset sets its own). @default 5 */
+  maxAttempts?: number;
+  /** A wall-clock deadline from the start of the call, in ms: no wait starts that would end past it. @default undefined (none) */
+  maxElapsedMs?: number;
+  /** Statuses to retry; network errors are always retried. @default [408, 429, 500, 502, 503, 504] */
+  retryOn?: number[];
+  /** Retry POST/PATCH/… too (they are retried anyway when the request has an `Idempotency-Key` header). @default false */
+  retryNonIdempotent?: boolean;
+  /** Per-attempt timeout in ms until the response headers arrive; a timed-out attempt counts as a network failure. @default undefined (none) */
+  timeoutMs?: number;
+  /** A larger `Retry-After` is not waited for: that response is returned at once. @default 60000 */
+  maxRetryAfterMs?: number;
+  /** Called before each wait. */
+  onRetry?: (info: RetryInfo) => void;
+  /** Called once when the call settles, with the attempts used and why it stopped. */
+  onDone?: (info: DoneInfo) => void;
+  /** Decide yourself: `true` forces a retry, `false` vetoes one, `undefined` keeps the default decision. */
+  shouldRetry?: (info: { attempt: number; status?: number; error?: unknown; response?: Response }) => boolean | undefined;
+  /** A budget shared by many calls: when it is empty, failures are returned at once. @default undefined (none) */
+  budget?: RetryBudget;
+}
+
+/**
+ * `fetch` with retries. Resolves with a `Response` whatever its status (after the
+ * last attempt, the last response); rejects only where `fetch` would: the last
+ * network error, or the signal's `reason` on abort (at once, in an attempt or a wait).
+ * Bad options reject with `TypeError`/`RangeError` before any request is sent.
+ */
+export function fetchWithBackoff(input: RequestInfo | URL, init?: RequestInit, options?: RetryOptions): Promise<Response>;
+
+/** Wraps a fetch function (e.g. the global `fetch` in an edge worker); `options` are validated now. */
+export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/** Options of {@link RetryBudget} (defaults of tower's `TpsBudget`). */
+export interface RetryBudgetOptions {
+  /** The sliding window, in ms. @default 10000 */
+  ttlMs?: number;
+  /** Retries always allowed per second of window, whatever the traffic. @default 10 */
+  minPerSec?: number;
+  /** Extra retries allowed per request seen in the window. @default 0.2 */
+  retryRatio?: number;
+}
+
+/**
+ * Retries limited to a fraction of recent traffic plus a small floor, so a
+ * failing service sees at most about (1 + retryRatio) times its normal load.
+ * Share one instance between calls (and `withBackoff` wrappers) to one service.
+ */
+export class RetryBudget {
+  constructor(options?: RetryBudgetOptions);
+  /** Records one request (fetchWithBackoff does this once per call). */
+  deposit(nowMs?: number): void;
+  /** Takes one retry if available (fetchWithBackoff does this before each retry). */
+  withdraw(nowMs?: number): boolean;
+  /** Retries available now. */
+  available(nowMs?: number): number;
+}
+
+/** The wait a `Retry-After` value asks for, in ms (delta-seconds or any RFC 9110 HTTP-date); `undefined` if invalid or past. */
+export function parseRetryAfter(value: string | null | undefined, nowMs?: number): number | undefined;

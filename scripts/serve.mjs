@@ -27,8 +27,8 @@ const TYPES = {
   '.ico': 'image/x-icon',
 };
 
-/** Starts the server; resolves to { server, url }. Port 0 = any free port. */
-export function serve({ root = ROOT, port = 0, host = '127.0.0.1' } = {}) {
+/** Starts the server; resolves to { server, url }. Port 0 = any free port; `csp` replaces the policy (tests that call another origin). */
+export function serve({ root = ROOT, port = 0, host = '127.0.0.1', csp = CSP } = {}) {
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     let rel = decodeURIComponent(url.pathname);
@@ -46,7 +46,7 @@ export function serve({ root = ROOT, port = 0, host = '127.0.0.1' } = {}) {
       const body = await readFile(file);
       res.writeHead(200, {
         'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-        'content-security-policy': CSP,
+        'content-security-policy': csp,
         'cache-control': 'no-store',
       });
       res.end(body);

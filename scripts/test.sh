@@ -17,6 +17,7 @@ step "cargo fmt --check, clippy -D warnings (native and wasm32)"
 cargo fmt --all --check
 cargo clippy --quiet --workspace --all-targets -- -D warnings
 cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --features bare -- -D warnings
+cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --no-default-features --features bare -- -D warnings
 
 step "the core is no_std: build for bare-metal thumbv7em-none-eabihf"
 cargo build --quiet -p wasm-backoff-core --target thumbv7em-none-eabihf
@@ -27,8 +28,8 @@ run cargo test --workspace
 step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"
 run cargo test --target wasm32-unknown-unknown -p wasm-backoff --test wasm_node --test wasm_browser
 
-step "the JS package in Node, a Chromium page and workerd"
-run node --test --test-reporter=spec tests/js/
+step "the JS package in Node, Chromium (page, worker) and workerd, against the scripted server"
+run node --test --test-reporter=spec tests/js/ tests/server/
 
 # One closing line over every runner (cargo's and node's summaries).
 awk '

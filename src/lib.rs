@@ -17,8 +17,12 @@
 
 extern crate alloc;
 
+#[cfg(feature = "fetch")]
+mod fetch;
 mod raw;
 
+#[cfg(feature = "fetch")]
+pub use fetch::{input_buffer, retry_after, RawBudget, INPUT_LEN};
 pub use raw::{decode, RawBackoff, CHUNK, ERROR_SEED};
 
 #[cfg(all(feature = "bare", target_arch = "wasm32"))]

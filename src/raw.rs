@@ -72,6 +72,7 @@ pub fn decode(
     at_ceiling: f64,
     slot_mode: f64,
     seed: f64,
+    fallback_attempts: f64,
 ) -> Result<(Config, u64), u8> {
     let preset = index(preset, Preset::ALL.len()).and_then(|i| Preset::ALL.get(i).copied());
     let mut cfg = preset.map_or(Config::new(), Preset::config);
@@ -116,6 +117,17 @@ pub fn decode(
                 n as u32
             })
         };
+    }
+    #[cfg(not(feature = "fetch"))]
+    let _ = fallback_attempts; // only the fetch driver has a default limit
+    #[cfg(feature = "fetch")]
+    if cfg.max_attempts.is_none() && given(max_attempts).is_none() {
+        // The caller's default when neither the options nor the preset limit
+        // the attempts (fetchWithBackoff: 5).
+        if let Some(x) = given(fallback_attempts) {
+            cfg.max_attempts =
+                Some(whole(x, 1.0, u32::MAX as f64, ConfigError::MaxAttempts)? as u32);
+        }
     }
     if let Some(x) = given(max_elapsed_ms) {
         cfg.max_elapsed_ms = if x == f64::INFINITY { None } else { Some(x) };
@@ -168,7 +180,8 @@ pub struct RawBackoff {
 
 #[wasm_bindgen]
 impl RawBackoff {
-    /// Fields as f64, NaN = not given. Enumerations are indices:
+    /// Fields as f64, NaN = not given; `fallback_attempts` applies when
+    /// neither `max_attempts` nor the preset sets a limit. Enumerations are indices:
     /// preset in `Preset::ALL` order; strategy exponential, constant, linear,
     /// fibonacci, decorrelated, slotted; jitter none, full, equal, ratio
     /// (`jitter_amount` = r), add (`jitter_amount` = ms); at_ceiling stay,
@@ -189,6 +202,7 @@ impl RawBackoff {
         at_ceiling: f64,
         slot_mode: f64,
         seed: f64,
+        fallback_attempts: f64,
     ) -> RawBackoff {
         let decoded = decode(
             preset,
@@ -204,6 +218,7 @@ impl RawBackoff {
             at_ceiling,
             slot_mode,
             seed,
+            fallback_attempts,
         );
         match decoded
             .and_then(|(cfg, seed)| Backoff::new(cfg, seeded_rng(seed)).map_err(ConfigError::code))
@@ -230,6 +245,16 @@ impl RawBackoff {
             .as_mut()
             .and_then(Backoff::next_delay)
             .unwrap_or(-1.0)
+    }
+
+    /// The wait for a `Retry-After` of `hint_ms` when the schedule offered
+    /// `delay` (see `Backoff::with_hint`).
+    #[cfg(feature = "fetch")]
+    pub fn hint(&mut self, delay: f64, hint_ms: f64) -> f64 {
+        match self.inner.as_mut() {
+            Some(b) => b.with_hint(delay, hint_ms),
+            None => delay,
+        }
     }
 
     /// Back to the first retry (what a success does).

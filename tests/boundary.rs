@@ -8,12 +8,13 @@ mod common {
 }
 
 use proptest::prelude::*;
+use proptest::strategy::Strategy as _;
 use wasm_backoff::{decode, ERROR_SEED};
-use wasm_backoff_core::ConfigError;
+use wasm_backoff_core::{Config, ConfigError, Jitter, Strategy};
 
 const NAN: f64 = f64::NAN;
 
-fn f64_any() -> impl Strategy<Value = f64> {
+fn f64_any() -> impl proptest::strategy::Strategy<Value = f64> {
     prop_oneof![
         Just(NAN),
         Just(f64::INFINITY),
@@ -36,62 +37,62 @@ proptest! {
     }
 
     #[test]
-    fn fuzz_body_holds_on_structured_fields(fields in proptest::collection::vec(f64_any(), 13), tail in proptest::collection::vec(any::<u8>(), 5)) {
+    fn fuzz_body_holds_on_structured_fields(fields in proptest::collection::vec(f64_any(), 14), tail in proptest::collection::vec(any::<u8>(), 5)) {
         let mut data: Vec<u8> = fields.iter().flat_map(|f| f.to_le_bytes()).collect();
         data.extend(tail);
         common::fuzz_body::check(&data);
     }
 }
 
-fn dec(base: f64, seed: f64) -> Result<(), u8> {
+// Field positions of `decode`.
+const PRESET: usize = 0;
+const STRATEGY: usize = 1;
+const BASE: usize = 2;
+const ATTEMPTS: usize = 7;
+const SEED: usize = 12;
+const FALLBACK: usize = 13;
+
+/// `decode` with every field NaN ("not given") except `set`; seed 1 unless set.
+fn dec(set: &[(usize, f64)]) -> Result<Config, u8> {
+    let mut f = [NAN; 14];
+    f[SEED] = 1.0;
+    for &(i, v) in set {
+        f[i] = v;
+    }
     decode(
-        NAN, NAN, base, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, seed,
+        f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13],
     )
-    .map(|_| ())
+    .map(|(c, _)| c)
 }
 
 #[test]
 fn error_codes() {
-    assert_eq!(dec(10.0, 1.0), Ok(()));
-    assert_eq!(dec(-1.0, 1.0), Err(ConfigError::BaseMs.code()));
+    assert!(dec(&[(BASE, 10.0)]).is_ok());
+    assert_eq!(dec(&[(BASE, -1.0)]).err(), Some(ConfigError::BaseMs.code()));
     assert_eq!(
-        dec(10.0, NAN),
-        Err(ERROR_SEED),
+        dec(&[(SEED, NAN)]).err(),
+        Some(ERROR_SEED),
         "the JS side always passes a seed"
     );
-    assert_eq!(dec(10.0, 0.5), Err(ERROR_SEED));
-    assert_eq!(dec(10.0, 9_007_199_254_740_992.0), Err(ERROR_SEED));
-    assert_eq!(dec(10.0, -9_007_199_254_740_991.0), Ok(()));
+    assert_eq!(dec(&[(SEED, 0.5)]).err(), Some(ERROR_SEED));
+    assert_eq!(
+        dec(&[(SEED, 9_007_199_254_740_992.0)]).err(),
+        Some(ERROR_SEED)
+    );
+    assert!(dec(&[(SEED, -9_007_199_254_740_991.0)]).is_ok());
     // hadoop (index 8) with maxAttempts 64
-    let r = decode(
-        8.0, NAN, NAN, NAN, NAN, NAN, NAN, 64.0, NAN, NAN, NAN, NAN, 1.0,
+    assert_eq!(
+        dec(&[(PRESET, 8.0), (ATTEMPTS, 64.0)]).err(),
+        Some(ConfigError::HadoopMaxAttempts.code())
     );
-    assert_eq!(r.err(), Some(ConfigError::HadoopMaxAttempts.code()));
-    // maxAttempts 2.5 / 0 / Infinity
-    let r = decode(
-        NAN, NAN, NAN, NAN, NAN, NAN, NAN, 2.5, NAN, NAN, NAN, NAN, 1.0,
-    );
-    assert_eq!(r.err(), Some(ConfigError::MaxAttempts.code()));
-    let r = decode(
-        NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0.0, NAN, NAN, NAN, NAN, 1.0,
-    );
-    assert_eq!(r.err(), Some(ConfigError::MaxAttempts.code()));
-    let (cfg, _) = decode(
-        1.0,
-        NAN,
-        NAN,
-        NAN,
-        NAN,
-        NAN,
-        NAN,
-        f64::INFINITY,
-        NAN,
-        NAN,
-        NAN,
-        NAN,
-        1.0,
-    )
-    .unwrap();
+    for bad in [2.5, 0.0, -1.0, f64::NEG_INFINITY] {
+        assert_eq!(
+            dec(&[(ATTEMPTS, bad)]).err(),
+            Some(ConfigError::MaxAttempts.code()),
+            "{bad}"
+        );
+    }
+    let cfg = dec(&[(PRESET, 1.0), (ATTEMPTS, f64::INFINITY)]).unwrap();
     assert_eq!(
         cfg.max_attempts, None,
         "Infinity lifts the aws preset's limit"
@@ -100,20 +101,35 @@ fn error_codes() {
 
 #[test]
 fn strategy_without_preset_picks_its_natural_jitter() {
-    use wasm_backoff_core::{Jitter, Strategy};
-    let (cfg, _) = decode(
-        NAN, 4.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 1.0,
-    )
-    .unwrap();
+    let cfg = dec(&[(STRATEGY, 4.0)]).unwrap();
     assert_eq!(
         (cfg.strategy, cfg.jitter, cfg.factor),
         (Strategy::Decorrelated, Jitter::None, 3.0)
     );
-    let (cfg, _) = decode(
-        NAN, 2.0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 1.0,
-    )
-    .unwrap();
+    let cfg = dec(&[(STRATEGY, 2.0)]).unwrap();
     assert_eq!((cfg.strategy, cfg.jitter), (Strategy::Linear, Jitter::Full));
+}
+
+#[test]
+fn fallback_attempts_apply_only_without_a_limit() {
+    let attempts = |set: &[(usize, f64)]| {
+        let mut all = vec![(FALLBACK, 5.0)];
+        all.extend_from_slice(set);
+        dec(&all).unwrap().max_attempts
+    };
+    assert_eq!(attempts(&[]), Some(5), "no options: the fallback");
+    assert_eq!(attempts(&[(PRESET, 1.0)]), Some(3), "aws keeps its 3");
+    assert_eq!(
+        attempts(&[(PRESET, 0.0)]),
+        Some(5),
+        "gcs has none: the fallback"
+    );
+    assert_eq!(attempts(&[(ATTEMPTS, 2.0)]), Some(2), "explicit wins");
+    assert_eq!(
+        attempts(&[(ATTEMPTS, f64::INFINITY)]),
+        None,
+        "explicit Infinity lifts it"
+    );
 }
 
 #[test]

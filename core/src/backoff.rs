@@ -92,6 +92,17 @@ impl<R: Rng> Backoff<R> {
         self.exhausted = false;
     }
 
+    /// The wait when the server asked for `hint_ms` (a `Retry-After`) and
+    /// the schedule offered `delay`: at least both, with up to
+    /// min(10 % of the hint, 1 s) of jitter above the hint, so that clients
+    /// told the same instant do not all come back at that instant.
+    pub fn with_hint(&mut self, delay: f64, hint_ms: f64) -> f64 {
+        let hint = clamp_delay(hint_ms);
+        let spread = min(hint * 0.1, 1000.0);
+        let wait = hint + mul(spread, unit_f64(&mut self.rng));
+        clamp_delay(if wait > delay { wait } else { delay })
+    }
+
     /// Retries handed out since the last reset.
     pub fn attempt(&self) -> u32 {
         self.attempt

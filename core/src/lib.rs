@@ -28,12 +28,15 @@
 #![warn(missing_docs)]
 
 mod backoff;
+mod budget;
 mod config;
 mod math;
 mod preset;
+pub mod retry_after;
 mod rng;
 
 pub use backoff::{sample, Backoff};
+pub use budget::{BudgetError, RetryBudget};
 pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;
 pub use preset::Preset;

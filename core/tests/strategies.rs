@@ -217,3 +217,21 @@ fn sample_at_matches_next_delay_law_for_stateless_strategies() {
         assert_eq!(b.next_delay().unwrap(), s.sample_at(n));
     }
 }
+
+#[test]
+fn a_retry_after_hint_is_a_floor_with_a_little_jitter_above() {
+    let mut b = Backoff::new(Config::new(), seeded_rng(4)).unwrap();
+    for _ in 0..1000 {
+        let w = b.with_hint(50.0, 2000.0);
+        assert!((2000.0..2200.0).contains(&w), "{w}");
+        let w = b.with_hint(5000.0, 2000.0);
+        assert_eq!(w, 5000.0, "the backoff is larger: it wins");
+        let w = b.with_hint(10.0, 60_000.0);
+        assert!(
+            (60_000.0..61_000.0).contains(&w),
+            "spread capped at 1 s: {w}"
+        );
+        assert_eq!(b.with_hint(10.0, f64::INFINITY), MAX_DELAY_MS);
+        assert_eq!(b.with_hint(10.0, f64::NAN), 10.0);
+    }
+}

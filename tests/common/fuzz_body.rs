@@ -1,4 +1,4 @@
-//! The options-to-delay path under arbitrary input: 13 f64 fields exactly as
+//! The options-to-delay path under arbitrary input: 14 f64 fields exactly as
 //! the JS side could pass them (any bit pattern: NaN, infinities, negative
 //! zero, subnormals, huge), decoded, then stepped and sampled. Shared by the
 //! cargo-fuzz target (`fuzz/`) and a proptest in the normal test run.
@@ -8,23 +8,24 @@ use wasm_backoff_core::{seeded_rng, Backoff, MAX_DELAY_MS};
 
 /// Panics (the fuzzer's signal) if any invariant breaks.
 pub fn check(data: &[u8]) {
-    let mut fields = [f64::NAN; 13];
-    for (i, chunk) in data.chunks(8).take(13).enumerate() {
+    let mut fields = [f64::NAN; 14];
+    for (i, chunk) in data.chunks(8).take(14).enumerate() {
         let mut b = [0u8; 8];
         b[..chunk.len()].copy_from_slice(chunk);
         // A byte pattern 0xFF.. is NaN ("not given"): keep it reachable.
         fields[i] = f64::from_le_bytes(b);
     }
-    let steps = data.get(104).copied().unwrap_or(50) as usize;
+    let steps = data.get(112).copied().unwrap_or(50) as usize;
     let retry = u32::from_le_bytes([
-        data.get(105).copied().unwrap_or(1),
-        data.get(106).copied().unwrap_or(0),
-        data.get(107).copied().unwrap_or(0),
-        data.get(108).copied().unwrap_or(0),
+        data.get(113).copied().unwrap_or(1),
+        data.get(114).copied().unwrap_or(0),
+        data.get(115).copied().unwrap_or(0),
+        data.get(116).copied().unwrap_or(0),
     ]);
-    let [p, s, base, factor, cap, j, amount, attempts, elapsed, ceiling, at, mode, seed] = fields;
+    let [p, s, base, factor, cap, j, amount, attempts, elapsed, ceiling, at, mode, seed, fallback] =
+        fields;
     let Ok((cfg, seed)) = decode(
-        p, s, base, factor, cap, j, amount, attempts, elapsed, ceiling, at, mode, seed,
+        p, s, base, factor, cap, j, amount, attempts, elapsed, ceiling, at, mode, seed, fallback,
     ) else {
         return; // rejected with an error code: fine
     };

@@ -1,7 +1,9 @@
 //! Checks run inside the wasm module, in Node (tests/wasm_node.rs) and in
 //! headless Chromium (tests/wasm_browser.rs).
 
-use wasm_backoff::{RawBackoff, CHUNK, ERROR_SEED};
+use wasm_backoff::{
+    input_buffer, retry_after, RawBackoff, RawBudget, CHUNK, ERROR_SEED, INPUT_LEN,
+};
 use wasm_backoff_core::{ConfigError, MAX_DELAY_MS};
 
 const NAN: f64 = f64::NAN;
@@ -28,6 +30,7 @@ fn raw(preset: f64, max_attempts: f64, base: f64, seed: f64) -> RawBackoff {
         NAN,
         NAN,
         seed,
+        NAN,
     )
 }
 
@@ -76,6 +79,33 @@ pub fn draws_fill_the_scratch_buffer() {
         .all(|&d| d.is_finite() && (0.0..=MAX_DELAY_MS).contains(&d)));
 }
 
+fn parse(value: &str, now_ms: f64) -> f64 {
+    // SAFETY: single-threaded; the same module reads it right after.
+    let buf = unsafe { core::slice::from_raw_parts_mut(input_buffer(), INPUT_LEN) };
+    buf[..value.len()].copy_from_slice(value.as_bytes());
+    retry_after(now_ms, value.len())
+}
+
+pub fn fetch_helpers_work_in_wasm() {
+    let t = 784_111_777_000.0; // Sun, 06 Nov 1994 08:49:37 GMT
+    assert_eq!(parse("Sun, 06 Nov 1994 08:49:37 GMT", t - 1500.0), 1500.0);
+    assert_eq!(parse("Sun Nov  6 08:49:37 1994", t - 1.0), 1.0);
+    assert_eq!(parse(" 7 ", t), 7000.0);
+    assert_eq!(parse("-3", t), -1.0);
+    assert_eq!(
+        retry_after(t, INPUT_LEN + 1),
+        -1.0,
+        "longer than the buffer: invalid"
+    );
+    let mut budget = RawBudget::new(1000.0, 2.0, 0.0);
+    assert_eq!(budget.error(), 0);
+    assert!(budget.withdraw(5.0) && budget.withdraw(5.0) && !budget.withdraw(5.0));
+    assert_eq!(RawBudget::new(0.0, 1.0, 1.0).error(), 1);
+    let mut b = raw(NAN, NAN, NAN, 3.0);
+    let w = b.hint(10.0, 1000.0);
+    assert!((1000.0..1100.0).contains(&w), "{w}");
+}
+
 /// Declares the `#[wasm_bindgen_test]` functions, once per runner file.
 #[macro_export]
 macro_rules! wasm_tests {
@@ -100,6 +130,11 @@ macro_rules! wasm_tests {
         #[wasm_bindgen_test]
         fn draws_fill_the_scratch_buffer() {
             common::wasm_cases::draws_fill_the_scratch_buffer();
+        }
+
+        #[wasm_bindgen_test]
+        fn fetch_helpers_work_in_wasm() {
+            common::wasm_cases::fetch_helpers_work_in_wasm();
         }
     };
 }

@@ -26,10 +26,10 @@ export function launch() {
  * Registers before/after hooks that start the static server and Chromium for
  * the calling test file; the returned object is filled in before the tests run.
  */
-export function serverAndBrowser() {
+export function serverAndBrowser(serveOptions) {
   const ctx = {};
   before(async () => {
-    Object.assign(ctx, await serve());
+    Object.assign(ctx, await serve(serveOptions));
     ctx.browser = await launch();
   });
   after(async () => {

@@ -1,0 +1,224 @@
+//! `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date in any of
+//! the three formats a recipient must accept, turned into a wait in ms.
+//! The current time is passed in; nothing here reads a clock.
+
+/// The wait a `Retry-After` value asks for, in ms from `now_ms` (Unix epoch
+/// ms), or `None` when the value is not one of the RFC's forms, or is a date
+/// at or before `now_ms` (then the caller's own backoff applies). Huge values
+/// saturate (+inf for an absurd delta); the caller compares with its
+/// maximum. Never NaN, never negative.
+pub fn parse(value: &[u8], now_ms: f64) -> Option<f64> {
+    let v = trim(value);
+    if v.is_empty() {
+        return None;
+    }
+    if v.iter().all(u8::is_ascii_digit) {
+        // delta-seconds = 1*DIGIT; f64 accumulation saturates instead of overflowing.
+        let secs = v
+            .iter()
+            .fold(0.0f64, |acc, d| acc * 10.0 + (d - b'0') as f64);
+        return Some(secs * 1000.0);
+    }
+    let at = http_date(v, now_ms)?;
+    let wait = at - now_ms;
+    if wait > 0.0 {
+        Some(wait)
+    } else {
+        None
+    }
+}
+
+fn trim(mut v: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = v {
+        v = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = v {
+        v = rest;
+    }
+    v
+}
+
+const MONTHS: [&[u8]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+const DAYS: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
+
+/// Days from 1970-01-01 to y-m-d (proleptic Gregorian), or None for an
+/// impossible date (Feb 30…). Howard Hinnant's days_from_civil.
+fn days(y: u32, m: u32, d: u32) -> Option<i64> {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let len = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if d == 0 || d > *len.get(m.wrapping_sub(1) as usize)? {
+        return None;
+    }
+    let (y, m, d) = (y as i64 - (m <= 2) as i64, m as i64, d as i64);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+/// The three HTTP-date forms, read as one token stream (separators: space,
+/// comma, dash, colon) — small code rather than three grammars:
+///
+/// - IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT` and RFC 850
+///   `Sunday, 06-Nov-94 08:49:37 GMT`: weekday, day, month, year, h, m, s, GMT;
+/// - asctime `Sun Nov  6 08:49:37 1994`: weekday, month, day, h, m, s, year.
+///
+/// A two-digit year (RFC 850) more than 50 years ahead of `now_ms` means the
+/// most recent past year with those digits (RFC 9110 §5.6.7).
+fn http_date(s: &[u8], now_ms: f64) -> Option<f64> {
+    let mut tokens = s
+        .split(|c| matches!(c, b' ' | b',' | b'-' | b':'))
+        .filter(|t| !t.is_empty());
+    let day = tokens.next()?;
+    if !DAYS.iter().any(|d| day.starts_with(d)) || !day.iter().all(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    let (mut nums, mut lens, mut n) = ([0u32; 5], [0usize; 5], 0);
+    let (mut month, mut month_at, mut gmt) = (0, 0, false);
+    for t in tokens {
+        if t.iter().all(u8::is_ascii_digit) {
+            if n == 5 || t.len() > 4 {
+                return None;
+            }
+            nums[n] = t.iter().fold(0, |acc, d| acc * 10 + (d - b'0') as u32);
+            lens[n] = t.len();
+            n += 1;
+        } else if let (0, Some(i)) = (month, MONTHS.iter().position(|m| *m == t)) {
+            (month, month_at) = (i as u32 + 1, n);
+        } else if t == b"GMT" && !gmt {
+            gmt = true;
+        } else {
+            return None;
+        }
+    }
+    let [day, year, h, m, sec, year_len] = match (n, month_at, gmt) {
+        (5, 1, true) => [nums[0], nums[1], nums[2], nums[3], nums[4], lens[1] as u32],
+        (5, 0, false) => [nums[0], nums[4], nums[1], nums[2], nums[3], lens[4] as u32],
+        _ => return None,
+    };
+    // 60 is a leap second, which the grammar allows.
+    if month == 0 || h > 23 || m > 59 || sec > 60 {
+        return None;
+    }
+    let year = match year_len {
+        4 => year as i64,
+        2 => {
+            let now_year = 1970 + (now_ms / 31_556_952_000.0) as i64;
+            let y = now_year / 100 * 100 + year as i64;
+            if y > now_year + 50 {
+                y - 100
+            } else {
+                y
+            }
+        }
+        _ => return None,
+    };
+    let days = days(u32::try_from(year).ok()?, month, day)?;
+    Some((days * 86_400 + (h * 3600 + m * 60 + sec) as i64) as f64 * 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // 1994-11-06T08:49:37Z, the RFC's example instant.
+    const T: f64 = 784_111_777_000.0;
+
+    #[test]
+    fn the_three_rfc_formats_name_the_same_instant() {
+        let now = T - 5000.0;
+        for v in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(parse(v.as_bytes(), now), Some(5000.0), "{v}");
+        }
+    }
+
+    #[test]
+    fn delta_seconds() {
+        assert_eq!(parse(b"0", T), Some(0.0));
+        assert_eq!(parse(b" 120 ", T), Some(120_000.0));
+        assert_eq!(parse(b"86400000", T), Some(86_400_000_000.0));
+        let huge = [b'9'; 400];
+        assert_eq!(parse(&huge, T), Some(f64::INFINITY));
+    }
+
+    #[test]
+    fn garbage_negative_and_past_give_none() {
+        for v in [
+            "",
+            "  ",
+            "-3",
+            "1.5",
+            "+5",
+            "soon",
+            "0x10",
+            "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sun, 31 Feb 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 25:00:00 GMT",
+            "Sun, 06 Nov 194 08:49:37 GMT",
+            "Xyz Nov  6 08:49:37 1994",
+            "Sun, 06 Nov 1994 08:49 GMT",
+            "Sun Nov  6 08:49:37 1994 GMT",
+            "Sun, 06 Nov 1994 08:49:37",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT GMT",
+            "Sun, 06 Nov 1994 08:49:37:01 GMT",
+            "sun, 06 nov 1994 08:49:37 gmt",
+            "Sun, 06 Nov 19940 08:49:37 GMT",
+        ] {
+            assert_eq!(parse(v.as_bytes(), T - 1000.0), None, "{v:?}");
+        }
+        // Lenient where it costs nothing: RFC 850 with a four-digit year is read.
+        assert_eq!(
+            parse(b"Sunday, 06-Nov-1994 08:49:37 GMT", T - 1000.0),
+            Some(1000.0)
+        );
+        // A date in the past, or now, is no instruction to wait.
+        assert_eq!(parse(b"Sun, 06 Nov 1994 08:49:37 GMT", T), None);
+        assert_eq!(parse(b"Sun, 06 Nov 1994 08:49:37 GMT", T + 1.0), None);
+    }
+
+    #[test]
+    fn rfc850_two_digit_years_follow_the_fifty_year_rule() {
+        // Seen in 2026, "30" is 2030 and "94" is 1994.
+        let ms = |y, m, d| days(y, m, d).unwrap() as f64 * 86_400_000.0;
+        let now_2026 = ms(2026, 11, 22);
+        let in_2030 = parse(b"Friday, 01-Nov-30 00:00:00 GMT", now_2026).unwrap();
+        assert_eq!(in_2030, ms(2030, 11, 1) - now_2026);
+        assert_eq!(
+            parse(b"Sunday, 06-Nov-94 08:49:37 GMT", now_2026),
+            None,
+            "1994 is past"
+        );
+    }
+
+    #[test]
+    fn days_from_civil_is_right_at_known_points() {
+        assert_eq!(days(1970, 1, 1), Some(0));
+        assert_eq!(days(2000, 3, 1), Some(11_017));
+        assert_eq!(days(2024, 2, 29), Some(19_782));
+        assert_eq!(days(2023, 2, 29), None);
+        assert_eq!(days(2023, 13, 1), None);
+        assert_eq!(days(2023, 0, 1), None);
+    }
+}

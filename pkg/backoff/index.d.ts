@@ -1,0 +1,3 @@
+// `wasm-backoff/backoff`: the calculator alone (a smaller module, for pages
+// that compute schedules and never use the fetch driver).
+export { Backoff, BackoffOptions, Preset, Strategy, Jitter } from '../index.js';

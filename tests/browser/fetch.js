@@ -1,0 +1,15 @@
+// Runs the shared fetch scenarios in this page, then in a module Web Worker,
+// against the scripted server whose URL is in ?server=…
+import * as lib from '/pkg/index.js';
+import { fetchScenarios } from '/tests/js/fetch-checks.mjs';
+
+const server = new URL(location.href).searchParams.get('server');
+const page = await fetchScenarios(lib, server);
+const worker = await new Promise((resolve) => {
+  const w = new Worker(`/tests/browser/fetch-worker.js?server=${encodeURIComponent(server)}`, { type: 'module' });
+  w.onmessage = (e) => resolve(e.data);
+  w.onerror = (e) => resolve([`worker error: ${e.message}`]);
+});
+window.results = { page, worker };
+document.getElementById('status').textContent = 'done';
+document.body.dataset.done = '1';

@@ -1,0 +1,372 @@
+// A scripted HTTP server that produces REAL HTTP failures for the retry
+// library's tests: status codes, Retry-After headers, slow answers, hung
+// requests, connection resets. Node built-ins only.
+//
+// In-process use (node:test, or a Node parent of a Chromium/workerd/Deno/Bun test):
+//
+//   import { startScripted } from './server/scripted.mjs';
+//   const srv = await startScripted();          // 127.0.0.1, ephemeral port
+//   srv.script('/flaky', [{ status: 503 }, { status: 503 }, { status: 200, body: 'ok' }]);
+//   await fetch(srv.url + '/flaky');             // 503, then 503, then 200 'ok' (repeats)
+//   srv.count('/flaky'); srv.requests; srv.preflights; srv.reset(); await srv.close();
+//
+// A script for a path is one of:
+//   - an array of steps, one consumed per request; the last one repeats;
+//   - a single step object (same as a one-step array);
+//   - a function (req, n) => step, n = 0-based number of requests to that path
+//     since this script was set (req is the logged request record);
+//   - { failRate, status = 503, seed = 1, body = '', headers } : each request
+//     fails with `status` with probability failRate (mulberry32 PRNG seeded
+//     with `seed`, one draw per request in arrival order), else 200 'ok'.
+// The path '*' is a fallback for every path that has no script of its own.
+// Paths are matched on the pathname (the query string is ignored; the logged
+// record keeps it in `url`). Unscripted paths answer 404.
+//
+// Step fields: status (200), body ('' ; a non-string is sent as JSON), headers
+// ({}), delayMs (wait before answering), hang (never answer), reset (destroy
+// the socket without a response), echo (200 JSON {method, headers, body}).
+//
+// Separate process (for tests whose client runs in another runtime):
+//   node tests/server/scripted.mjs [--port N] [--exit-with-stdin]
+// prints one line {"url":"http://127.0.0.1:PORT"} and is driven over HTTP:
+//   POST /__control/script    {path, steps}       (steps: array, step, or failRate object)
+//   GET  /__control/requests[?path=/x]             -> JSON list of logged requests
+//   GET  /__control/count?path=/x                  -> JSON number
+//   GET  /__control/preflights                     -> JSON list of logged preflights
+//   POST /__control/reset
+// Control requests are never logged or counted. spawnScripted() below does
+// the spawning and wraps the control API for a Node parent.
+
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+
+const STEP_KEYS = new Set(['status', 'body', 'headers', 'delayMs', 'hang', 'reset', 'echo']);
+const CONTROL = '/__control';
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
+  'access-control-allow-headers': '*',
+  // Lets a cross-origin page read Retry-After and any other scripted header.
+  'access-control-expose-headers': '*',
+};
+
+function checkStep(step, where) {
+  if (step === null || typeof step !== 'object' || Array.isArray(step)) {
+    throw new TypeError(`${where}: a step must be an object, got ${JSON.stringify(step)}`);
+  }
+  for (const k of Object.keys(step)) {
+    if (!STEP_KEYS.has(k)) throw new TypeError(`${where}: unknown step field '${k}'`);
+  }
+  if (step.status !== undefined && !(Number.isInteger(step.status) && step.status >= 100 && step.status <= 999)) {
+    throw new RangeError(`${where}: status must be an integer 100..999, got ${step.status}`);
+  }
+  if (step.delayMs !== undefined && !(Number.isFinite(step.delayMs) && step.delayMs >= 0)) {
+    throw new RangeError(`${where}: delayMs must be a number >= 0, got ${step.delayMs}`);
+  }
+  return step;
+}
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Turns what script() was given into a function (req) => step with its own counter.
+function compile(path, spec) {
+  let n = 0;
+  if (typeof spec === 'function') {
+    return (req) => checkStep(spec(req, n++), `script ${path} (function, request ${n - 1})`);
+  }
+  if (Array.isArray(spec)) {
+    if (spec.length === 0) throw new TypeError(`script ${path}: empty step list`);
+    const steps = spec.map((s, i) => checkStep(s, `script ${path} step ${i}`));
+    return () => steps[Math.min(n++, steps.length - 1)];
+  }
+  if (spec && typeof spec === 'object' && 'failRate' in spec) {
+    const { failRate, status = 503, seed = 1, body = '', headers = {}, ...rest } = spec;
+    if (Object.keys(rest).length) throw new TypeError(`script ${path}: unknown failRate field '${Object.keys(rest)[0]}'`);
+    if (!(failRate >= 0 && failRate <= 1)) throw new RangeError(`script ${path}: failRate must be in [0, 1]`);
+    const fail = checkStep({ status, body, headers }, `script ${path}`);
+    const ok = { status: 200, body: 'ok' };
+    const rand = mulberry32(seed);
+    return () => (n++, rand() < failRate ? fail : ok);
+  }
+  const step = checkStep(spec, `script ${path}`);
+  return () => step;
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res, status, body, headers = {}) {
+  if (res.destroyed || res.writableEnded) return;
+  let payload = body ?? '';
+  let type = 'text/plain; charset=utf-8';
+  if (typeof payload !== 'string' && !(payload instanceof Uint8Array)) {
+    payload = JSON.stringify(payload);
+    type = 'application/json';
+  }
+  const noBody = status === 204 || status === 304 || (status >= 100 && status < 200) || res.req.method === 'HEAD';
+  const h = { ...CORS, 'content-type': type };
+  for (const [k, v] of Object.entries(headers)) h[k.toLowerCase()] = v;
+  if (noBody) {
+    delete h['content-type'];
+    res.writeHead(status, h);
+    res.end();
+  } else {
+    const buf = Buffer.from(payload);
+    h['content-length'] = buf.length;
+    res.writeHead(status, h);
+    res.end(buf);
+  }
+}
+
+/**
+ * Starts the scripted server on 127.0.0.1.
+ * @param {{port?: number}} [options] port 0 (default) picks a free one.
+ */
+export async function startScripted({ port = 0 } = {}) {
+  let scripts = new Map(); // pathname -> (req) => step
+  let requests = [];
+  let preflights = [];
+  let counts = new Map(); // pathname -> number
+  const sockets = new Set();
+  const timers = new Set();
+  let closing = null;
+
+  const srv = {
+    url: '',
+    get requests() { return requests; },
+    get preflights() { return preflights; },
+    script(path, spec) {
+      if (typeof path !== 'string' || !(path.startsWith('/') || path === '*')) {
+        throw new TypeError(`script: path must start with '/' (or be '*'), got ${JSON.stringify(path)}`);
+      }
+      if (path === CONTROL || path.startsWith(CONTROL + '/')) throw new TypeError(`script: ${CONTROL} is reserved`);
+      scripts.set(path, compile(path, spec));
+      return srv;
+    },
+    count(path) { return counts.get(path) ?? 0; },
+    reset() {
+      scripts = new Map();
+      requests = [];
+      preflights = [];
+      counts = new Map();
+    },
+    close() {
+      closing ??= new Promise((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+        for (const s of sockets) s.destroy();
+      });
+      return closing;
+    },
+  };
+
+  function log(req, url, body) {
+    const rec = { path: url.pathname, url: url.pathname + url.search, method: req.method, headers: req.headers, body, at: performance.now() };
+    requests.push(rec);
+    counts.set(url.pathname, (counts.get(url.pathname) ?? 0) + 1);
+    return rec;
+  }
+
+  async function control(req, res, url, body) {
+    const sub = url.pathname.slice(CONTROL.length);
+    try {
+      if (req.method === 'POST' && sub === '/script') {
+        const { path, steps } = JSON.parse(body);
+        srv.script(path, steps);
+        return send(res, 200, { ok: true });
+      }
+      if (req.method === 'POST' && sub === '/reset') {
+        srv.reset();
+        return send(res, 200, { ok: true });
+      }
+      if (req.method === 'GET' && sub === '/requests') {
+        const p = url.searchParams.get('path');
+        return send(res, 200, p === null ? requests : requests.filter((r) => r.path === p));
+      }
+      if (req.method === 'GET' && sub === '/count') {
+        return send(res, 200, srv.count(url.searchParams.get('path') ?? ''));
+      }
+      if (req.method === 'GET' && sub === '/preflights') {
+        return send(res, 200, preflights);
+      }
+      return send(res, 404, { error: `no control endpoint ${req.method} ${url.pathname}` });
+    } catch (e) {
+      return send(res, 400, { error: String(e?.message ?? e) });
+    }
+  }
+
+  const server = http.createServer(
+    {
+      keepAlive: true, // TCP keep-alive on accepted sockets; HTTP keep-alive is on by default
+      requestTimeout: 0, // a hung request may last as long as the test wants
+      headersTimeout: 60_000,
+      keepAliveTimeout: 30_000,
+    },
+    async (req, res) => {
+      const url = new URL(req.url, 'http://x');
+      const isControl = url.pathname === CONTROL || url.pathname.startsWith(CONTROL + '/');
+      if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+        if (!isControl) preflights.push({ path: url.pathname, method: req.method, headers: req.headers, at: performance.now() });
+        req.resume();
+        // Echo the asked-for headers: '*' does not cover Authorization. Max-age 0
+        // so a browser sends (and srv.preflights logs) a preflight every time.
+        return send(res, 204, '', {
+          'access-control-allow-headers': req.headers['access-control-request-headers'] || '*',
+          'access-control-max-age': '0',
+        });
+      }
+      let body;
+      try {
+        body = await readBody(req);
+      } catch {
+        return; // client went away mid-body
+      }
+      if (isControl) return control(req, res, url, body);
+
+      const rec = log(req, url, body);
+      const next = scripts.get(url.pathname) ?? scripts.get('*');
+      if (!next) return send(res, 404, `no script for ${url.pathname}`);
+      let step;
+      try {
+        step = next(rec);
+      } catch (e) {
+        return send(res, 500, `script error: ${e?.message ?? e}`);
+      }
+      if (step.delayMs > 0) {
+        await new Promise((resolve) => {
+          const t = setTimeout(() => { timers.delete(t); resolve(); }, step.delayMs);
+          timers.add(t);
+        });
+        if (closing || res.destroyed || req.socket.destroyed) return;
+      }
+      if (step.reset) return req.socket.destroy();
+      if (step.hang) return; // the socket stays open until the client aborts or close()
+      if (step.echo) return send(res, 200, { method: req.method, headers: req.headers, body }, step.headers);
+      return send(res, step.status ?? 200, step.body ?? '', step.headers);
+    },
+  );
+  server.maxConnections = 100_000;
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  // A socket destroyed by the client mid-request must not crash the server.
+  server.on('clientError', (_err, socket) => socket.destroy());
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: '127.0.0.1', port, backlog: 4096 }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  srv.url = `http://127.0.0.1:${server.address().port}`;
+  srv.server = server;
+  return srv;
+}
+
+/**
+ * Starts this file as a separate Node process and wraps its control API.
+ * Returns {url, child, script(path, steps), requests(path?), count(path),
+ * preflights(), reset(), close()}; all methods but url are async.
+ * The child exits when close() is called or when this process dies.
+ */
+export async function spawnScripted({ port = 0 } = {}) {
+  const self = fileURLToPath(import.meta.url);
+  const child = spawn(process.execPath, [self, '--port', String(port), '--exit-with-stdin'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      const nl = out.indexOf('\n');
+      if (nl >= 0) {
+        child.stdout.off('data', onData);
+        try {
+          resolve(JSON.parse(out.slice(0, nl)).url);
+        } catch (e) {
+          reject(e);
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`scripted server exited early (code ${code})`)));
+    child.once('error', reject);
+  });
+  child.stdout.resume();
+  const call = async (method, path, body) => {
+    const r = await fetch(url + CONTROL + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await r.json();
+    if (!r.ok) throw new Error(`control ${method} ${path}: ${json.error}`);
+    return json;
+  };
+  return {
+    url,
+    child,
+    script: (path, steps) => call('POST', '/script', { path, steps }),
+    requests: (path) => call('GET', '/requests' + (path === undefined ? '' : `?path=${encodeURIComponent(path)}`)),
+    count: (path) => call('GET', `/count?path=${encodeURIComponent(path)}`),
+    preflights: () => call('GET', '/preflights'),
+    reset: () => call('POST', '/reset'),
+    close: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+// ---- run as a program ----
+function isMain() {
+  if (!process.argv[1]) return false;
+  try {
+    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  const args = process.argv.slice(2);
+  const portAt = args.indexOf('--port');
+  const port = portAt >= 0 ? Number(args[portAt + 1]) : 0;
+  const srv = await startScripted({ port });
+  process.stdout.write(JSON.stringify({ url: srv.url }) + '\n');
+  const stop = async () => {
+    await srv.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  if (args.includes('--exit-with-stdin')) {
+    process.stdin.on('end', stop);
+    process.stdin.on('error', stop);
+    process.stdin.resume();
+  }
+}
