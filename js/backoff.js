@@ -75,9 +75,11 @@ function jitter(o) {
 /**
  * A validated `RawBackoff` for `options`; throws TypeError / RangeError.
  * `fallbackAttempts` applies when neither the options nor the preset limit
- * the attempts.
+ * the attempts. `seedless` supplies the seed when the options have none:
+ * fresh entropy, except when only validating (workerd forbids random values
+ * at module scope, where a worker wraps its fetch).
  */
-export function rawBackoff(options, fallbackAttempts) {
+export function rawBackoff(options, fallbackAttempts, seedless = entropy) {
   if (options == null) options = {};
   else if (typeof options !== 'object') throw new TypeError('options must be an object');
   const o = options;
@@ -95,7 +97,7 @@ export function rawBackoff(options, fallbackAttempts) {
     num(o, 'ceiling', 8),
     choice(o, 'atCeiling', AT_CEILING),
     choice(o, 'slotMode', SLOT_MODES),
-    o.seed === undefined ? entropy() : num(o, 'seed', 32),
+    o.seed === undefined ? seedless() : num(o, 'seed', 32),
     fallbackAttempts,
   );
   const code = raw.error;

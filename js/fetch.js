@@ -36,7 +36,7 @@ function retryConfig(options) {
   // The schedule's options, checked now rather than at the first failure;
   // maxElapsedMs is the driver's wall-clock deadline, not a sum of delays.
   const schedule = { ...o, maxElapsedMs: undefined };
-  rawBackoff(schedule, 5).free();
+  rawBackoff(schedule, 5, () => 0).free();
   let retryOn = RETRY_ON;
   if (o.retryOn !== undefined) {
     if (!Array.isArray(o.retryOn)) throw new TypeError(RETRY_ON_MSG);

@@ -36,12 +36,15 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
-# 4. npm dev packages (binaryen's wasm-opt, playwright-core, miniflare), keyed
-#    on the lockfile so an unchanged tree is not reinstalled.
+# 4. npm dev packages (binaryen's wasm-opt, esbuild, playwright-core,
+#    miniflare, deno, bun), keyed on the lockfile so an unchanged tree is not
+#    reinstalled. `npm install` rather than `npm ci`: the registry mirror here
+#    lacks the other platforms' optional binaries of deno, which `npm ci`
+#    insists on finding in the lockfile.
 stamp=node_modules/.setup-stamp
-sum=$(cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$sum" ]; then
+lock_sum() { cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1; }
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(lock_sum)" ]; then
   say "npm install"
-  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi
-  echo "$sum" >"$stamp"
+  npm install --no-audit --no-fund --loglevel=error
+  lock_sum >"$stamp" # after the install, which may rewrite the lockfile
 fi

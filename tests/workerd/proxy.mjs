@@ -1,0 +1,27 @@
+// A Cloudflare Worker (run by miniflare's real workerd): it wraps its
+// outgoing fetch with withBackoff and proxies every request to a flaky
+// origin on 127.0.0.1 (env.ORIGIN). /__scenarios runs the shared fetch
+// scenarios inside workerd itself.
+import * as lib from '../../pkg/workerd.js';
+import { fetchScenarios } from '../js/fetch-checks.mjs';
+
+let retries = 0;
+const retrying = lib.withBackoff(fetch, { baseMs: 5, maxDelayMs: 20, onRetry: () => retries++ });
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    if (url.pathname === '/__scenarios') {
+      // The real-time one-second wait already ran in Node and Chromium.
+      return Response.json(await fetchScenarios(lib, env.ORIGIN, (n) => !n.includes('real one-second')));
+    }
+    const res = await retrying(env.ORIGIN + url.pathname + url.search, {
+      method: request.method,
+      headers: request.headers,
+      body: request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer(),
+    });
+    const headers = new Headers(res.headers);
+    headers.set('x-retries', String(retries));
+    return new Response(res.body, { status: res.status, headers });
+  },
+};
