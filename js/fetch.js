@@ -220,8 +220,8 @@ export class RetryBudget {
       return v; // ranges (NaN included) are checked in wasm
     };
     const raw = new RawBudget(get('ttlMs', 10000, 1), get('minPerSec', 10, 2), get('retryRatio', 0.2, 3));
-    if (raw.error) {
-      const code = raw.error;
+    const code = raw.op(0, 0);
+    if (code) {
       raw.free();
       throw new RangeError(BUDGET_MSG[code]);
     }
@@ -230,16 +230,16 @@ export class RetryBudget {
 
   /** Records one request (a first attempt). */
   deposit(now = Date.now()) {
-    this.#raw.deposit(now);
+    this.#raw.op(1, now);
   }
 
   /** Takes one retry if the budget allows it. */
   withdraw(now = Date.now()) {
-    return this.#raw.withdraw(now);
+    return this.#raw.op(2, now) === 1;
   }
 
   /** Retries available now. */
   available(now = Date.now()) {
-    return this.#raw.available(now);
+    return this.#raw.op(3, now);
   }
 }

@@ -58,26 +58,24 @@ impl RawBudget {
         }
     }
 
-    /// 0, or the code of the rejected parameter.
-    #[wasm_bindgen(getter)]
-    pub fn error(&self) -> u8 {
-        self.error
-    }
-
-    /// Records one request (a first attempt).
-    pub fn deposit(&mut self, now_ms: f64) {
-        if let Some(b) = self.inner.as_mut() {
-            b.deposit(now_ms)
+    /// One entry point for the budget's operations, at `now_ms` (one
+    /// exported method instead of four: each costs every user its
+    /// borrow-checking shim and glue):
+    /// 0 = the constructor's error code (0, or 1/2/3 for ttl/floor/ratio);
+    /// 1 = deposit one request; 2 = withdraw one retry (1 if granted, else 0);
+    /// 3 = retries available.
+    pub fn op(&mut self, op: u32, now_ms: f64) -> f64 {
+        let Some(b) = self.inner.as_mut() else {
+            return if op == 0 { self.error as f64 } else { 0.0 };
+        };
+        match op {
+            1 => {
+                b.deposit(now_ms);
+                0.0
+            }
+            2 => b.withdraw(now_ms) as u8 as f64,
+            3 => b.available(now_ms),
+            _ => 0.0,
         }
-    }
-
-    /// Takes one retry if the budget has one.
-    pub fn withdraw(&mut self, now_ms: f64) -> bool {
-        self.inner.as_mut().is_some_and(|b| b.withdraw(now_ms))
-    }
-
-    /// Retries available now.
-    pub fn available(&mut self, now_ms: f64) -> f64 {
-        self.inner.as_mut().map_or(0.0, |b| b.available(now_ms))
     }
 }

@@ -98,9 +98,13 @@ pub fn fetch_helpers_work_in_wasm() {
         "longer than the buffer: invalid"
     );
     let mut budget = RawBudget::new(1000.0, 2.0, 0.0);
-    assert_eq!(budget.error(), 0);
-    assert!(budget.withdraw(5.0) && budget.withdraw(5.0) && !budget.withdraw(5.0));
-    assert_eq!(RawBudget::new(0.0, 1.0, 1.0).error(), 1);
+    assert_eq!(budget.op(0, 0.0), 0.0);
+    assert_eq!(budget.op(3, 5.0), 2.0);
+    assert_eq!(
+        [budget.op(2, 5.0), budget.op(2, 5.0), budget.op(2, 5.0)],
+        [1.0, 1.0, 0.0]
+    );
+    assert_eq!(RawBudget::new(0.0, 1.0, 1.0).op(0, 0.0), 1.0);
     let mut b = raw(NAN, NAN, NAN, 3.0);
     let w = b.hint(10.0, 1000.0);
     assert!((1000.0..1100.0).contains(&w), "{w}");

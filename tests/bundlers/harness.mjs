@@ -1,0 +1,276 @@
+// The packed wasm-backoff in fresh app projects, built by each bundler at its
+// defaults, served from 127.0.0.1 and run in headless Chromium (issue #7,
+// part B). Used by bundlers.test.mjs; Node built-ins and playwright-core only.
+//
+// A "project" is a directory holding only what a user would write (package.json,
+// main.js, index.html for Vite) plus `npm install <tarball>` of the package;
+// the bundlers themselves come from tests/bundlers/node_modules (their
+// versions are pinned in tests/bundlers/package.json). Installed projects are
+// cached under target/bundler-cache/projects/<tarball sha256>-<bundler
+// versions hash>/<bundler>/, so a warm run only builds and runs.
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, renameSync, copyFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const run = promisify(execFile);
+
+export const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(HERE, '../..');
+export const CACHE = process.env.BUNDLER_CACHE ?? path.join(ROOT, 'target/bundler-cache');
+const BIN = path.join(HERE, 'node_modules/.bin');
+const TOOLS = ['vite', 'webpack', 'webpack-cli', 'esbuild', 'rollup', '@rollup/plugin-node-resolve'];
+
+const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
+const ENV = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', NODE_ENV: '' };
+delete ENV.NODE_ENV; // each bundler picks its own default mode
+
+/** Runs a command; resolves to {ok, out} (stdout+stderr), never rejects. */
+async function sh(cmd, args, cwd, timeout = 120_000) {
+  try {
+    const { stdout, stderr } = await run(cmd, args, { cwd, env: ENV, timeout, maxBuffer: 64 << 20 });
+    return { ok: true, out: stdout + stderr };
+  } catch (e) {
+    return { ok: false, out: `${e.stdout ?? ''}${e.stderr ?? ''}${e.killed ? '\n(killed: timeout)' : ''}` || String(e) };
+  }
+}
+
+/** Installs tests/bundlers' dev dependencies if any is missing (npm ci when the lockfile exists). */
+export async function ensureTools() {
+  if (TOOLS.every((t) => existsSync(path.join(HERE, 'node_modules', t, 'package.json')))) return false;
+  const ci = existsSync(path.join(HERE, 'package-lock.json')) ? 'ci' : 'install';
+  const r = await sh('npm', [ci, '--prefix', HERE, '--no-audit', '--no-fund'], ROOT, 600_000);
+  if (!r.ok) throw new Error(`npm ${ci} --prefix tests/bundlers failed:\n${r.out}`);
+  return true;
+}
+
+/** The installed version of each tool, e.g. {vite: '8.3.8', …}. */
+export function toolVersions() {
+  return Object.fromEntries(
+    TOOLS.map((t) => [t, JSON.parse(readFileSync(path.join(HERE, 'node_modules', t, 'package.json'), 'utf8')).version]),
+  );
+}
+
+/** `npm pack` of `dir` into `dest`; resolves to {file, sha256}. */
+export async function pack(dir, dest) {
+  mkdirSync(dest, { recursive: true });
+  const r = await sh('npm', ['pack', dir, '--pack-destination', dest, '--json', '--ignore-scripts'], ROOT);
+  if (!r.ok) throw new Error(`npm pack ${dir} failed:\n${r.out}`);
+  const json = JSON.parse(r.out.slice(r.out.indexOf('[')));
+  const file = path.join(dest, json[0].filename);
+  return { file, sha256: sha256(readFileSync(file)) };
+}
+
+// ---------------------------------------------------------------- the app
+
+/** The app every bundler builds: the same source, written to the place the bundler's defaults look for. */
+export function appSource({ awaitReady = false } = {}) {
+  return `// A user's app: one import of the package, nothing configured.
+import { fetchWithBackoff, Backoff${awaitReady ? ', ready' : ''} } from 'wasm-backoff';
+${awaitReady ? 'await ready; // the lazy prototype has no top-level await of its own\n' : ''}
+const out = {};
+try {
+  out.next = new Backoff({ preset: 'flume' }).next();
+  const target = new URL(location.href).searchParams.get('target');
+  const res = await fetchWithBackoff(target, undefined, { onDone: (d) => (out.done = d) });
+  out.status = res.status;
+  out.body = await res.text();
+} catch (e) {
+  out.error = String((e && e.stack) || e);
+}
+document.body.dataset.result = JSON.stringify(out);
+`;
+}
+
+const PAGE = (script) =>
+  `<!doctype html>\n<html><head><meta charset="utf-8"><title>wasm-backoff in a bundled app</title>\n${script}\n</head><body></body></html>\n`;
+
+/**
+ * The bundlers. `files` is what the user writes, `build` the command (run in
+ * the project), `html` the page the harness writes into dist/ when the
+ * bundler does not make one, `config` every line of configuration the
+ * bundler needed beyond the command (none, so far).
+ */
+export const BUNDLERS = {
+  vite: {
+    files: (app) => ({ 'main.js': app, 'index.html': PAGE('<script type="module" src="/main.js"></script>') }),
+    build: ['vite', ['build']],
+    config: 'none (index.html is the default entry; `vite build`)',
+  },
+  webpack: {
+    // webpack 5 with no config file: entry ./src/index.js, output dist/main.js, mode production.
+    files: (app) => ({ 'src/index.js': app }),
+    build: ['webpack', []],
+    html: PAGE('<script defer src="main.js"></script>'),
+    config: 'none (zero-config conventions: src/index.js -> dist/main.js; `webpack`)',
+  },
+  esbuild: {
+    files: (app) => ({ 'main.js': app }),
+    build: ['esbuild', ['main.js', '--bundle', '--format=esm', '--outdir=dist']],
+    html: PAGE('<script type="module" src="main.js"></script>'),
+    config: 'CLI flags only: `esbuild main.js --bundle --format=esm --outdir=dist`',
+  },
+  'esbuild --loader:.wasm=file': {
+    files: (app) => ({ 'main.js': app }),
+    build: ['esbuild', ['main.js', '--bundle', '--format=esm', '--outdir=dist', '--loader:.wasm=file']],
+    html: PAGE('<script type="module" src="main.js"></script>'),
+    config: 'CLI flags: `esbuild main.js --bundle --format=esm --outdir=dist --loader:.wasm=file`',
+  },
+  rollup: {
+    // No rollup.config: the CLI form of `plugins: [nodeResolve()]`; output format defaults to 'es'.
+    files: (app) => ({ 'main.js': app }),
+    build: ['rollup', ['main.js', '-d', 'dist', '-p', 'node-resolve']],
+    html: PAGE('<script type="module" src="main.js"></script>'),
+    config: 'CLI flags only: `rollup main.js -d dist -p node-resolve` (= plugins: [nodeResolve()])',
+  },
+};
+
+const dirName = (bundler) => bundler.replace(/[^a-z0-9]+/gi, '-').replace(/-+$/, '');
+
+/**
+ * A fresh project for `bundler` with the tarball installed (`npm install
+ * ./wasm-backoff.tgz`, not a link), cached by tarball sha256 and tool
+ * versions. Resolves to {dir, cached}.
+ */
+export async function project(bundler, tarball, versionsKey) {
+  const key = `${tarball.sha256.slice(0, 16)}-${versionsKey}`;
+  const dir = path.join(CACHE, 'projects', key, dirName(bundler));
+  if (existsSync(path.join(dir, '.installed'))) return { dir, cached: true };
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  writeFileSync(path.join(tmp, 'package.json'), JSON.stringify({ name: `app-${dirName(bundler)}`, private: true, type: 'module' }, null, 2) + '\n');
+  copyFileSync(tarball.file, path.join(tmp, 'wasm-backoff.tgz'));
+  const r = await sh('npm', ['install', './wasm-backoff.tgz', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], tmp);
+  if (!r.ok) throw new Error(`npm install of the tarball into the ${bundler} project failed:\n${r.out}`);
+  writeFileSync(path.join(tmp, '.installed'), new Date().toISOString() + '\n');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(path.dirname(dir), { recursive: true });
+  renameSync(tmp, dir);
+  return { dir, cached: false };
+}
+
+/** Writes the app into the project and runs the bundler; resolves to {ok, out, files}. */
+export async function build(bundler, dir, app) {
+  const b = BUNDLERS[bundler];
+  for (const [rel, text] of Object.entries(b.files(app))) {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), text);
+  }
+  const dist = path.join(dir, 'dist');
+  rmSync(dist, { recursive: true, force: true });
+  const [tool, args] = b.build;
+  const r = await sh(path.join(BIN, tool), args, dir);
+  if (r.ok && b.html && existsSync(dist)) writeFileSync(path.join(dist, 'index.html'), b.html);
+  return { ...r, dist, files: existsSync(dist) ? listFiles(dist) : [] };
+}
+
+function listFiles(dir, base = dir) {
+  return readdirSync(dir).flatMap((n) => {
+    const p = path.join(dir, n);
+    return statSync(p).isDirectory() ? listFiles(p, base) : [path.relative(base, p)];
+  }).sort();
+}
+
+/** Raw and GNU `gzip -9 -n` bytes of what the page downloads from dist/ (everything but index.html). */
+export function distBytes(dist, files) {
+  const t = { js: 0, jsGz: 0, wasm: 0, wasmGz: 0 };
+  for (const f of files) {
+    if (f === 'index.html' || f.endsWith('.map')) continue;
+    const p = path.join(dist, f);
+    const raw = statSync(p).size;
+    const gz = gzipBytes(p);
+    if (f.endsWith('.wasm')) (t.wasm += raw), (t.wasmGz += gz);
+    else (t.js += raw), (t.jsGz += gz);
+  }
+  return { ...t, totalGz: t.jsGz + t.wasmGz };
+}
+
+export const gzipBytes = (file) => execFileSync('gzip', ['-9', '-n', '-c', file]).length;
+
+// ---------------------------------------------------------------- serving and the browser
+
+/** The policy the README promises the package works under, plus the scripted server's origin for fetch. */
+export const csp = (connect) =>
+  `default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self' ${connect}; object-src 'none'; base-uri 'none'`;
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+};
+
+/** A tiny static server for one directory on 127.0.0.1; `policy()` gives the CSP per response (null = none). */
+export function staticServer() {
+  const state = { root: null, policy: null, misses: [] };
+  const server = http.createServer((req, res) => {
+    const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const file = path.join(state.root, path.normalize(rel.endsWith('/') ? rel + 'index.html' : rel));
+    let body;
+    try {
+      if (!file.startsWith(state.root + path.sep)) throw new Error('outside');
+      body = readFileSync(file);
+    } catch {
+      state.misses.push(rel);
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      return res.end('not found');
+    }
+    const h = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' };
+    if (state.policy) h['content-security-policy'] = state.policy;
+    res.writeHead(200, h);
+    res.end(body);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}`,
+        state,
+        close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
+      }),
+    ),
+  );
+}
+
+export function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/**
+ * Opens dist/index.html in a new page and waits for the app's result (or the
+ * first uncaught error). Resolves to {result, problems, misses}.
+ */
+export async function runPage(browser, site, dist, target, policy) {
+  site.state.root = dist;
+  site.state.policy = policy;
+  site.state.misses = [];
+  const page = await browser.newPage();
+  const problems = [];
+  // The scripted 503 is logged by Chromium as a failed resource; that one is expected.
+  const expected = (m) => m.location().url === target && /status of 503/.test(m.text());
+  page.on('console', (m) => m.type() === 'error' && !expected(m) && problems.push(`console: ${m.text()}`));
+  let failed;
+  const pageError = new Promise((r) => (failed = r));
+  page.on('pageerror', (e) => (problems.push(`pageerror: ${e.message}`), failed()));
+  try {
+    await page.goto(`${site.url}/index.html?target=${encodeURIComponent(target)}`);
+    await Promise.race([
+      page.waitForFunction(() => document.body && document.body.dataset.result !== undefined, null, { timeout: 15_000 }),
+      pageError.then(() => page.waitForTimeout(200)),
+    ]).catch((e) => problems.push(`no result: ${e.message.split('\n')[0]}`));
+    const raw = await page.evaluate(() => document.body && document.body.dataset.result).catch(() => undefined);
+    return { result: raw === undefined ? undefined : JSON.parse(raw), problems, misses: [...site.state.misses] };
+  } finally {
+    await page.close();
+  }
+}
