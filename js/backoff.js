@@ -5,7 +5,7 @@
 import { RawBackoff } from './wasm_backoff.js';
 
 /** The module's memory, for reading `draws` results; set by the entry. */
-let memory;
+export let memory;
 
 /** Called once by each entry with the instantiated module's exports. */
 export function attach(exports) {
@@ -14,6 +14,7 @@ export function attach(exports) {
 
 /** The module's memory as bytes (a fresh view: memory can grow). */
 export const heap = () => new Uint8Array(memory.buffer);
+
 
 const PRESETS = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];
 const STRATEGIES = ['exponential', 'constant', 'linear', 'fibonacci', 'decorrelated', 'slotted'];
@@ -120,7 +121,7 @@ function entropy() {
   return (hi & 0x1fffff) * 2 ** 32 + lo;
 }
 
-function integer(v, name, lo, hi) {
+export function integer(v, name, lo, hi) {
   const msg = `${name} must be an integer in [${lo}, ${hi}]`;
   if (typeof v !== 'number') throw new TypeError(msg);
   if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw new RangeError(msg);

@@ -1,3 +1,4 @@
-// What the full package adds to the calculator. The calculator-only build
-// (`wasm-backoff/backoff`) replaces this file with an empty module.
+// What the main package adds to the calculator: the fetch driver.
+// scripts/build.sh replaces this module per build: empty for the
+// calculator-only `wasm-backoff/backoff`, stats.js for `wasm-backoff/stats`.
 export { fetchWithBackoff, withBackoff, RetryBudget, parseRetryAfter } from './fetch.js';

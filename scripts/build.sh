@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds pkg/ from the Rust crate and the hand-written sources in js/, twice:
-#   pkg/          everything (Backoff and the fetch driver)
-#   pkg/backoff/  the calculator alone (`import … from 'wasm-backoff/backoff'`)
+# Builds pkg/ from the Rust crate and the hand-written sources in js/, as
+# three modules (a wasm module cannot be tree-shaken, so each import gets
+# only the code it uses):
+#   pkg/          Backoff and the fetch driver (`'wasm-backoff'`)
+#   pkg/backoff/  the calculator alone (`'wasm-backoff/backoff'`)
+#   pkg/stats/    the calculator and backoffStats (`'wasm-backoff/stats'`)
 # For each: the wasm module, size-optimised (opt-level z, LTO, panic=abort,
 # our own trap panic handler, a small allocator) then wasm-opt; wasm-bindgen's
 # glue (target web); and one minified ES module per runtime entry (esbuild
@@ -12,8 +15,8 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[build]\033[0m %s\n' "$*"; }
 
-variant() { # <out dir> <cargo feature flags>
-  local dest=$1 features=$2 stage
+variant() { # <out dir> <cargo feature flags> [what js/extra.js becomes]
+  local dest=$1 features=$2 extra=${3-} stage
   stage=target/js/$(basename "$dest")
   cargo build --quiet --release --target wasm32-unknown-unknown -p wasm-backoff $features
   rm -rf "$stage" && mkdir -p "$stage" "$dest"
@@ -25,7 +28,7 @@ variant() { # <out dir> <cargo feature flags>
     --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
     "$stage/wasm_backoff_bg.wasm" -o "$dest/wasm_backoff_bg.wasm"
   cp js/*.js js/*.mjs "$stage/"
-  if [[ $features != *fetch* ]]; then echo 'export {};' >"$stage/extra.js"; fi
+  if [ -n "$extra" ]; then echo "$extra" >"$stage/extra.js"; fi
   for entry in index.js node.mjs workerd.js; do
     node_modules/.bin/esbuild "$stage/$entry" --bundle --minify --format=esm --target=es2022 \
       --platform=neutral --external:node:fs --external:./wasm_backoff_bg.wasm \
@@ -35,6 +38,7 @@ variant() { # <out dir> <cargo feature flags>
   say "$dest: $(wc -c <"$dest/wasm_backoff_bg.wasm") B wasm, $(wc -c <"$dest/index.js") B browser entry"
 }
 
-say "cargo build --release --target wasm32-unknown-unknown (twice: full, calculator only)"
-variant pkg "--features bare,fetch"
-variant pkg/backoff "--no-default-features --features bare"
+say "cargo build --release --target wasm32-unknown-unknown (three modules)"
+variant pkg "--no-default-features --features bare,fetch"
+variant pkg/backoff "--no-default-features --features bare" 'export {};'
+variant pkg/stats "--no-default-features --features bare,stats" "export { backoffStats } from './stats.js';"

@@ -27,11 +27,36 @@ const TYPES = {
   '.ico': 'image/x-icon',
 };
 
+/** Per-session request counts of the demo's flaky endpoint (bounded). */
+const sessions = new Map();
+
+/**
+ * The demo's flaky endpoint: `/flaky?id=<session>&script=503,429ra1,hang,reset,200`
+ * answers the n-th request of a session with the n-th step (the last one
+ * repeats): a status, `429ra<s>` (429 with Retry-After: s), `hang` (never
+ * answers) or `reset` (drops the connection).
+ */
+function flaky(url, req, res) {
+  const id = url.searchParams.get('id') ?? '';
+  const steps = (url.searchParams.get('script') ?? '200').split(',');
+  const n = sessions.get(id) ?? 0;
+  sessions.set(id, n + 1);
+  if (sessions.size > 1000) sessions.delete(sessions.keys().next().value);
+  const step = steps[Math.min(n, steps.length - 1)];
+  if (step === 'hang') return req.on('close', () => res.destroy());
+  if (step === 'reset') return req.socket.destroy();
+  const ra = /^(\d{3})ra(\d+)$/.exec(step);
+  const status = Number(ra ? ra[1] : step) || 500;
+  res.writeHead(status, { 'content-type': 'text/plain', 'cache-control': 'no-store', ...(ra ? { 'retry-after': ra[2] } : {}) });
+  res.end(`attempt ${n + 1}: ${status}`);
+}
+
 /** Starts the server; resolves to { server, url }. Port 0 = any free port; `csp` replaces the policy (tests that call another origin). */
 export function serve({ root = ROOT, port = 0, host = '127.0.0.1', csp = CSP } = {}) {
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     let rel = decodeURIComponent(url.pathname);
+    if (rel === '/flaky') return flaky(url, req, res);
     if (rel === '/') {
       res.writeHead(302, { location: '/www/' });
       return res.end();

@@ -257,6 +257,26 @@ impl RawBackoff {
         }
     }
 
+    /// Exact statistics of the delay before retry `attempt`, written to the
+    /// scratch buffer as [exact, min, max, p50, p90, mean]; `exact` is 0
+    /// when the law has no closed form (the caller samples instead).
+    #[cfg(feature = "stats")]
+    pub fn stats(&self, attempt: u32) -> *const f64 {
+        let buf = SCRATCH.0.get();
+        // SAFETY: as in `draws`.
+        let out = unsafe { &mut *buf };
+        let s = self
+            .inner
+            .as_ref()
+            .and_then(|b| wasm_backoff_core::delay_stats(b.config(), attempt));
+        if let (Some(s), [e, a, b, c, d, m, ..]) = (s, &mut out[..]) {
+            (*e, *a, *b, *c, *d, *m) = (1.0, s.min, s.max, s.p50, s.p90, s.mean);
+        } else {
+            out[0] = 0.0;
+        }
+        buf as *const f64
+    }
+
     /// Back to the first retry (what a success does).
     pub fn reset(&mut self) {
         if let Some(b) = self.inner.as_mut() {

@@ -34,6 +34,7 @@ mod math;
 mod preset;
 pub mod retry_after;
 mod rng;
+mod stats;
 
 pub use backoff::{sample, Backoff};
 pub use budget::{BudgetError, RetryBudget};
@@ -41,3 +42,4 @@ pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;
 pub use preset::Preset;
 pub use rng::{seeded_rng, unit_f64, DefaultRng, Rng, Xoshiro256pp};
+pub use stats::{delay_stats, DelayStats};
