@@ -3,7 +3,8 @@
 //! is a monotone function of one uniform draw (or a uniform slot count), so
 //! quantiles are that function at q and the mean is its integral.
 
-use crate::config::{AtCeiling, Config, Jitter, SlotMode, Strategy};
+use crate::backoff::slot_exponent;
+use crate::config::{Config, Jitter, SlotMode, Strategy};
 use crate::math::{clamp_delay, min, mul, pow_sat};
 
 /// Min, max (the supremum for continuous laws), median, 90th percentile and
@@ -83,81 +84,37 @@ fn jittered(j: Jitter, v: f64, cap: f64) -> DelayStats {
 
 /// The slotted strategy without jitter: a discrete law over slot counts.
 fn slotted(cfg: &Config, n: u32) -> DelayStats {
-    let c = cfg.ceiling;
     let cap = cfg.cap();
     let slot = cfg.base_ms;
-    match cfg.slot_mode {
-        SlotMode::Binary => {
-            let e = match cfg.at_ceiling {
-                AtCeiling::Stay => n.min(c),
-                AtCeiling::Reset => (n - 1).checked_rem(c).unwrap_or(0) + 1,
-            };
-            let m = pow_sat(2.0, e); // k uniform in 0..m
-                                     // The q-quantile of a uniform k in 0..m is ceil(q·m) − 1 (for q > 0).
-            let k = |q: f64| -> f64 {
-                if q <= 0.0 {
-                    0.0
-                } else {
-                    ceil(q * m) - 1.0
-                }
-            };
-            let d = |k: f64| clamp_delay(min(mul(k, slot), cap));
-            // Mean of min(cap, k·slot), k uniform in 0..m: exact when no draw is capped.
-            let mean = if mul(m - 1.0, slot) <= cap {
-                mul((m - 1.0) / 2.0, slot)
-            } else {
-                mean_capped(m, d)
-            };
-            DelayStats {
-                min: 0.0,
-                max: d(m - 1.0),
-                p50: d(k(0.5)),
-                p90: d(k(0.9)),
-                mean,
-            }
-        }
-        SlotMode::Exponent => {
-            let s = match cfg.at_ceiling {
-                AtCeiling::Stay if n <= c => n,
-                AtCeiling::Stay if (n - c) & 1 == 1 => c + 1,
-                AtCeiling::Stay => c,
-                AtCeiling::Reset => {
-                    let m = (n - 1).checked_rem(c + 1).unwrap_or(0) + 1;
-                    if m > c {
-                        return DelayStats {
-                            min: 0.0,
-                            max: 0.0,
-                            p50: 0.0,
-                            p90: 0.0,
-                            mean: 0.0,
-                        };
-                    }
-                    m
-                }
-            };
-            let m = (s + 1) as f64; // k uniform in 0..=s
-            let d = |k: f64| clamp_delay(min(mul(pow_sat(2.0, k as u32) - 1.0, slot), cap));
-            let k = |q: f64| -> f64 {
-                if q <= 0.0 {
-                    0.0
-                } else {
-                    ceil(q * m) - 1.0
-                }
-            };
-            DelayStats {
-                min: 0.0,
-                max: d(m - 1.0),
-                p50: d(k(0.5)),
-                p90: d(k(0.9)),
-                mean: mean_capped(m, d),
-            }
-        }
+    let Some(e) = slot_exponent(cfg, n) else {
+        return DelayStats {
+            min: 0.0,
+            max: 0.0,
+            p50: 0.0,
+            p90: 0.0,
+            mean: 0.0,
+        };
+    };
+    // k is uniform over m values; its q-quantile is ceil(q·m) − 1 (q > 0).
+    let (m, d): (f64, &dyn Fn(f64) -> f64) = match cfg.slot_mode {
+        SlotMode::Binary => (pow_sat(2.0, e), &|k| clamp_delay(min(mul(k, slot), cap))),
+        SlotMode::Exponent => ((e + 1) as f64, &|k| {
+            clamp_delay(min(mul(pow_sat(2.0, k as u32) - 1.0, slot), cap))
+        }),
+    };
+    let k = |q: f64| ceil(q * m) - 1.0;
+    DelayStats {
+        min: d(0.0),
+        max: d(m - 1.0),
+        p50: d(k(0.5)),
+        p90: d(k(0.9)),
+        mean: mean_capped(m, d),
     }
 }
 
 /// Mean of `d(k)` for k uniform in 0..m; m is at most 2^1023, so large
 /// ranges are summed over 4096 evenly spaced strata (exact up to 4096).
-fn mean_capped(m: f64, d: impl Fn(f64) -> f64) -> f64 {
+fn mean_capped(m: f64, d: &dyn Fn(f64) -> f64) -> f64 {
     let steps = if m < 4096.0 { m } else { 4096.0 };
     let mut sum = 0.0;
     let mut i = 0.0;
