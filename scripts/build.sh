@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds pkg/ from the Rust crate and the hand-written sources in js/, as
 # three modules (a wasm module cannot be tree-shaken, so each import gets
-# only the code it uses):
+# only the code it uses), each with an entry per runtime (index.js for
+# browsers, node.mjs/node.cjs, workerd.js, and bundler.js with the wasm
+# inlined for bundlers):
 #   pkg/          Backoff and the fetch driver (`'wasm-backoff'`)
 #   pkg/backoff/  the calculator alone (`'wasm-backoff/backoff'`)
 #   pkg/stats/    the calculator and backoffStats (`'wasm-backoff/stats'`)
@@ -29,7 +31,9 @@ variant() { # <out dir> <cargo feature flags> [what js/extra.js becomes]
     "$stage/wasm_backoff_bg.wasm" -o "$dest/wasm_backoff_bg.wasm"
   cp js/*.js js/*.mjs "$stage/"
   if [ -n "$extra" ]; then echo "$extra" >"$stage/extra.js"; fi
-  for entry in index.js node.mjs workerd.js; do
+  # The bundler entry carries the optimised module inline.
+  printf 'export default "%s";\n' "$(base64 -w0 "$dest/wasm_backoff_bg.wasm")" >"$stage/wasm_base64.js"
+  for entry in index.js node.mjs workerd.js bundler.js; do
     node_modules/.bin/esbuild "$stage/$entry" --bundle --minify --format=esm --target=es2022 \
       --platform=neutral --external:node:fs --external:./wasm_backoff_bg.wasm \
       --log-level=warning --outfile="$dest/$entry"

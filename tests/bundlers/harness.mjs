@@ -10,7 +10,7 @@
 // versions hash>/<bundler>/, so a warm run only builds and runs.
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, renameSync, copyFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,29 +22,38 @@ const run = promisify(execFile);
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '../..');
 export const CACHE = process.env.BUNDLER_CACHE ?? path.join(ROOT, 'target/bundler-cache');
-const BIN = path.join(HERE, 'node_modules/.bin');
-const TOOLS = ['vite', 'webpack', 'webpack-cli', 'esbuild', 'rollup', '@rollup/plugin-node-resolve'];
+
+/** The executable of package `pkg`'s bin `name` (not node_modules/.bin, where vite6 and webpack582 shadow vite and webpack). */
+function bin(pkg, name = pkg) {
+  const dir = path.join(HERE, 'node_modules', pkg);
+  const b = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).bin;
+  return path.join(dir, typeof b === 'string' ? b : b[name]);
+}
+const TOOLS = ['vite', 'webpack', 'webpack-cli', 'esbuild', 'rollup', '@rollup/plugin-node-resolve', 'vite6', 'webpack582'];
 
 const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
-const ENV = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', NODE_ENV: '' };
-delete ENV.NODE_ENV; // each bundler picks its own default mode
+const { NODE_ENV, ...inherited } = process.env; // each bundler picks its own default mode
+const ENV = { ...inherited, NO_COLOR: '1', FORCE_COLOR: '0' };
 
-/** Runs a command; resolves to {ok, out} (stdout+stderr), never rejects. */
+/** Runs a command; resolves to {ok, out (stdout+stderr), stdout}, never rejects. */
 async function sh(cmd, args, cwd, timeout = 120_000) {
   try {
     const { stdout, stderr } = await run(cmd, args, { cwd, env: ENV, timeout, maxBuffer: 64 << 20 });
-    return { ok: true, out: stdout + stderr };
+    return { ok: true, out: stdout + stderr, stdout };
   } catch (e) {
     return { ok: false, out: `${e.stdout ?? ''}${e.stderr ?? ''}${e.killed ? '\n(killed: timeout)' : ''}` || String(e) };
   }
 }
 
-/** Installs tests/bundlers' dev dependencies if any is missing (npm ci when the lockfile exists). */
+/**
+ * Installs tests/bundlers' dev dependencies if any is missing. `npm install`,
+ * not `npm ci`: npm 11 leaves the platform packages of the second rollup
+ * (under vite6) out of the lockfile, and `npm ci` then refuses it.
+ */
 export async function ensureTools() {
   if (TOOLS.every((t) => existsSync(path.join(HERE, 'node_modules', t, 'package.json')))) return false;
-  const ci = existsSync(path.join(HERE, 'package-lock.json')) ? 'ci' : 'install';
-  const r = await sh('npm', [ci, '--prefix', HERE, '--no-audit', '--no-fund'], ROOT, 600_000);
-  if (!r.ok) throw new Error(`npm ${ci} --prefix tests/bundlers failed:\n${r.out}`);
+  const r = await sh('npm', ['install', '--prefix', HERE, '--no-audit', '--no-fund'], ROOT, 600_000);
+  if (!r.ok) throw new Error(`npm install --prefix tests/bundlers failed:\n${r.out}`);
   return true;
 }
 
@@ -60,29 +69,36 @@ export async function pack(dir, dest) {
   mkdirSync(dest, { recursive: true });
   const r = await sh('npm', ['pack', dir, '--pack-destination', dest, '--json', '--ignore-scripts'], ROOT);
   if (!r.ok) throw new Error(`npm pack ${dir} failed:\n${r.out}`);
-  const json = JSON.parse(r.out.slice(r.out.indexOf('[')));
+  const json = JSON.parse(r.stdout);
   const file = path.join(dest, json[0].filename);
   return { file, sha256: sha256(readFileSync(file)) };
 }
 
 // ---------------------------------------------------------------- the app
 
-/** The app every bundler builds: the same source, written to the place the bundler's defaults look for. */
+/**
+ * The app every bundler builds: the same source, written to the place the
+ * bundler's defaults look for. It has no top-level await of its own, so any
+ * top-level-await requirement comes from the package alone.
+ */
 export function appSource({ awaitReady = false } = {}) {
   return `// A user's app: one import of the package, nothing configured.
 import { fetchWithBackoff, Backoff${awaitReady ? ', ready' : ''} } from 'wasm-backoff';
-${awaitReady ? 'await ready; // the lazy prototype has no top-level await of its own\n' : ''}
-const out = {};
-try {
-  out.next = new Backoff({ preset: 'flume' }).next();
-  const target = new URL(location.href).searchParams.get('target');
-  const res = await fetchWithBackoff(target, undefined, { onDone: (d) => (out.done = d) });
-  out.status = res.status;
-  out.body = await res.text();
-} catch (e) {
-  out.error = String((e && e.stack) || e);
+
+async function main() {
+  const out = {};
+  try {${awaitReady ? '\n    await ready; // the lazy prototype: its synchronous APIs work once this settles' : ''}
+    out.next = new Backoff({ preset: 'flume' }).next();
+    const target = new URL(location.href).searchParams.get('target');
+    const res = await fetchWithBackoff(target, undefined, { onDone: (d) => (out.done = d) });
+    out.status = res.status;
+    out.body = await res.text();
+  } catch (e) {
+    out.error = String((e && e.stack) || e);
+  }
+  document.body.dataset.result = JSON.stringify(out);
 }
-document.body.dataset.result = JSON.stringify(out);
+main();
 `;
 }
 
@@ -98,34 +114,57 @@ const PAGE = (script) =>
 export const BUNDLERS = {
   vite: {
     files: (app) => ({ 'main.js': app, 'index.html': PAGE('<script type="module" src="/main.js"></script>') }),
-    build: ['vite', ['build']],
+    build: [['vite'], ['build']],
     config: 'none (index.html is the default entry; `vite build`)',
   },
   webpack: {
     // webpack 5 with no config file: entry ./src/index.js, output dist/main.js, mode production.
     files: (app) => ({ 'src/index.js': app }),
-    build: ['webpack', []],
+    build: [['webpack'], []],
     html: PAGE('<script defer src="main.js"></script>'),
     config: 'none (zero-config conventions: src/index.js -> dist/main.js; `webpack`)',
   },
   esbuild: {
     files: (app) => ({ 'main.js': app }),
-    build: ['esbuild', ['main.js', '--bundle', '--format=esm', '--outdir=dist']],
+    build: [['esbuild'], ['main.js', '--bundle', '--format=esm', '--outdir=dist']],
     html: PAGE('<script type="module" src="main.js"></script>'),
     config: 'CLI flags only: `esbuild main.js --bundle --format=esm --outdir=dist`',
   },
   'esbuild --loader:.wasm=file': {
     files: (app) => ({ 'main.js': app }),
-    build: ['esbuild', ['main.js', '--bundle', '--format=esm', '--outdir=dist', '--loader:.wasm=file']],
+    build: [['esbuild'], ['main.js', '--bundle', '--format=esm', '--outdir=dist', '--loader:.wasm=file']],
     html: PAGE('<script type="module" src="main.js"></script>'),
     config: 'CLI flags: `esbuild main.js --bundle --format=esm --outdir=dist --loader:.wasm=file`',
   },
   rollup: {
     // No rollup.config: the CLI form of `plugins: [nodeResolve()]`; output format defaults to 'es'.
     files: (app) => ({ 'main.js': app }),
-    build: ['rollup', ['main.js', '-d', 'dist', '-p', 'node-resolve']],
+    build: [['rollup'], ['main.js', '-d', 'dist', '-p', 'node-resolve']],
     html: PAGE('<script type="module" src="main.js"></script>'),
     config: 'CLI flags only: `rollup main.js -d dist -p node-resolve` (= plugins: [nodeResolve()])',
+  },
+  // Opt-in (WB_BUNDLERS=all): older or stricter defaults that reject top-level await.
+  'vite@6': {
+    optIn: true, // default build.target 'modules' (chrome87, es2020, …): no top-level await
+    files: (app) => ({ 'main.js': app, 'index.html': PAGE('<script type="module" src="/main.js"></script>') }),
+    build: [['vite6', 'vite'], ['build']],
+    config: 'none (`vite build`)',
+  },
+  'webpack@5.82': {
+    optIn: true, // experiments.topLevelAwait became the default in 5.83
+    files: (app) => ({ 'src/index.js': app }),
+    build: ['node', ['-e', `require(${JSON.stringify(path.join(HERE, 'node_modules/webpack582'))})({}, (e, s) => {
+      if (e || s.hasErrors()) { console.error(String(e ?? s.toString({ all: false, errors: true }))); process.exit(1); }
+    })`]],
+    html: PAGE('<script defer src="main.js"></script>'),
+    config: 'none (webpack({}) through the Node API: webpack-cli 7 needs a newer webpack)',
+  },
+  'esbuild --target=es2020': {
+    optIn: true, // a common user flag, not a default
+    files: (app) => ({ 'main.js': app }),
+    build: [['esbuild'], ['main.js', '--bundle', '--format=esm', '--outdir=dist', '--target=es2020']],
+    html: PAGE('<script type="module" src="main.js"></script>'),
+    config: 'CLI flags: `esbuild main.js --bundle --format=esm --outdir=dist --target=es2020`',
   },
 };
 
@@ -134,12 +173,17 @@ const dirName = (bundler) => bundler.replace(/[^a-z0-9]+/gi, '-').replace(/-+$/,
 /**
  * A fresh project for `bundler` with the tarball installed (`npm install
  * ./wasm-backoff.tgz`, not a link), cached by tarball sha256 and tool
- * versions. Resolves to {dir, cached}.
+ * versions (`flavor` separates apps built from the same tarball, so they can
+ * build at the same time). Resolves to {dir, cached}.
  */
-export async function project(bundler, tarball, versionsKey) {
+export async function project(bundler, tarball, versionsKey, flavor = '') {
   const key = `${tarball.sha256.slice(0, 16)}-${versionsKey}`;
-  const dir = path.join(CACHE, 'projects', key, dirName(bundler));
-  if (existsSync(path.join(dir, '.installed'))) return { dir, cached: true };
+  const dir = path.join(CACHE, 'projects', key, dirName(bundler) + flavor);
+  if (existsSync(path.join(dir, '.installed'))) {
+    const now = new Date();
+    utimesSync(path.dirname(dir), now, now); // recently used: kept by pruneCache
+    return { dir, cached: true };
+  }
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
@@ -154,6 +198,16 @@ export async function project(bundler, tarball, versionsKey) {
   return { dir, cached: false };
 }
 
+/** Keeps the `keep` most recently used entries of target/bundler-cache/{projects,variants} (pkg/ changes make new keys). */
+export function pruneCache(keep = 24) {
+  for (const sub of ['projects', 'variants']) {
+    const d = path.join(CACHE, sub);
+    if (!existsSync(d)) continue;
+    const entries = readdirSync(d).map((n) => ({ p: path.join(d, n), t: statSync(path.join(d, n)).mtimeMs })).sort((a, b) => b.t - a.t);
+    for (const e of entries.slice(keep)) rmSync(e.p, { recursive: true, force: true });
+  }
+}
+
 /** Writes the app into the project and runs the bundler; resolves to {ok, out, files}. */
 export async function build(bundler, dir, app) {
   const b = BUNDLERS[bundler];
@@ -164,7 +218,7 @@ export async function build(bundler, dir, app) {
   const dist = path.join(dir, 'dist');
   rmSync(dist, { recursive: true, force: true });
   const [tool, args] = b.build;
-  const r = await sh(path.join(BIN, tool), args, dir);
+  const r = await sh(tool === 'node' ? process.execPath : bin(...tool), args, dir);
   if (r.ok && b.html && existsSync(dist)) writeFileSync(path.join(dist, 'index.html'), b.html);
   return { ...r, dist, files: existsSync(dist) ? listFiles(dist) : [] };
 }
@@ -213,6 +267,7 @@ export function staticServer() {
   const state = { root: null, policy: null, misses: [] };
   const server = http.createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (rel === '/favicon.ico') return res.writeHead(204).end(); // Chromium asks, at its own pace
     const file = path.join(state.root, path.normalize(rel.endsWith('/') ? rel + 'index.html' : rel));
     let body;
     try {
