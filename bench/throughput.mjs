@@ -3,15 +3,24 @@
 // underneath, against a keep-alive `node:http` server on 127.0.0.1 that runs
 // in a separate Node process (this same file, started with --server).
 //
-//   node bench/throughput.mjs        (after `npm run build`; installs ky and
-//                                     p-retry into bench/ on first use)
+//   node bench/throughput.mjs     after `npm run build`; installs ky and p-retry
+//                                 (bench/'s own dev-dependencies) on first use
 //
 // Method: every contender is warmed up, then R rounds; each round runs every
-// contender once, in an order rotated by one each round, so drift (thermal,
-// GC, the other core) hits all of them alike. A sample is requests/s over a
-// fixed number of requests. Reported: the median over rounds, and the ratio
-// to bare fetch in the same round (median, min and max over rounds).
-// Prints one markdown table per mode and writes the same to bench/THROUGHPUT.md.
+// contender once, in an order rotated by one each round, so drift hits all of
+// them alike. A sample is requests/s over a fixed number of requests. Reported:
+// the median over rounds, and the ratio to bare fetch in the same round
+// (median, min and max over rounds). Many short rounds rather than a few long
+// ones: on a small shared machine, sequential ping-pong between two processes
+// varies a lot from one second to the next, and the median of many adjacent
+// comparisons is what stays put. Prints one markdown table per mode and writes
+// the same to bench/THROUGHPUT.md.
+//
+// Options (--name=value): rounds (both modes), seq-rounds, seq (requests per
+// sequential sample), conc-rounds, conc (per concurrent sample), concurrency;
+// modes=sequential,concurrent and only=<contender,...> for a partial run (no
+// THROUGHPUT.md then), e.g. for a CPU profile:
+//   node --cpu-prof bench/throughput.mjs --only=fetchWithBackoff --modes=sequential
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -48,13 +57,17 @@ if (process.argv[2] === '--server') {
 // ---------------------------------------------------------------- the client
 async function main() {
   const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
-  const num = (k, d) => (args.has(k) ? Number(args.get(k)) : d);
-  const ROUNDS = num('rounds', 7);
-  const SEQ_N = num('seq', 3000); // requests per sequential sample
+  const num = (k, d) => {
+    if (!args.has(k)) return d;
+    const v = Number(args.get(k));
+    if (!(Number.isInteger(v) && v > 0)) throw new RangeError(`--${k} must be a positive integer`);
+    return v;
+  };
+  const SEQ_ROUNDS = num('seq-rounds', num('rounds', 61));
+  const SEQ_N = num('seq', 300); // requests per sequential sample
   const CONC = num('concurrency', 256);
-  const CONC_N = num('conc', 20000); // requests per concurrent sample
-  // --only=fetchWithBackoff runs that contender alone (for a CPU profile:
-  // `node --cpu-prof bench/throughput.mjs --only=fetchWithBackoff --modes=sequential`).
+  const CONC_ROUNDS = num('conc-rounds', num('rounds', 25));
+  const CONC_N = num('conc', 2000); // requests per concurrent sample
   const only = args.get('only')?.split(',');
   const modes = args.get('modes')?.split(',') ?? ['sequential', 'concurrent'];
   const writeMd = !args.has('no-md') && !only && args.get('modes') === undefined;
@@ -66,7 +79,9 @@ async function main() {
   const [{ default: ky }, { default: pRetry }, { fetchWithBackoff }] = await Promise.all([
     import('ky'),
     import('p-retry'),
-    import('wasm-backoff'),
+    import('wasm-backoff').catch((e) => {
+      throw new Error(`cannot import 'wasm-backoff' (build pkg/ first: npm run build): ${e.message}`);
+    }),
   ]);
 
   // A full GC between samples, so no sample pays for the previous one's garbage.
@@ -129,13 +144,12 @@ async function main() {
     }
 
     const MODES = {
-      sequential: { run: sequential, n: SEQ_N, warm: Math.min(SEQ_N, 1500), label: `sequential (1 in flight, ${SEQ_N} requests per sample)` },
-      concurrent: { run: concurrent, n: CONC_N, warm: Math.min(CONC_N, 10000), label: `${CONC} concurrent (${CONC} workers on a shared counter, ${CONC_N} requests per sample)` },
+      sequential: { run: sequential, n: SEQ_N, rounds: SEQ_ROUNDS, warm: 1500, label: `Sequential: 1 in flight, ${SEQ_N} requests per sample, ${SEQ_ROUNDS} rounds` },
+      concurrent: { run: concurrent, n: CONC_N, rounds: CONC_ROUNDS, warm: 2 * CONC_N, label: `${CONC} concurrent: ${CONC} workers on a shared counter, ${CONC_N} requests per sample, ${CONC_ROUNDS} rounds` },
     };
 
     const cpu = os.cpus();
-    const load = otherLoad(server.pid);
-    const machine = `Machine: ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version} (${os.platform()} ${os.arch()}); server: node:http keep-alive in a separate Node process on 127.0.0.1; ${ROUNDS} rounds, contenders rotated each round; ky ${pkgVersion('ky')}, p-retry ${pkgVersion('p-retry')}, wasm-backoff ${pkgVersion('wasm-backoff')}.`;
+    const machine = `Machine: ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version} (${os.platform()} ${os.arch()}). Server: node:http, keep-alive, in a separate Node process on 127.0.0.1, answering 200 \`ok\`. Counts: sequential ${SEQ_ROUNDS} rounds × ${SEQ_N} requests per contender, ${CONC} concurrent ${CONC_ROUNDS} rounds × ${CONC_N}; each contender warmed up first; order rotated every round. ky ${pkgVersion('ky')}, p-retry ${pkgVersion('p-retry')} (default options), wasm-backoff ${pkgVersion('wasm-backoff')} (default options).`;
     const out = [`# Throughput, first attempt always succeeds`, '', machine, ''];
     console.log(machine + '\n');
     const t0 = Date.now();
@@ -143,11 +157,12 @@ async function main() {
     for (const mode of modes) {
       const m = MODES[mode];
       if (!m) throw new Error(`unknown mode ${mode}`);
+      const load = otherLoad(server.pid);
       // Warm-up: JIT, the connection pool (CONC sockets in concurrent mode), the wasm module.
       for (const [, one] of contenders) await m.run(one, m.warm);
       const rps = new Map(contenders.map(([name]) => [name, []]));
       const ratio = new Map(contenders.map(([name]) => [name, []]));
-      for (let r = 0; r < ROUNDS; r++) {
+      for (let r = 0; r < m.rounds; r++) {
         const order = contenders.map((_, i) => contenders[(i + r) % contenders.length]);
         const round = new Map();
         for (const [name, one] of order) round.set(name, await sample(m.run, one, m.n));
@@ -155,7 +170,7 @@ async function main() {
           rps.get(name).push(v);
           ratio.get(name).push(v / (round.get('bare fetch') ?? NaN));
         }
-        process.stderr.write(`[throughput] ${mode} round ${r + 1}/${ROUNDS}: ${[...round].map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ')}\n`);
+        process.stderr.write(`[throughput] ${mode} round ${r + 1}/${m.rounds}: ${[...round].map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ')}\n`);
       }
       const lines = [
         `## ${m.label}`,
@@ -164,16 +179,17 @@ async function main() {
         '|---|---:|---:|---:|',
         ...contenders.map(([name]) => {
           const rs = ratio.get(name);
-          return `| ${name} | ${median(rps.get(name)).toFixed(0)} | ${fmt(median(rs))} | ${fmt(Math.min(...rs))}–${fmt(Math.max(...rs))} |`;
+          return `| ${name} | ${median(rps.get(name)).toFixed(0)} | ${fmt(median(rs))} | ${rs.every(Number.isFinite) ? `${fmt(Math.min(...rs))}–${fmt(Math.max(...rs))}` : '—'} |`;
         }),
+        '',
+        `Other load during this mode (other processes and hypervisor steal; this client and the server excluded): ${loadText(load())}.`,
         '',
       ];
       console.log(lines.join('\n'));
       out.push(...lines);
     }
     const took = ((Date.now() - t0) / 1000).toFixed(0);
-    const other = load();
-    const tail = `Ratio = median over rounds of (contender req/s ÷ bare fetch req/s in the same round). The measurement, warm-ups included, took ${took} s; other processes on the machine used ${other === undefined ? 'an unknown share' : `${other.toFixed(2)} of the ${cpu.length} cores`} meanwhile (this client and the server excluded).`;
+    const tail = `Median req/s: over rounds. Ratio: median over rounds of (contender req/s ÷ bare fetch req/s in the same round); min–max: of those per-round ratios. All contenders call Node's global fetch and read the body with .text(). Took ${took} s, warm-ups included.`;
     out.push(tail, '');
     console.log(tail);
     if (writeMd) writeFileSync(join(BENCH, 'THROUGHPUT.md'), out.join('\n'));
@@ -211,6 +227,12 @@ function otherLoad(serverPid) {
   } catch {
     return () => undefined;
   }
+}
+
+function loadText(cores) {
+  if (cores === undefined) return 'unknown';
+  const busy = cores > 0.25 ? ' — a busy machine: the numbers, sequential ones most, then measure scheduling more than the libraries; rerun when it is idle' : '';
+  return `${cores.toFixed(2)} of the ${os.cpus().length} cores on average${busy}`;
 }
 
 function fmt(x) {

@@ -1,0 +1,123 @@
+// Mistakes a user can make, each of which index.d.ts must reject: every one
+// is preceded by `// @ts-expect-error`, so this file compiles with
+// `tsc --strict --noEmit` only if EVERY line below really is a type error
+// (an unused @ts-expect-error is itself an error, TS2578). Never run.
+import { Backoff, fetchWithBackoff, withBackoff, RetryBudget, parseRetryAfter } from 'wasm-backoff';
+import { backoffStats } from 'wasm-backoff/stats';
+// @ts-expect-error the calculator-only entry has no fetch driver
+import { fetchWithBackoff as notThere } from 'wasm-backoff/backoff';
+// @ts-expect-error the statistics entry has no fetch driver
+import { withBackoff as alsoNotThere } from 'wasm-backoff/stats';
+// @ts-expect-error internal files are not in `exports`
+import * as internal from 'wasm-backoff/node.mjs';
+
+// ---- BackoffOptions ----
+// @ts-expect-error wrong option type: baseMs is a number
+new Backoff({ baseMs: '100' });
+// @ts-expect-error misspelled option (baseMS)
+new Backoff({ baseMS: 100 });
+// @ts-expect-error misspelled option (maxDelay)
+new Backoff({ maxDelay: 1000 });
+// @ts-expect-error wrong preset name
+new Backoff({ preset: 'google' });
+// @ts-expect-error presets are lower case
+new Backoff({ preset: 'AWS' });
+// @ts-expect-error unknown strategy
+new Backoff({ strategy: 'exp' });
+// @ts-expect-error unknown jitter name
+new Backoff({ jitter: 'random' });
+// @ts-expect-error wrong jitter shape: ratio is a number
+new Backoff({ jitter: { ratio: '0.2' } });
+// @ts-expect-error wrong jitter shape: no such field
+new Backoff({ jitter: { amount: 0.2 } });
+// @ts-expect-error wrong jitter shape: a bare number
+new Backoff({ jitter: 0.2 });
+// @ts-expect-error a ratio together with addMaxMs
+new Backoff({ jitter: { ratio: 0.2, addMaxMs: 100 } });
+// @ts-expect-error maxAttempts is a number, not a string
+new Backoff({ maxAttempts: '3' });
+// @ts-expect-error seed is a number, not a bigint
+new Backoff({ seed: 42n });
+// @ts-expect-error atCeiling is 'stay' | 'reset'
+new Backoff({ strategy: 'slotted', atCeiling: 'wrap' });
+// @ts-expect-error slotMode is 'binary' | 'exponent'
+new Backoff({ strategy: 'slotted', slotMode: 'linear' });
+// @ts-expect-error options are an object or undefined, not null
+new Backoff(null);
+// @ts-expect-error options are an object, not a preset name
+new Backoff('aws');
+
+// ---- Backoff ----
+const b = new Backoff({ preset: 'flume', seed: 1 });
+// @ts-expect-error next() returns number | undefined, not a string
+const s: string = b.next();
+// @ts-expect-error next() may return undefined (give up): not assignable to number
+const n: number = b.next();
+// @ts-expect-error next() takes no argument
+b.next(1);
+// @ts-expect-error attempt is read-only
+b.attempt = 3;
+// @ts-expect-error elapsedMs is read-only
+b.elapsedMs = 0;
+// @ts-expect-error no such method
+b.previous();
+// @ts-expect-error sample() needs attempt and count
+Backoff.sample({ preset: 'aws' });
+// @ts-expect-error sample() returns a Float64Array, not number[]
+const arr: number[] = Backoff.sample({ preset: 'aws' }, 1, 10);
+// @ts-expect-error sample is static
+b.sample({}, 1, 1);
+
+// ---- fetchWithBackoff / withBackoff / RetryOptions ----
+// @ts-expect-error it returns a Promise<Response>, not a Response
+const r: Response = fetchWithBackoff('/x');
+// @ts-expect-error the options are the third argument: the second is RequestInit (maxAttempts is not a RequestInit field)
+fetchWithBackoff('/x', { maxAttempts: 3 });
+// @ts-expect-error misspelled option (maxAttempt)
+fetchWithBackoff('/x', undefined, { maxAttempt: 3 });
+// @ts-expect-error retryOn is a list of numbers
+fetchWithBackoff('/x', undefined, { retryOn: ['503'] });
+// @ts-expect-error retryOn is a list, not one status
+fetchWithBackoff('/x', undefined, { retryOn: 503 });
+// @ts-expect-error retryNonIdempotent is a boolean
+fetchWithBackoff('/x', undefined, { retryNonIdempotent: 'yes' });
+// @ts-expect-error timeoutMs is a number
+fetchWithBackoff('/x', undefined, { timeoutMs: '5s' });
+// @ts-expect-error RetryInfo has delayMs, not delay
+fetchWithBackoff('/x', undefined, { onRetry: (info) => console.log(info.delay) });
+// @ts-expect-error DoneInfo.reason is a DoneReason: there is no 'timeout'
+fetchWithBackoff('/x', undefined, { onDone: (info) => info.reason === 'timeout' });
+// @ts-expect-error shouldRetry returns boolean | undefined, not a string
+fetchWithBackoff('/x', undefined, { shouldRetry: () => 'yes' });
+// @ts-expect-error budget is a RetryBudget, not a number
+fetchWithBackoff('/x', undefined, { budget: 5 });
+// @ts-expect-error budget is a RetryBudget, not its options
+fetchWithBackoff('/x', undefined, { budget: { ttlMs: 1000 } });
+// @ts-expect-error wrong preset name in RetryOptions too
+withBackoff(fetch, { preset: 'exponential' });
+// @ts-expect-error withBackoff takes the fetch function first
+withBackoff({ maxAttempts: 3 });
+const retrying = withBackoff(fetch);
+// @ts-expect-error the wrapped function takes fetch's arguments, not the retry options
+retrying('/x', undefined, { maxAttempts: 3 });
+// @ts-expect-error a number is not a RequestInfo
+retrying(42);
+
+// ---- RetryBudget / parseRetryAfter ----
+// @ts-expect-error misspelled option (ttl)
+new RetryBudget({ ttl: 1000 });
+// @ts-expect-error retryRatio is a number
+new RetryBudget({ retryRatio: '20%' });
+// @ts-expect-error withdraw() returns a boolean
+const count: number = new RetryBudget().withdraw();
+// @ts-expect-error parseRetryAfter takes the header's string value
+parseRetryAfter(120);
+// @ts-expect-error the result may be undefined
+const wait: number = parseRetryAfter('120');
+
+// ---- wasm-backoff/stats ----
+// @ts-expect-error backoffStats needs the attempt
+backoffStats({ preset: 'gcs' });
+// @ts-expect-error DelayStats has p50, not median
+backoffStats(undefined, 1).median;
+export const used = [notThere, alsoNotThere, internal, s, n, arr, r, count, wait];

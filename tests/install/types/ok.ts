@@ -1,0 +1,204 @@
+// Every export and every option of wasm-backoff's index.d.ts, used as a
+// TypeScript user would, against the installed npm-pack tarball. Must compile
+// with `tsc --strict --noEmit` (tests/install/tarball.test.mjs copies this
+// file into a fresh project that has the tarball installed). Never run.
+import {
+  Backoff,
+  fetchWithBackoff,
+  withBackoff,
+  RetryBudget,
+  parseRetryAfter,
+  type BackoffOptions,
+  type Preset,
+  type Strategy,
+  type Jitter,
+  type RetryOptions,
+  type RetryInfo,
+  type DoneInfo,
+  type DoneReason,
+  type RetryBudgetOptions,
+} from 'wasm-backoff';
+import { Backoff as SmallBackoff, type BackoffOptions as SmallOptions } from 'wasm-backoff/backoff';
+import type { Preset as SmallPreset, Strategy as SmallStrategy, Jitter as SmallJitter } from 'wasm-backoff/backoff';
+import { Backoff as StatsBackoff, backoffStats, type DelayStats, type BackoffOptions as StatsOptions } from 'wasm-backoff/stats';
+
+// Exact type equality: Expect<Equal<A, B>> fails to compile unless A and B are the same type.
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Expect<T extends true> = T;
+
+// ---- the names of the unions, exactly ----
+export type Checks = [
+  Expect<Equal<Preset, 'gcs' | 'aws' | 'decorrelated' | 'equal' | 'grpc' | 'ethernet' | 'akka' | 'flume' | 'hadoop'>>,
+  Expect<Equal<Strategy, 'exponential' | 'constant' | 'linear' | 'fibonacci' | 'decorrelated' | 'slotted'>>,
+  Expect<Equal<ReturnType<Backoff['next']>, number | undefined>>,
+  Expect<Equal<ReturnType<Backoff['reset']>, void>>,
+  Expect<Equal<ReturnType<typeof Backoff.sample>, Float64Array>>,
+  Expect<Equal<ReturnType<typeof fetchWithBackoff>, Promise<Response>>>,
+  Expect<Equal<ReturnType<typeof parseRetryAfter>, number | undefined>>,
+  Expect<Equal<ReturnType<RetryBudget['withdraw']>, boolean>>,
+  Expect<Equal<SmallOptions, BackoffOptions>>,
+  Expect<Equal<SmallPreset, Preset>>,
+  Expect<Equal<SmallStrategy, Strategy>>,
+  Expect<Equal<SmallJitter, Jitter>>,
+  Expect<Equal<StatsOptions, BackoffOptions>>,
+  // The option lists, exactly: a new option in index.d.ts fails here until this file uses it.
+  Expect<Equal<keyof BackoffOptions, 'preset' | 'strategy' | 'baseMs' | 'factor' | 'maxDelayMs' | 'jitter' | 'maxAttempts' | 'maxElapsedMs' | 'seed' | 'ceiling' | 'atCeiling' | 'slotMode'>>,
+  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'retryNonIdempotent' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget'>>,
+  Expect<Equal<keyof RetryBudgetOptions, 'ttlMs' | 'minPerSec' | 'retryRatio'>>,
+  Expect<Equal<keyof RetryInfo, 'attempt' | 'delayMs' | 'status' | 'error' | 'retryAfterMs'>>,
+  Expect<Equal<keyof DoneInfo, 'attempts' | 'elapsedMs' | 'reason' | 'status' | 'error'>>,
+  Expect<Equal<keyof DelayStats, 'exact' | 'min' | 'max' | 'p50' | 'p90' | 'mean'>>,
+  Expect<Equal<ReturnType<typeof backoffStats>, DelayStats>>,
+];
+
+// ---- BackoffOptions: every field ----
+const presets: Preset[] = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];
+const strategies: Strategy[] = ['exponential', 'constant', 'linear', 'fibonacci', 'decorrelated', 'slotted'];
+const jitters: Jitter[] = ['none', 'full', 'equal', { ratio: 0.2 }, { addMaxMs: 1000 }, { ratio: 0.5, addMaxMs: undefined }, { addMaxMs: 5, ratio: undefined }];
+
+const everything: BackoffOptions = {
+  preset: 'gcs',
+  strategy: 'exponential',
+  baseMs: 100,
+  factor: 2,
+  maxDelayMs: Infinity,
+  jitter: { ratio: 0.2 },
+  maxAttempts: 5,
+  maxElapsedMs: 60_000,
+  seed: 42,
+  ceiling: 10,
+  atCeiling: 'reset',
+  slotMode: 'exponent',
+};
+const slotted: BackoffOptions = { strategy: 'slotted', baseMs: 0.0512, ceiling: 10, atCeiling: 'stay', slotMode: 'binary', jitter: 'none' };
+
+// ---- Backoff: constructor, methods, getters, sample ----
+const b = new Backoff(everything);
+const none = new Backoff();
+const undef = new Backoff(undefined);
+const first: number | undefined = b.next();
+if (first !== undefined) {
+  const ms: number = first;
+  void ms;
+}
+b.reset();
+const counters: number[] = [b.attempt, b.totalRetries, b.resets, b.elapsedMs, none.attempt, undef.elapsedMs];
+const draws: Float64Array = Backoff.sample(slotted, 3, 1000);
+const drawsDefault: Float64Array = Backoff.sample(undefined, 1, 0);
+for (const preset of presets) new Backoff({ preset, seed: 1 }).next();
+for (const strategy of strategies) new Backoff({ strategy }).next();
+for (const jitter of jitters) new Backoff({ jitter }).next();
+
+// The calculator-only entry.
+const small = new SmallBackoff({ preset: 'flume', seed: 1 });
+const smallNext: number | undefined = small.next();
+small.reset();
+const smallCounters: number[] = [small.attempt, small.totalRetries, small.resets, small.elapsedMs];
+const smallDraws: Float64Array = SmallBackoff.sample({ preset: 'aws' }, 1, 10);
+
+// The calculator with the statistics of its delays.
+const stats: DelayStats = backoffStats({ preset: 'gcs', seed: 1 }, 3);
+const statFields: [boolean, number, number, number, number, number] = [stats.exact, stats.min, stats.max, stats.p50, stats.p90, stats.mean];
+const statsDefault: DelayStats = backoffStats(undefined, 1);
+const statsNext: number | undefined = new StatsBackoff({ preset: 'aws' }).next();
+
+// ---- RetryBudget ----
+const budgetOptions: RetryBudgetOptions = { ttlMs: 10_000, minPerSec: 10, retryRatio: 0.2 };
+const budget = new RetryBudget(budgetOptions);
+const defaultBudget = new RetryBudget();
+budget.deposit();
+budget.deposit(Date.now());
+const took: boolean = budget.withdraw() && budget.withdraw(Date.now());
+const left: number = budget.available() + defaultBudget.available(Date.now());
+
+// ---- RetryOptions: every field (its own and the inherited ones) ----
+function onRetry(info: RetryInfo): void {
+  const attempt: number = info.attempt;
+  const delay: number = info.delayMs;
+  const status: number | undefined = info.status;
+  const error: unknown = info.error;
+  const retryAfter: number | undefined = info.retryAfterMs;
+  void [attempt, delay, status, error, retryAfter];
+}
+
+function describe(reason: DoneReason): string {
+  switch (reason) {
+    case 'success':
+    case 'not-retryable':
+    case 'not-idempotent':
+    case 'not-replayable':
+    case 'vetoed':
+    case 'exhausted':
+    case 'retry-after':
+    case 'deadline':
+    case 'budget':
+    case 'aborted':
+      return reason;
+    default: {
+      const never: never = reason; // every DoneReason is handled above
+      return never;
+    }
+  }
+}
+
+function onDone(info: DoneInfo): void {
+  const attempts: number = info.attempts;
+  const elapsed: number = info.elapsedMs;
+  const why: string = describe(info.reason);
+  const status: number | undefined = info.status;
+  const error: unknown = info.error;
+  void [attempts, elapsed, why, status, error];
+}
+
+const retry: RetryOptions = {
+  // BackoffOptions
+  preset: 'aws',
+  strategy: 'decorrelated',
+  baseMs: 50,
+  factor: 3,
+  maxDelayMs: 5_000,
+  jitter: { addMaxMs: 100 },
+  maxAttempts: 4,
+  maxElapsedMs: 30_000,
+  seed: 7,
+  ceiling: 10,
+  atCeiling: 'stay',
+  slotMode: 'binary',
+  // RetryOptions' own
+  retryOn: [408, 429, 500, 502, 503, 504],
+  retryNonIdempotent: false,
+  timeoutMs: 5_000,
+  maxRetryAfterMs: 60_000,
+  onRetry,
+  onDone,
+  shouldRetry: ({ attempt, status, error, response }) => {
+    if (response !== undefined && response.headers.get('x-no-retry') !== null) return false;
+    if (error !== undefined) return true;
+    return attempt < 3 && status === 418 ? true : undefined;
+  },
+  budget,
+};
+
+// ---- fetchWithBackoff / withBackoff ----
+export async function use(signal: AbortSignal): Promise<void> {
+  const r1: Response = await fetchWithBackoff('/api/items');
+  const r2: Response = await fetchWithBackoff(new URL('https://example.test/items'), { signal }, retry);
+  const r3: Response = await fetchWithBackoff(new Request('/api/items', { method: 'PUT', body: '{}' }), undefined, { maxAttempts: 2 });
+  const retrying: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> = withBackoff(fetch, { preset: 'grpc', budget });
+  const wrappedDefault = withBackoff(fetch);
+  const r4: Response = await retrying('/api/x', { method: 'POST', headers: { 'Idempotency-Key': 'k1' } });
+  const r5: Response = await wrappedDefault(new URL('https://example.test/'));
+  void [r1, r2, r3, r4, r5];
+}
+
+// ---- parseRetryAfter ----
+const wait1: number | undefined = parseRetryAfter('120');
+const wait2: number | undefined = parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT', Date.now());
+const wait3: number | undefined = parseRetryAfter(null);
+const wait4: number | undefined = parseRetryAfter(undefined);
+const fromHeaders: number | undefined = parseRetryAfter(new Headers().get('retry-after'));
+
+export const used = [
+  first, counters, draws, drawsDefault, smallNext, smallCounters, smallDraws, statFields, statsDefault, statsNext, took, left,
+  wait1, wait2, wait3, wait4, fromHeaders,
+];
