@@ -79,13 +79,16 @@ function timeoutError() {
 
 /** One try: its own AbortController, linked to the caller's signal and the per-attempt timeout. */
 async function attempt(fetchFn, input, init, signal, timeoutMs) {
+  // A Request is cloned for every try, so its body can be sent again.
+  const req = input instanceof Request ? input.clone() : input;
+  // Nothing can abort this try: hand fetch the caller's init untouched
+  // (a fresh signal per try costs fetch measurable bookkeeping).
+  if (!signal && timeoutMs === undefined) return fetchFn(req, init);
   const ac = new AbortController();
   const onAbort = () => ac.abort(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => ac.abort(timeoutError()), Math.min(timeoutMs, MAX_TIMER));
   try {
-    // A Request is cloned for every try, so its body can be sent again.
-    const req = input instanceof Request ? input.clone() : input;
     return await fetchFn(req, { ...init, signal: ac.signal });
   } finally {
     clearTimeout(timer);
@@ -119,16 +122,19 @@ async function run(fetchFn, input, init, c) {
   const signal = init?.signal ?? (isRequest ? input.signal : undefined);
   if (signal?.aborted) throw signal.reason;
   const method = String(init?.method ?? (isRequest ? input.method : 'GET')).toUpperCase();
-  const headers = new Headers(init?.headers ?? (isRequest ? input.headers : undefined));
-  const idempotent = IDEMPOTENT.has(method) || c.retryNonIdempotent || headers.has('idempotency-key');
+  const idempotent =
+    IDEMPOTENT.has(method) || c.retryNonIdempotent || new Headers(init?.headers ?? (isRequest ? input.headers : undefined)).has('idempotency-key');
   // A stream body can be read once: it is sent once and never retried.
   const replayable = !(typeof ReadableStream !== 'undefined' && init?.body instanceof ReadableStream);
-  const backoff = rawBackoff(c.schedule, 5);
+  // The schedule (a wasm object and a fresh seed) is made at the first
+  // retry: most calls succeed at once and never need one.
+  let backoff;
+  const schedule = () => (backoff ??= rawBackoff(c.schedule, 5));
   const start = Date.now();
   c.budget?.deposit(start);
   let attempts = 0;
   const done = (reason, res, error) => {
-    backoff.free();
+    backoff?.free();
     c.onDone?.({ attempts, elapsedMs: Date.now() - start, reason, status: res?.status, error });
   };
   for (;;) {
@@ -159,7 +165,7 @@ async function run(fetchFn, input, init, c) {
     if (retry && !replayable) [retry, reason] = [false, 'not-replayable'];
     if (!retry) return finish(!failed && status < 400 ? 'success' : reason);
 
-    let delay = backoff.next();
+    let delay = schedule().next();
     if (delay < 0) return finish('exhausted');
     const retryAfterMs = res ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
     if (retryAfterMs !== undefined) {
@@ -184,10 +190,13 @@ async function run(fetchFn, input, init, c) {
  * `fetch` with retries: resolves with a Response whatever its status (after
  * the last try, the last response); rejects only where fetch would.
  */
+/** The validated defaults, made at the first call that uses them. */
+let defaults;
+
 export function fetchWithBackoff(input, init, options) {
   let c;
   try {
-    c = retryConfig(options);
+    c = options === undefined ? (defaults ??= retryConfig()) : retryConfig(options);
   } catch (e) {
     return Promise.reject(e);
   }

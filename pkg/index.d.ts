@@ -186,10 +186,10 @@ export interface RetryOptions extends BackoffOptions {
  * network error, or the signal's `reason` on abort (at once, in an attempt or a wait).
  * Bad options reject with `TypeError`/`RangeError` before any request is sent.
  */
-export function fetchWithBackoff(input: RequestInfo | URL, init?: RequestInit, options?: RetryOptions): Promise<Response>;
+export function fetchWithBackoff(input: Request | string | URL, init?: RequestInit, options?: RetryOptions): Promise<Response>;
 
 /** Wraps a fetch function (e.g. the global `fetch` in an edge worker); `options` are validated now. */
-export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
 /** Options of {@link RetryBudget} (defaults of tower's `TpsBudget`). */
 export interface RetryBudgetOptions {

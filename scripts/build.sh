@@ -46,3 +46,9 @@ say "cargo build --release --target wasm32-unknown-unknown (three modules)"
 variant pkg "--no-default-features --features bare,fetch"
 variant pkg/backoff "--no-default-features --features bare" 'export {};'
 variant pkg/stats "--no-default-features --features bare,stats" "export { backoffStats } from './stats.js';"
+
+# Types for CommonJS consumers (TypeScript's node16 resolution reads .d.cts
+# for require), and the README and licence that npm shows and ships.
+cp pkg/index.d.ts pkg/index.d.cts
+for sub in backoff stats; do sed "s#'../index.js'#'../index.cjs'#g" "pkg/$sub/index.d.ts" >"pkg/$sub/index.d.cts"; done
+cp README.md LICENSE pkg/
