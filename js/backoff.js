@@ -12,8 +12,6 @@ export function attach(exports) {
   memory = exports.memory;
 }
 
-/** The module's memory as bytes (a fresh view: memory can grow). */
-export const heap = () => new Uint8Array(memory.buffer);
 
 
 const PRESETS = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];

@@ -6,7 +6,7 @@
 // fetch are the globals, never `window`, so this runs in pages, workers,
 // Service Workers, workerd, Deno, Bun and Node alike.
 import { RawBudget, retry_after, input_buffer } from './wasm_backoff.js';
-import { rawBackoff, heap } from './backoff.js';
+import { rawBackoff, memory } from './backoff.js';
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const RETRY_ON = [408, 429, 500, 502, 503, 504];
@@ -67,7 +67,7 @@ export function parseRetryAfter(value, nowMs = Date.now()) {
   const s = String(value);
   if (s.length > 64) return undefined;
   const p = input_buffer();
-  const mem = heap();
+  const mem = new Uint8Array(memory.buffer); // a fresh view: memory can grow
   for (let i = 0; i < s.length; i++) mem[p + i] = s.charCodeAt(i) & 0xff;
   const ms = retry_after(nowMs, s.length);
   return ms < 0 ? undefined : ms;

@@ -25,6 +25,7 @@ const TYPES = {
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
   '.ico': 'image/x-icon',
+  '.ts': 'text/plain; charset=utf-8',
 };
 
 /** Per-session request counts of the demo's flaky endpoint (bounded). */
@@ -51,32 +52,48 @@ function flaky(url, req, res) {
   res.end(`attempt ${n + 1}: ${status}`);
 }
 
-/** Starts the server; resolves to { server, url }. Port 0 = any free port; `csp` replaces the policy (tests that call another origin). */
-export function serve({ root = ROOT, port = 0, host = '127.0.0.1', csp = CSP } = {}) {
+/** The demo's own routes: the flaky endpoint, and / -> /www/. */
+export const DEMO_ROUTES = {
+  '/flaky': flaky,
+  '/': (url, req, res) => res.writeHead(302, { location: '/www/' }).end(),
+};
+
+/**
+ * Starts a static server on 127.0.0.1; resolves to { server, url, close }.
+ * The demo and every browser test use it:
+ * - `mounts`: [urlPrefix, dir] pairs, longest prefix first (default: the
+ *   repository at `/`), or a function returning them (a test that serves a
+ *   different build per run);
+ * - `csp`: the policy sent with every file (a string, a function of nothing,
+ *   or null for none); default the strict one the package promises to work under;
+ * - `routes`: path -> handler(url, req, res) answered before files (default the demo's);
+ * - `hidden`: paths never served (default node_modules and .git of the repository);
+ * - `onMiss(path)`: told of every 404.
+ * Port 0 = any free port.
+ */
+export function serve({ root = ROOT, mounts, port = 0, host = '127.0.0.1', csp = CSP, routes = DEMO_ROUTES, hidden = /[\\/](node_modules|\.git)[\\/]/, onMiss } = {}) {
+  const mountsNow = typeof mounts === 'function' ? mounts : () => mounts ?? [['/', root]];
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     let rel = decodeURIComponent(url.pathname);
-    if (rel === '/flaky') return flaky(url, req, res);
-    if (rel === '/') {
-      res.writeHead(302, { location: '/www/' });
-      return res.end();
-    }
+    if (routes[rel]) return routes[rel](url, req, res);
+    if (rel === '/favicon.ico') return res.writeHead(204).end(); // browsers ask, at their own pace
+    const policy = typeof csp === 'function' ? csp() : csp;
+    const headers = { 'cache-control': 'no-store', ...(policy ? { 'content-security-policy': policy } : {}) };
     if (rel.endsWith('/')) rel += 'index.html';
-    const file = path.join(root, path.normalize(rel));
-    if (!file.startsWith(root + path.sep) || file.includes(`${path.sep}node_modules${path.sep}`) || file.includes(`${path.sep}.git${path.sep}`)) {
-      res.writeHead(403);
+    const [prefix, dir] = mountsNow().find(([p]) => rel.startsWith(p)) ?? [];
+    const file = dir && path.join(dir, path.normalize(rel.slice(prefix.length)));
+    if (!file || !file.startsWith(dir + path.sep) || (hidden && hidden.test(path.sep + path.relative(dir, file)))) {
+      res.writeHead(403, headers);
       return res.end('forbidden');
     }
     try {
       const body = await readFile(file);
-      res.writeHead(200, {
-        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-        'content-security-policy': csp,
-        'cache-control': 'no-store',
-      });
+      res.writeHead(200, { ...headers, 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
       res.end(body);
     } catch {
-      res.writeHead(404, { 'content-type': 'text/plain' });
+      onMiss?.(rel);
+      res.writeHead(404, { ...headers, 'content-type': 'text/plain' });
       res.end('not found');
     }
   });
@@ -84,7 +101,8 @@ export function serve({ root = ROOT, port = 0, host = '127.0.0.1', csp = CSP } =
     server.once('error', reject);
     server.listen(port, host, () => {
       const { port: p } = server.address();
-      resolve({ server, url: `http://${host}:${p}` });
+      const close = () => new Promise((r) => (server.closeAllConnections(), server.close(() => r())));
+      resolve({ server, url: `http://${host}:${p}`, close });
     });
   });
 }

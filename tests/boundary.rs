@@ -172,3 +172,30 @@ fn js_messages_match_the_core() {
     );
     assert_eq!(all.map(|e| e.code()), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
 }
+
+#[test]
+fn js_budget_messages_match_the_core() {
+    use wasm_backoff_core::BudgetError;
+    let js = include_str!("../js/fetch.js");
+    let table = js
+        .split("const BUDGET_MSG = [")
+        .nth(1)
+        .unwrap()
+        .split("];")
+        .next()
+        .unwrap();
+    let all = [BudgetError::Ttl, BudgetError::MinPerSec, BudgetError::Ratio];
+    // BUDGET_MSG[code] with code = the RawBudget error (BudgetError order, from 1).
+    let at: Vec<usize> = all
+        .iter()
+        .map(|e| {
+            table
+                .find(e.message())
+                .unwrap_or_else(|| panic!("{}", e.message()))
+        })
+        .collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "BUDGET_MSG order differs from BudgetError"
+    );
+}

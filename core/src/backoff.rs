@@ -151,16 +151,6 @@ impl<R: Rng> Iterator for Backoff<R> {
     }
 }
 
-/// Convenience: `count` draws for retry `retry` from a validated `cfg` into
-/// `out` (no allocation; `out.len()` draws).
-pub fn sample<R: Rng>(cfg: Config, retry: u32, rng: R, out: &mut [f64]) -> Result<(), ConfigError> {
-    let mut b = Backoff::new(cfg, rng)?;
-    for slot in out.iter_mut() {
-        *slot = b.sample_at(retry);
-    }
-    Ok(())
-}
-
 fn min_u32(a: u32, b: u32) -> u32 {
     if a < b {
         a

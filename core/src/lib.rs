@@ -36,7 +36,7 @@ pub mod retry_after;
 mod rng;
 mod stats;
 
-pub use backoff::{sample, Backoff};
+pub use backoff::Backoff;
 pub use budget::{BudgetError, RetryBudget};
 pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;

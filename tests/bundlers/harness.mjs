@@ -11,11 +11,10 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
 
 const run = promisify(execFile);
 
@@ -252,54 +251,21 @@ export const gzipBytes = (file) => execFileSync('gzip', ['-9', '-n', '-c', file]
 export const csp = (connect) =>
   `default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; connect-src 'self' ${connect}; object-src 'none'; base-uri 'none'`;
 
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json',
-  '.wasm': 'application/wasm',
-  '.svg': 'image/svg+xml',
-};
-
-/** A tiny static server for one directory on 127.0.0.1; `policy()` gives the CSP per response (null = none). */
-export function staticServer() {
+/** A static server (scripts/serve.mjs) for one build's directory at a time: set `state.root` and `state.policy` (null = no CSP) per run. */
+export async function staticServer() {
   const state = { root: null, policy: null, misses: [] };
-  const server = http.createServer((req, res) => {
-    const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    if (rel === '/favicon.ico') return res.writeHead(204).end(); // Chromium asks, at its own pace
-    const file = path.join(state.root, path.normalize(rel.endsWith('/') ? rel + 'index.html' : rel));
-    let body;
-    try {
-      if (!file.startsWith(state.root + path.sep)) throw new Error('outside');
-      body = readFileSync(file);
-    } catch {
-      state.misses.push(rel);
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      return res.end('not found');
-    }
-    const h = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' };
-    if (state.policy) h['content-security-policy'] = state.policy;
-    res.writeHead(200, h);
-    res.end(body);
+  const site = await serve({
+    mounts: () => [['/', state.root]],
+    csp: () => state.policy,
+    routes: {},
+    hidden: null,
+    onMiss: (rel) => state.misses.push(rel),
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${server.address().port}`,
-        state,
-        close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
-      }),
-    ),
-  );
+  return { url: site.url, state, close: site.close };
 }
 
-export function launch() {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-}
+// Debian's Chromium with the flags this sandbox needs (shared with tests/js).
+export { launch } from '../js/browser.mjs';
 
 /**
  * Opens dist/index.html in a new page and waits for the app's result (or the

@@ -24,11 +24,11 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startScripted } from '../server/scripted.mjs';
+import { serve } from '../../scripts/serve.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -417,46 +417,16 @@ describe('workerd (miniflare)', { timeout: 90_000 }, () => {
 
 // ---- browsers: a static server for the fresh project, Chromium ----
 
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.ts': 'text/plain; charset=utf-8',
-};
-
 /** Serves <project>/www at / and <project>/node_modules at /node_modules, every response with CSP. */
 function serveProject(project) {
-  const roots = [
-    ['/node_modules/', path.join(project, 'node_modules')],
-    ['/', path.join(project, 'www')],
-  ];
-  const server = http.createServer(async (req, res) => {
-    const { pathname } = new URL(req.url, 'http://x');
-    const headers = { 'content-security-policy': CSP, 'cache-control': 'no-store' };
-    if (pathname === '/favicon.ico') {
-      res.writeHead(204, headers);
-      return res.end();
-    }
-    const [prefix, dir] = roots.find(([p]) => pathname.startsWith(p));
-    const file = path.join(dir, path.normalize(decodeURIComponent(pathname.slice(prefix.length))));
-    if (!file.startsWith(dir + path.sep)) {
-      res.writeHead(403, headers);
-      return res.end('forbidden');
-    }
-    try {
-      const body = await fs.readFile(file);
-      res.writeHead(200, { ...headers, 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-      res.end(body);
-    } catch {
-      res.writeHead(404, { ...headers, 'content-type': 'text/plain' });
-      res.end('not found');
-    }
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}` }));
+  return serve({
+    mounts: [
+      ['/node_modules/', path.join(project, 'node_modules')],
+      ['/', path.join(project, 'www')],
+    ],
+    csp: CSP,
+    routes: {},
+    hidden: null,
   });
 }
 
