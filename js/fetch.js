@@ -7,29 +7,14 @@
 // Service Workers, workerd, Deno, Bun and Node alike.
 import { RawBudget, retry_after, input_buffer } from './wasm_backoff.js';
 import { rawBackoff, memory } from './backoff.js';
+import { gateOption, fn, ms as positive } from './gate.js';
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const RETRY_ON = [408, 429, 500, 502, 503, 504];
 const MAX_TIMER = 2147483647;
 const RETRY_ON_MSG = 'retryOn must be an array of integer HTTP statuses (100-599)';
 
-function fn(o, key) {
-  const f = o[key];
-  if (f !== undefined && typeof f !== 'function') throw new TypeError(`${key} must be a function`);
-  return f;
-}
-
-function positive(o, key, dflt, min) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be a number ${min ? '> 0' : '>= 0'}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(v > 0 || (!min && v === 0))) throw new RangeError(msg);
-  return v;
-}
-
-/** Validates RetryOptions once (withBackoff does it when wrapping). */
-function retryConfig(options) {
+function retryConfig(options, own) {
   if (options == null) options = {};
   else if (typeof options !== 'object') throw new TypeError('options must be an object');
   const o = options;
@@ -58,6 +43,7 @@ function retryConfig(options) {
     onDone: fn(o, 'onDone'),
     shouldRetry: fn(o, 'shouldRetry'),
     budget,
+    gate: gateOption(o.gate, schedule, own),
   };
 }
 
@@ -137,7 +123,18 @@ async function run(fetchFn, input, init, c) {
     backoff?.free();
     c.onDone?.({ attempts, elapsedMs: Date.now() - start, reason, status: res?.status, error });
   };
+  // With a gate (gate.js) the waits are the target's: the call is held until
+  // the gate lets it go, and its schedule only counts its attempts.
+  const ticket = c.gate?.enter(c.gate.keyOf(input, init), signal, start + c.maxElapsedMs, () => schedule().next() >= 0);
   for (;;) {
+    if (ticket) {
+      try {
+        await ticket.pass();
+      } catch (e) {
+        done(ticket.why, undefined, e);
+        throw e;
+      }
+    }
     attempts++;
     let res, error, status;
     let failed = false;
@@ -146,6 +143,7 @@ async function run(fetchFn, input, init, c) {
       status = res.status;
     } catch (e) {
       if (signal?.aborted) {
+        ticket?.cancel();
         done('aborted', undefined, signal.reason);
         throw signal.reason;
       }
@@ -163,6 +161,17 @@ async function run(fetchFn, input, init, c) {
     if (verdict === true) retry = true;
     else if (verdict === false) [retry, reason] = [false, 'vetoed'];
     if (retry && !replayable) [retry, reason] = [false, 'not-replayable'];
+    if (ticket) {
+      const hurt = retry || failed || c.retryOn.has(status);
+      let ra = hurt && res ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
+      if (ra > c.maxRetryAfterMs) [retry, reason, ra] = [false, 'retry-after', undefined];
+      if (retry && c.budget && !c.budget.withdraw(Date.now())) [retry, reason] = [false, 'budget'];
+      const why = ticket.settle(hurt, retry, ra);
+      if (why) return finish(retry ? why : !failed && status < 400 ? 'success' : reason);
+      c.onRetry?.({ attempt: attempts, delayMs: ticket.waitMs(), status, error, retryAfterMs: ra });
+      discard(res);
+      continue;
+    }
     if (!retry) return finish(!failed && status < 400 ? 'success' : reason);
 
     let delay = schedule().next();
@@ -206,7 +215,7 @@ export function fetchWithBackoff(input, init, options) {
 /** Wraps a fetch function (validating `options` now); the result has fetch's signature. */
 export function withBackoff(fetchFn, options) {
   if (typeof fetchFn !== 'function') throw new TypeError('fetchFn must be a function');
-  const c = retryConfig(options);
+  const c = retryConfig(options, true);
   return (input, init) => run(fetchFn, input, init, c);
 }
 

@@ -4,9 +4,10 @@
 # only the code it uses), each with an entry per runtime (index.js for
 # browsers, node.mjs/node.cjs, workerd.js, and bundler.js with the wasm
 # inlined for bundlers):
-#   pkg/          Backoff and the fetch driver (`'wasm-backoff'`)
+#   pkg/          Backoff, the fetch driver and the backoff gate (`'wasm-backoff'`)
 #   pkg/backoff/  the calculator alone (`'wasm-backoff/backoff'`)
 #   pkg/stats/    the calculator and backoffStats (`'wasm-backoff/stats'`)
+#   pkg/queue/    the calculator and the durable TaskQueue (`'wasm-backoff/queue'`)
 # For each: the wasm module, size-optimised (opt-level z, LTO, panic=abort,
 # our own trap panic handler, a small allocator) then wasm-opt; wasm-bindgen's
 # glue (target web); and one minified ES module per runtime entry (esbuild
@@ -42,13 +43,14 @@ variant() { # <out dir> <cargo feature flags> [what js/extra.js becomes]
   say "$dest: $(wc -c <"$dest/wasm_backoff_bg.wasm") B wasm, $(wc -c <"$dest/index.js") B browser entry"
 }
 
-say "cargo build --release --target wasm32-unknown-unknown (three modules)"
-variant pkg "--no-default-features --features bare,fetch"
+say "cargo build --release --target wasm32-unknown-unknown (four modules)"
+variant pkg "--no-default-features --features bare,fetch,gate"
 variant pkg/backoff "--no-default-features --features bare" 'export {};'
 variant pkg/stats "--no-default-features --features bare,stats" "export { backoffStats } from './stats.js';"
+variant pkg/queue "--no-default-features --features bare,queue" "export { TaskQueue, TaskEvent, PermanentError, MemoryStore, IndexedDBStore } from './queue.js';"
 
 # Types for CommonJS consumers (TypeScript's node16 resolution reads .d.cts
 # for require), and the README and licence that npm shows and ships.
 cp pkg/index.d.ts pkg/index.d.cts
-for sub in backoff stats; do sed "s#'../index.js'#'../index.cjs'#g" "pkg/$sub/index.d.ts" >"pkg/$sub/index.d.cts"; done
+for sub in backoff stats queue; do sed "s#'../index.js'#'../index.cjs'#g" "pkg/$sub/index.d.ts" >"pkg/$sub/index.d.cts"; done
 cp README.md LICENSE pkg/

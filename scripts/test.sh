@@ -19,6 +19,7 @@ cargo clippy --quiet --workspace --all-targets -- -D warnings
 cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --features bare -- -D warnings
 cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --no-default-features --features bare -- -D warnings
 cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --no-default-features --features bare,stats -- -D warnings
+cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --no-default-features --features bare,queue -- -D warnings
 
 step "the core is no_std: build for bare-metal thumbv7em-none-eabihf"
 cargo build --quiet -p wasm-backoff-core --target thumbv7em-none-eabihf

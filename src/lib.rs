@@ -19,10 +19,18 @@ extern crate alloc;
 
 #[cfg(feature = "fetch")]
 mod fetch;
+#[cfg(feature = "gate")]
+mod gate;
+#[cfg(feature = "queue")]
+mod queue;
 mod raw;
 
 #[cfg(feature = "fetch")]
 pub use fetch::{input_buffer, retry_after, RawBudget, INPUT_LEN};
+#[cfg(feature = "gate")]
+pub use gate::RawGate;
+#[cfg(feature = "queue")]
+pub use queue::{queue_out, RawQueue};
 pub use raw::{decode, RawBackoff, CHUNK, ERROR_SEED};
 
 #[cfg(all(feature = "bare", target_arch = "wasm32"))]

@@ -325,3 +325,21 @@ impl RawBackoff {
         buf as *const f64
     }
 }
+
+#[cfg(feature = "queue")]
+impl RawBackoff {
+    /// The validated configuration (`None` when the options were rejected),
+    /// for `RawQueue`, which takes its retry schedule from a `RawBackoff`.
+    pub(crate) fn config(&self) -> Option<&Config> {
+        self.inner.as_ref().map(Backoff::config)
+    }
+}
+
+#[cfg(feature = "gate")]
+impl RawBackoff {
+    /// The schedule itself (`None` when the options were rejected), for
+    /// `RawGate`, whose backoff rounds it times.
+    pub(crate) fn into_inner(self) -> Option<Backoff<DefaultRng>> {
+        self.inner
+    }
+}

@@ -30,8 +30,11 @@
 mod backoff;
 mod budget;
 mod config;
+pub mod gate;
 mod math;
 mod preset;
+#[cfg(feature = "queue")]
+pub mod queue;
 pub mod retry_after;
 mod rng;
 mod stats;

@@ -43,7 +43,7 @@ export type Checks = [
   Expect<Equal<StatsOptions, BackoffOptions>>,
   // The option lists, exactly: a new option in index.d.ts fails here until this file uses it.
   Expect<Equal<keyof BackoffOptions, 'preset' | 'strategy' | 'baseMs' | 'factor' | 'maxDelayMs' | 'jitter' | 'maxAttempts' | 'maxElapsedMs' | 'seed' | 'ceiling' | 'atCeiling' | 'slotMode'>>,
-  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'retryNonIdempotent' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget'>>,
+  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'retryNonIdempotent' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget' | 'gate'>>,
   Expect<Equal<keyof RetryBudgetOptions, 'ttlMs' | 'minPerSec' | 'retryRatio'>>,
   Expect<Equal<keyof RetryInfo, 'attempt' | 'delayMs' | 'status' | 'error' | 'retryAfterMs'>>,
   Expect<Equal<keyof DoneInfo, 'attempts' | 'elapsedMs' | 'reason' | 'status' | 'error'>>,
@@ -133,6 +133,7 @@ function describe(reason: DoneReason): string {
     case 'deadline':
     case 'budget':
     case 'aborted':
+    case 'evicted':
       return reason;
     default: {
       const never: never = reason; // every DoneReason is handled above
@@ -202,3 +203,37 @@ export const used = [
   first, counters, draws, drawsDefault, smallNext, smallCounters, smallDraws, statFields, statsDefault, statsNext, took, left,
   wait1, wait2, wait3, wait4, fromHeaders,
 ];
+
+// ---- the backoff gate ----
+import { createGate, Gate, GateOverflowError, GateTimeoutError, type GateOptions, type GatePhase } from 'wasm-backoff';
+const gateOptions: GateOptions = { maxQueued: 100, overflow: 'reject-newest', concurrency: 4, probeTimeoutMs: 5000, baseMs: 50 };
+const gate: Gate = createGate(gateOptions);
+export async function useGate(): Promise<void> {
+  const n: number = await gate.run('db', async ({ signal }) => (signal?.aborted ? 0 : 1), { maxAttempts: 3 });
+  const phase: GatePhase = gate.state('db').phase;
+  const evicted: number = gate.stats().evictions;
+  const viaFetch: Response = await fetchWithBackoff('/api/items', undefined, { gate: true });
+  const wrapped = withBackoff(fetch, { gate: { maxQueued: 10 } });
+  const shared = withBackoff(fetch, { gate });
+  void [n, phase, evicted, viaFetch, wrapped, shared, new Gate(), GateOverflowError, GateTimeoutError];
+}
+
+// ---- the durable task queue ----
+import { TaskQueue, MemoryStore, IndexedDBStore, PermanentError, type TaskRecord } from 'wasm-backoff/queue';
+export async function useQueue(): Promise<void> {
+  const queue = new TaskQueue<{ url: string }>({
+    handler: async (task: TaskRecord<{ url: string }>, { signal, completeBy }) => {
+      if (Date.now() > completeBy) throw new PermanentError('too late');
+      await fetch(task.payload.url, { signal, method: 'POST' });
+    },
+    store: new MemoryStore(),
+    leaseMs: 10_000,
+    maxFailures: 5,
+    backoff: { preset: 'aws' },
+  });
+  queue.addEventListener('processed', (e) => void e.task.id);
+  const id: string = await queue.enqueue({ url: '/api/submit' }, { id: 'form-1' });
+  queue.start();
+  await queue.stop();
+  void [id, IndexedDBStore];
+}

@@ -1,0 +1,316 @@
+//! The per-target backoff gate: backs off for a target as a whole instead of
+//! per request (the actor-supervisor idea in `DESIGN.md`).
+//!
+//! One [`Gate`] supervises one target (an origin, a queue, a database). It
+//! keeps only counters and the phase; the held requests themselves (promises,
+//! their order) live with the caller, who keeps them in arrival order and
+//! does what the gate's answers say: send now, hold, evict the head or the
+//! tail of the held list, send the head as the probe. Time is passed in.
+//!
+//! Why tags: every request sent through the gate carries a [`Tag`] naming the
+//! backoff round it was sent in, and whether it is that round's probe. A
+//! failure starts (or lengthens) the backoff only when it is news: a request
+//! sent in the current healthy period, or the current probe. The other
+//! requests that were in flight when the target went down fail too, but
+//! their failures are stale; they are held without touching the schedule, so
+//! thirty concurrent failures make one backoff round and one probe, not
+//! thirty.
+
+use crate::backoff::Backoff;
+use crate::rng::Rng;
+
+/// Identifies a sent request to the gate: the round it was sent in (31 bits,
+/// wrapping) and whether it is the probe. Opaque to the caller, which hands
+/// it back with the outcome.
+pub type Tag = u32;
+
+/// What to do when a request must be held and `max_queued` are already held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// Drop the oldest held request (it has waited longest; the newest is
+    /// the most likely to still matter to its caller).
+    EvictOldest,
+    /// Refuse the newest held request.
+    RejectNewest,
+}
+
+/// The answer to holding one more request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// It joined the held list.
+    Held,
+    /// It joined the held list and the oldest held one (the head, possibly
+    /// this one) must be evicted.
+    EvictHead,
+    /// It joined the held list and the newest held one (the tail, possibly
+    /// this one) must be refused.
+    EvictTail,
+}
+
+/// The answer to a new request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Send it now, with this tag.
+    Send(Tag),
+    /// Hold it (at the tail of the held list).
+    Hold(Hold),
+}
+
+/// Where the target stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Requests pass straight through (up to the concurrency limit).
+    Healthy,
+    /// Backing off: everything is held until the wake time.
+    Waiting,
+    /// The wait is over and no probe is out: the next request is the probe.
+    Open,
+    /// One probe is out; everything else is held until it settles.
+    Probing,
+}
+
+/// Limits of a gate; see [`Gate::new`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// Most requests held at once; beyond, [`Overflow`] decides who goes.
+    pub max_queued: u32,
+    /// What to drop when the held list is full.
+    pub overflow: Overflow,
+    /// Most requests in flight to the target at once (the probe excepted);
+    /// `u32::MAX` = no limit. Held requests are released up to it, in order.
+    pub concurrency: u32,
+    /// A probe unsettled after this long (ms) counts as failed: the next
+    /// round starts, so a hung probe cannot hold the target (and everyone
+    /// waiting for it) forever. `f64::INFINITY` = wait for the probe.
+    pub probe_timeout_ms: f64,
+}
+
+const EPOCH_MASK: u32 = 0x7fff_ffff;
+
+/// The state machine of one target. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Gate<R> {
+    backoff: Backoff<R>,
+    limits: Limits,
+    phase: Phase,
+    until_ms: f64,
+    probe_since: f64,
+    last_delay: f64,
+    epoch: u32,
+    held: u32,
+    in_flight: u32,
+    evictions: u64,
+    probes: u64,
+}
+
+impl<R: Rng> Gate<R> {
+    /// A healthy gate whose rounds wait what `backoff` hands out. Give it a
+    /// schedule without limits: a target is never given up on (requests are,
+    /// by their own limits); if it does run out, the last delay repeats.
+    pub fn new(backoff: Backoff<R>, limits: Limits) -> Self {
+        Gate {
+            backoff,
+            limits,
+            phase: Phase::Healthy,
+            until_ms: 0.0,
+            probe_since: 0.0,
+            last_delay: 0.0,
+            epoch: 0,
+            held: 0,
+            in_flight: 0,
+            evictions: 0,
+            probes: 0,
+        }
+    }
+
+    fn tag(&self, probe: bool) -> Tag {
+        (self.epoch << 1) | probe as u32
+    }
+
+    /// A waiting gate whose time has come opens (the next send is a probe);
+    /// a probe out for longer than the probe timeout has failed.
+    fn tick(&mut self, now_ms: f64) {
+        if self.phase == Phase::Waiting && now_ms >= self.until_ms {
+            self.phase = Phase::Open;
+        } else if self.phase == Phase::Probing
+            && now_ms >= self.probe_since + self.limits.probe_timeout_ms
+        {
+            self.start_round(-1.0, now_ms);
+        }
+    }
+
+    /// The next backoff round, from `now_ms`: a new epoch, so that whatever
+    /// is still in flight from before reports stale.
+    fn start_round(&mut self, hint_ms: f64, now_ms: f64) {
+        let mut delay = self.backoff.next_delay().unwrap_or(self.last_delay);
+        self.last_delay = delay;
+        if hint_ms >= 0.0 {
+            delay = self.backoff.with_hint(delay, hint_ms);
+        }
+        self.epoch = (self.epoch + 1) & EPOCH_MASK;
+        self.until_ms = now_ms + delay;
+        self.phase = Phase::Waiting;
+    }
+
+    /// A new request at `now_ms`: send it (healthy, nothing held ahead of it
+    /// and below the concurrency limit; or as the probe of an open gate), or
+    /// hold it.
+    pub fn admit(&mut self, now_ms: f64) -> Admit {
+        self.tick(now_ms);
+        if self.held == 0 {
+            if self.phase == Phase::Healthy && self.in_flight < self.limits.concurrency {
+                self.in_flight += 1;
+                return Admit::Send(self.tag(false));
+            }
+            if self.phase == Phase::Open {
+                return Admit::Send(self.send_probe(now_ms));
+            }
+        }
+        Admit::Hold(self.hold())
+    }
+
+    fn send_probe(&mut self, now_ms: f64) -> Tag {
+        self.phase = Phase::Probing;
+        self.probe_since = now_ms;
+        self.in_flight += 1;
+        self.probes += 1;
+        self.tag(true)
+    }
+
+    /// One more request is held (a new one, or one whose attempt failed and
+    /// that will wait for the target); the caller inserts it in arrival order
+    /// and then evicts as told.
+    pub fn hold(&mut self) -> Hold {
+        if self.held < self.limits.max_queued {
+            self.held += 1;
+            return Hold::Held;
+        }
+        self.evictions += 1;
+        match self.limits.overflow {
+            Overflow::EvictOldest => Hold::EvictHead,
+            Overflow::RejectNewest => Hold::EvictTail,
+        }
+    }
+
+    /// A held request left on its own (aborted, or out of time or attempts).
+    pub fn left(&mut self) {
+        self.held = self.held.saturating_sub(1);
+    }
+
+    /// The request sent with `tag` failed at `now_ms` in a way that says the
+    /// target is down. Starts a backoff round when the failure is news (see
+    /// the module documentation) and returns whether it did; `hint_ms` (a
+    /// `Retry-After`, negative = none) makes that round wait at least as long.
+    /// The request itself is not held by this: call [`Gate::hold`] if it
+    /// will wait for the target.
+    pub fn failed(&mut self, tag: Tag, hint_ms: f64, now_ms: f64) -> bool {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        let news = match self.phase {
+            Phase::Healthy => tag == self.tag(false),
+            Phase::Probing => tag == self.tag(true),
+            Phase::Waiting | Phase::Open => false,
+        };
+        if news {
+            self.start_round(hint_ms, now_ms);
+        }
+        news
+    }
+
+    /// The request sent with `tag` reached the target. The probe's success
+    /// ends the backoff (the held requests are then released by
+    /// [`Gate::take`]); any other success only frees its concurrency slot —
+    /// a request sent before the outage proves nothing about now.
+    pub fn succeeded(&mut self, tag: Tag) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if self.phase == Phase::Probing && tag == self.tag(true) {
+            self.phase = Phase::Healthy;
+            self.backoff.reset();
+        }
+    }
+
+    /// The request sent with `tag` ended without an outcome (its caller
+    /// aborted it). A cancelled probe says nothing: the gate opens again and
+    /// the next request in line probes.
+    pub fn cancelled(&mut self, tag: Tag) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if self.phase == Phase::Probing && tag == self.tag(true) {
+            self.phase = Phase::Open;
+        }
+    }
+
+    /// Which held request to send at `now_ms`: `Some(tag)` for the head of
+    /// the held list (the caller sends it with that tag, and calls again), or
+    /// `None`. Exactly one probe per round; then, once healthy, the held
+    /// requests in order, up to the concurrency limit.
+    pub fn take(&mut self, now_ms: f64) -> Option<Tag> {
+        self.tick(now_ms);
+        if self.held == 0 {
+            return None;
+        }
+        let tag = match self.phase {
+            Phase::Open => self.send_probe(now_ms),
+            Phase::Healthy if self.in_flight < self.limits.concurrency => {
+                self.in_flight += 1;
+                self.tag(false)
+            }
+            _ => return None,
+        };
+        self.held -= 1;
+        Some(tag)
+    }
+
+    /// When the caller needs a timer to call [`Gate::take`] while anything
+    /// is held: the end of the current wait, or the probe's timeout. `None`
+    /// otherwise (nothing to wake; a request arriving later is checked
+    /// against the clock).
+    pub fn wake_at(&self) -> Option<f64> {
+        if self.held == 0 {
+            return None;
+        }
+        match self.phase {
+            Phase::Waiting => Some(self.until_ms),
+            Phase::Probing if self.limits.probe_timeout_ms < f64::INFINITY => {
+                Some(self.probe_since + self.limits.probe_timeout_ms)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a request whose deadline is `deadline_ms` can still be served
+    /// by waiting: false when the gate will not even wake before it.
+    pub fn can_wait(&self, deadline_ms: f64) -> bool {
+        self.phase != Phase::Waiting || self.until_ms <= deadline_ms
+    }
+
+    /// The current phase (as of the last event; a wait that has run out
+    /// shows as [`Phase::Open`] only once an event has seen the clock).
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    /// Requests held now.
+    pub fn held(&self) -> u32 {
+        self.held
+    }
+    /// Requests sent and not settled.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+    /// Backoff rounds started since construction (the failed probes, plus
+    /// the failures that ended a healthy period).
+    pub fn rounds(&self) -> u32 {
+        self.epoch
+    }
+    /// Probes sent since construction.
+    pub fn probes(&self) -> u64 {
+        self.probes
+    }
+    /// Held requests evicted or refused because the list was full.
+    pub fn evictions(&self) -> u64 {
+        self.evictions
+    }
+    /// Whether the gate has nothing to remember: healthy, nothing held or in
+    /// flight (the caller may drop it; a fresh one behaves the same).
+    pub fn idle(&self) -> bool {
+        self.phase == Phase::Healthy && self.held == 0 && self.in_flight == 0
+    }
+}

@@ -1,0 +1,313 @@
+//! The durable task queue's state machine (the Scheduler–Agent–Supervisor
+//! pattern): what may happen to a task record, and when.
+//!
+//! A record lives in a store outside this crate (memory, IndexedDB, …); this
+//! module only decides. Every transition takes the record and the current
+//! time and returns the new record, or `None` when the transition is not
+//! allowed from that state — the caller then writes the new record with a
+//! compare-and-set, so two instances that decide the same transition at once
+//! cannot both win. The owner of a lock (`lockedBy`, a string) is the
+//! caller's business: the state machine needs only numbers, which keeps it
+//! free of allocation and the wasm boundary plain.
+//!
+//! ```text
+//!            claim (pending, nextAttemptAt <= now)
+//!   pending ───────────────────────────────────────▶ processing
+//!      ▲                                        │  │  │
+//!      │ fail / sweep (failures < maxFailures)  │  │  │ complete (now <= completeBy)
+//!      └────────────────────────────────────────┘  │  ▼
+//!                          fail / sweep (failures  │  processed
+//!                          reach maxFailures),     ▼
+//!                          fail_permanently       error
+//! ```
+//!
+//! The retry delay comes from the calculator ([`Backoff::sample_at`]) with a
+//! generator seeded from the task's own seed and its failure count, so the
+//! delay after failure n is a pure function of the record: any instance that
+//! handles the failure computes the same wait, and nothing but the seed and
+//! the count has to be stored.
+
+use crate::backoff::Backoff;
+use crate::config::{Config, ConfigError};
+use crate::math::MAX_DELAY_MS;
+use crate::rng::seeded_rng;
+
+/// Where a task is in its life. The discriminants are stable: the wasm
+/// boundary passes a state as this number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TaskState {
+    /// Waiting for `next_attempt_at`, then for an instance to claim it.
+    Pending = 0,
+    /// Claimed: an instance runs its handler until `complete_by`.
+    Processing = 1,
+    /// Done (final).
+    Processed = 2,
+    /// Given up: a permanent failure, or `max_failures` failures (final).
+    Error = 3,
+}
+
+impl TaskState {
+    /// The state with discriminant `n`, if any.
+    pub const fn from_u8(n: u8) -> Option<TaskState> {
+        match n {
+            0 => Some(TaskState::Pending),
+            1 => Some(TaskState::Processing),
+            2 => Some(TaskState::Processed),
+            3 => Some(TaskState::Error),
+            _ => None,
+        }
+    }
+
+    /// Whether nothing can happen to the task any more.
+    pub const fn is_final(self) -> bool {
+        matches!(self, TaskState::Processed | TaskState::Error)
+    }
+}
+
+/// The numeric part of a task record (the id, payload and lock owner stay
+/// with the caller). Times are milliseconds on the caller's clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Task {
+    /// Current state.
+    pub state: TaskState,
+    /// Failures so far: handler rejections and expired leases.
+    pub failure_count: u32,
+    /// Pending only: not to be claimed before this time.
+    pub next_attempt_at: f64,
+    /// Processing only: the lease ends here; after it the handler's result
+    /// no longer counts and the supervisor sweep takes the task back.
+    pub complete_by: f64,
+    /// Seeds the retry delays of this task (see [`Queue::retry_delay`]).
+    pub seed: u64,
+}
+
+impl Task {
+    /// A new task, pending and due at once.
+    pub const fn new(now: f64, seed: u64) -> Task {
+        Task {
+            state: TaskState::Pending,
+            failure_count: 0,
+            next_attempt_at: now,
+            complete_by: 0.0,
+            seed,
+        }
+    }
+}
+
+/// What an instance may do with a record at a given time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Due {
+    /// Nothing now: pending but not yet due, processing within its lease, or final.
+    Wait = 0,
+    /// Pending and due: [`Queue::claim`] it.
+    Claim = 1,
+    /// Processing past its lease (the instance crashed, hung or was closed):
+    /// [`Queue::sweep`] it.
+    Sweep = 2,
+}
+
+/// The queue's policy, validated by [`Queue::new`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueConfig {
+    /// How long a claim lasts, in ms: `complete_by = now + lease_ms`. In
+    /// (0, 2^31 − 1]: the JS layer aborts the handler with a timer at
+    /// `complete_by`. Default 30 000.
+    pub lease_ms: f64,
+    /// The failure that makes a task `error` (1 = no retry). Default 5.
+    pub max_failures: u32,
+    /// The retry delays. Its `max_attempts` and `max_elapsed_ms` play no
+    /// part: `max_failures` is the queue's limit. Default [`Config::new`].
+    pub backoff: Config,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl QueueConfig {
+    /// The defaults: 30 s leases, 5 failures, the calculator's default schedule.
+    pub const fn new() -> Self {
+        QueueConfig {
+            lease_ms: 30_000.0,
+            max_failures: 5,
+            backoff: Config::new(),
+        }
+    }
+    /// Sets [`QueueConfig::lease_ms`].
+    pub const fn lease_ms(mut self, ms: f64) -> Self {
+        self.lease_ms = ms;
+        self
+    }
+    /// Sets [`QueueConfig::max_failures`].
+    pub const fn max_failures(mut self, n: u32) -> Self {
+        self.max_failures = n;
+        self
+    }
+    /// Sets [`QueueConfig::backoff`].
+    pub const fn backoff(mut self, cfg: Config) -> Self {
+        self.backoff = cfg;
+        self
+    }
+
+    /// Checks every field; the error names the offending option.
+    pub fn validate(&self) -> Result<(), QueueError> {
+        if !(self.lease_ms > 0.0 && self.lease_ms <= MAX_DELAY_MS) {
+            return Err(QueueError::LeaseMs);
+        }
+        if self.max_failures == 0 {
+            return Err(QueueError::MaxFailures);
+        }
+        self.backoff.validate().map_err(QueueError::Backoff)
+    }
+}
+
+/// A rejected queue option. As with [`ConfigError`], the message starts with
+/// the option's name and the code is stable (the wasm module reports it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueError {
+    /// `lease_ms` / `leaseMs`.
+    LeaseMs,
+    /// `max_failures` / `maxFailures`.
+    MaxFailures,
+    /// An option of the retry schedule.
+    Backoff(ConfigError),
+}
+
+impl QueueError {
+    /// The backoff's own code for [`QueueError::Backoff`] (1…), else 40
+    /// (`LeaseMs`) or 41 (`MaxFailures`): one number space with
+    /// [`ConfigError::code`], so one message table serves both.
+    pub const fn code(self) -> u8 {
+        match self {
+            QueueError::LeaseMs => 40,
+            QueueError::MaxFailures => 41,
+            QueueError::Backoff(e) => e.code(),
+        }
+    }
+
+    /// A message naming the option and the accepted range.
+    pub const fn message(self) -> &'static str {
+        match self {
+            QueueError::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
+            QueueError::MaxFailures => "maxFailures must be an integer >= 1",
+            QueueError::Backoff(e) => e.message(),
+        }
+    }
+}
+
+/// The state machine with its validated policy. Holds no task state: every
+/// method is a pure function of its arguments.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Queue {
+    cfg: QueueConfig,
+}
+
+impl Queue {
+    /// Validates `cfg` (the error names the option).
+    pub fn new(cfg: QueueConfig) -> Result<Queue, QueueError> {
+        cfg.validate()?;
+        Ok(Queue { cfg })
+    }
+
+    /// The validated policy.
+    pub fn config(&self) -> &QueueConfig {
+        &self.cfg
+    }
+
+    /// What may be done with `task` at `now`. A lease is over once `now`
+    /// passes `complete_by` (at `complete_by` itself it still holds), the
+    /// same instant at which [`Queue::complete`] stops accepting.
+    pub fn due(&self, task: &Task, now: f64) -> Due {
+        match task.state {
+            TaskState::Pending if task.next_attempt_at <= now => Due::Claim,
+            TaskState::Processing if now > task.complete_by => Due::Sweep,
+            _ => Due::Wait,
+        }
+    }
+
+    /// pending (due) → processing until `now + lease_ms`.
+    pub fn claim(&self, task: &Task, now: f64) -> Option<Task> {
+        if self.due(task, now) != Due::Claim {
+            return None;
+        }
+        Some(Task {
+            state: TaskState::Processing,
+            complete_by: now + self.cfg.lease_ms,
+            ..*task
+        })
+    }
+
+    /// processing → processed, while the lease holds. After `complete_by`
+    /// the agent has given up: the result is refused and the sweep counts
+    /// the attempt as a failure (handlers must be idempotent).
+    pub fn complete(&self, task: &Task, now: f64) -> Option<Task> {
+        if task.state != TaskState::Processing || now > task.complete_by {
+            return None;
+        }
+        Some(Task {
+            state: TaskState::Processed,
+            ..*task
+        })
+    }
+
+    /// A retryable failure of a processing task (the handler rejected): one
+    /// more failure, then back to pending after the retry delay, or to
+    /// error when the count reaches `max_failures`.
+    pub fn fail(&self, task: &Task, now: f64) -> Option<Task> {
+        if task.state != TaskState::Processing {
+            return None;
+        }
+        let failures = task.failure_count.saturating_add(1);
+        if failures >= self.cfg.max_failures {
+            return Some(Task {
+                state: TaskState::Error,
+                failure_count: failures,
+                ..*task
+            });
+        }
+        Some(Task {
+            state: TaskState::Pending,
+            failure_count: failures,
+            next_attempt_at: now + self.retry_delay(task.seed, failures),
+            ..*task
+        })
+    }
+
+    /// processing → error at once (the handler said the task can never
+    /// succeed). The failure is counted.
+    pub fn fail_permanently(&self, task: &Task) -> Option<Task> {
+        if task.state != TaskState::Processing {
+            return None;
+        }
+        Some(Task {
+            state: TaskState::Error,
+            failure_count: task.failure_count.saturating_add(1),
+            ..*task
+        })
+    }
+
+    /// The supervisor: a processing task whose lease expired counts as a
+    /// failed attempt (see [`Queue::fail`]); anything else is left alone.
+    pub fn sweep(&self, task: &Task, now: f64) -> Option<Task> {
+        if self.due(task, now) != Due::Sweep {
+            return None;
+        }
+        self.fail(task, now)
+    }
+
+    /// The wait after failure `failures` (1 = the first) of the task seeded
+    /// with `seed`: one draw of the delay before retry `failures` from a
+    /// generator seeded with both, so it is reproducible from the record
+    /// alone and differs between tasks and between failures.
+    pub fn retry_delay(&self, seed: u64, failures: u32) -> f64 {
+        // SplitMix64 (inside seeded_rng) scrambles the mixed seed, so
+        // consecutive counts give unrelated streams.
+        let mixed = seed ^ (failures as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        // The config was validated with the queue's, so `new` cannot fail.
+        Backoff::new(self.cfg.backoff, seeded_rng(mixed)).map_or(0.0, |mut b| b.sample_at(failures))
+    }
+}

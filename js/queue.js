@@ -1,0 +1,494 @@
+// The durable task queue (`wasm-backoff/queue`): the Scheduler–Agent–
+// Supervisor pattern over a pluggable state store.
+//
+// The state machine — when a task may be claimed, what a failure does, the
+// retry delay, the failure threshold — is the Rust core's (`RawQueue`); this
+// file holds what is JavaScript's: the store, promises, timers, the abort
+// signal and the events. Every write goes through the store's compare-and-set
+// (`swap`), so two instances (tabs, workers, processes sharing a store) that
+// decide the same transition at once cannot both win: one claims the task,
+// the other moves on.
+import { RawQueue, queue_out } from './wasm_backoff.js';
+import { rawBackoff, memory } from './backoff.js';
+
+const STATES = ['pending', 'processing', 'processed', 'error'];
+const MAX_TIMER = 2147483647;
+// The core's QueueError messages by code (core/tests/queue.rs checks the texts).
+const MSG = { 40: 'leaseMs must be a number > 0 and <= 2147483647', 41: 'maxFailures must be an integer >= 1' };
+
+/**
+ * Thrown (or rejected with) by a handler when the task can never succeed:
+ * the task goes to `error` at once, without retries. Any error with
+ * `permanent: true` counts too (e.g. one made in another realm).
+ */
+export class PermanentError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = 'PermanentError';
+    this.permanent = true;
+  }
+}
+
+/** The event of `processed`, `retry` and `error`: the task record after the transition, and what caused it. */
+export class TaskEvent extends Event {
+  constructor(type, init) {
+    super(type);
+    this.task = init.task;
+    this.error = init.error;
+    this.delayMs = init.delayMs;
+    this.compensationError = init.compensationError;
+  }
+}
+
+const clone = (v) => structuredClone(v);
+
+/**
+ * The default store: records in a Map of this realm (Node, workerd, one page).
+ * Instances that share one MemoryStore object share its tasks; nothing
+ * survives the process. Each method is synchronous inside, so `swap` is
+ * trivially atomic.
+ */
+export class MemoryStore {
+  #map = new Map();
+
+  async add(record) {
+    if (this.#map.has(record.id)) return false;
+    this.#map.set(record.id, clone(record));
+    return true;
+  }
+
+  async get(id) {
+    const r = this.#map.get(id);
+    return r && clone(r);
+  }
+
+  async active() {
+    const out = [];
+    for (const r of this.#map.values()) if (r.state === 'pending' || r.state === 'processing') out.push(clone(r));
+    return out;
+  }
+
+  async swap(expected, next) {
+    const cur = this.#map.get(expected.id);
+    if (!cur || cur.version !== expected.version) return false;
+    this.#map.set(expected.id, clone(next));
+    return true;
+  }
+
+  /** Every record (for inspection and tests). */
+  async list() {
+    return [...this.#map.values()].map(clone);
+  }
+}
+
+/**
+ * Records in IndexedDB (browsers, workers): they survive reloads, crashes and
+ * closed tabs, and every page and worker of the origin that opens the same
+ * database `name` shares them. `swap` reads, compares and writes in ONE
+ * readwrite transaction: IndexedDB runs readwrite transactions over the same
+ * store one at a time, across every page of the origin, so a claim is atomic.
+ * Every method resolves only once its transaction has committed.
+ */
+export class IndexedDBStore {
+  #name;
+  #db;
+
+  /** @param {{ name?: string }} [options] the database name (default 'wasm-backoff-queue') */
+  constructor(options) {
+    const name = options?.name ?? 'wasm-backoff-queue';
+    if (typeof name !== 'string' || !name) throw new TypeError('name must be a non-empty string');
+    this.#name = name;
+  }
+
+  #open() {
+    return (this.#db ??= new Promise((resolve, reject) => {
+      const req = indexedDB.open(this.#name, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore('tasks', { keyPath: 'id' }).createIndex('state', 'state');
+      req.onsuccess = () => {
+        const db = req.result;
+        // Let a newer version (another page upgrading) proceed; reopen on next use.
+        db.onversionchange = () => {
+          db.close();
+          this.#db = undefined;
+        };
+        resolve(db);
+      };
+      req.onerror = () => {
+        this.#db = undefined;
+        reject(req.error);
+      };
+    }));
+  }
+
+  /**
+   * Runs `body(store, fail)` in one transaction; resolves once the
+   * transaction committed. `fail(error)` aborts it and rejects with `error`
+   * (e.g. the DataCloneError of a payload IndexedDB cannot store).
+   */
+  async #tx(mode, body) {
+    const db = await this.#open();
+    const tx = db.transaction('tasks', mode);
+    let failure;
+    const fail = (e) => {
+      failure = e;
+      tx.abort();
+    };
+    const result = body(tx.objectStore('tasks'), fail);
+    await new Promise((resolve, reject) => {
+      tx.oncomplete = resolve;
+      tx.onerror = tx.onabort = () => reject(failure ?? tx.error ?? new DOMException('transaction aborted', 'AbortError'));
+    });
+    return result;
+  }
+
+  add(record) {
+    const out = { added: false };
+    return this.#tx('readwrite', (s, fail) => {
+      // The put is issued from the read's success callback, inside the same
+      // transaction: nothing can write between the two.
+      s.getKey(record.id).onsuccess = (e) => {
+        if (e.target.result !== undefined) return;
+        try {
+          s.put(record);
+          out.added = true;
+        } catch (err) {
+          fail(err);
+        }
+      };
+    }).then(() => out.added);
+  }
+
+  async get(id) {
+    let req;
+    await this.#tx('readonly', (s) => (req = s.get(id)));
+    return req.result;
+  }
+
+  async active() {
+    const reqs = [];
+    await this.#tx('readonly', (s) => {
+      const ix = s.index('state');
+      reqs.push(ix.getAll('pending'), ix.getAll('processing'));
+    });
+    return reqs.flatMap((r) => r.result);
+  }
+
+  swap(expected, next) {
+    const out = { swapped: false };
+    return this.#tx('readwrite', (s, fail) => {
+      // As in add: read, compare and write in one readwrite transaction.
+      s.get(expected.id).onsuccess = (e) => {
+        const cur = e.target.result;
+        if (!cur || cur.version !== expected.version) return;
+        try {
+          s.put(next);
+          out.swapped = true;
+        } catch (err) {
+          fail(err);
+        }
+      };
+    }).then(() => out.swapped);
+  }
+
+  /** Every record (for inspection and tests). */
+  async list() {
+    let req;
+    await this.#tx('readonly', (s) => (req = s.getAll()));
+    return req.result;
+  }
+
+  /** Closes the connection (reopened on next use). */
+  async close() {
+    const db = this.#db;
+    this.#db = undefined;
+    (await db?.catch(() => undefined))?.close();
+  }
+}
+
+function fn(o, key, required) {
+  const f = o[key];
+  if (f === undefined && !required) return undefined;
+  if (typeof f !== 'function') throw new TypeError(`${key} must be a function`);
+  return f;
+}
+
+function number(o, key, dflt, lo, integer, hi = Infinity) {
+  const v = o[key];
+  if (v === undefined) return dflt;
+  const msg = `${key} must be ${integer ? 'an integer' : 'a number'} ${hi < Infinity ? `in [${lo}, ${hi}]` : `>= ${lo}`}`;
+  if (typeof v !== 'number') throw new TypeError(msg);
+  if (!(v >= lo && v <= hi && (!integer || Number.isInteger(v)))) throw new RangeError(msg);
+  return v;
+}
+
+/** 53 random bits (a task's seed, when the options give none). */
+function entropy() {
+  const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
+  return (hi & 0x1fffff) * 2 ** 32 + lo;
+}
+
+/** FNV-1a of a string, for seeding a task from (options seed, task id) reproducibly. */
+function hash(s) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/** A task's seed from the options' seed and its id: the high bits of |seed|, the low 32 xored with a hash of the id. */
+function mix(seed, id) {
+  const s = Math.abs(seed);
+  const lo = s % 2 ** 32;
+  return s - lo + ((lo ^ hash(id)) >>> 0);
+}
+
+const randomId = () => [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+const LEASE_EXPIRED = 'the lease expired (completeBy passed) before the handler settled';
+
+/**
+ * A durable task queue: tasks are records in `store`, claimed atomically by
+ * one instance at a time, run by `handler` within a lease, retried with the
+ * backoff schedule, and given up after `maxFailures`. See queue/index.d.ts.
+ */
+export class TaskQueue extends EventTarget {
+  #raw;
+  #store;
+  #handler;
+  #compensate;
+  #instance;
+  #concurrency;
+  #pollMs;
+  #seed;
+  #running = new Map(); // id -> promise of the run (settles by completeBy at the latest)
+  #started = false;
+  #timer;
+  #ticking; // the promise of the tick in progress
+  #again = false;
+
+  constructor(options) {
+    super();
+    if (options == null || typeof options !== 'object') throw new TypeError('options must be an object');
+    const o = options;
+    this.#handler = fn(o, 'handler', true);
+    this.#compensate = fn(o, 'onCompensate', false);
+    const store = o.store ?? new MemoryStore();
+    for (const m of ['add', 'get', 'active', 'swap']) {
+      if (typeof store?.[m] !== 'function') throw new TypeError(`store must have an ${m}() method (see the TaskStore interface)`);
+    }
+    this.#store = store;
+    if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || !o.instanceId)) {
+      throw new TypeError('instanceId must be a non-empty string');
+    }
+    this.#instance = o.instanceId;
+    this.#concurrency = number(o, 'concurrency', 4, 1, true);
+    this.#pollMs = number(o, 'pollMs', 1000, 1, false, MAX_TIMER);
+    const lease = o.leaseMs === undefined ? 30000 : o.leaseMs;
+    if (typeof lease !== 'number') throw new TypeError(MSG[40]);
+    const maxFailures = o.maxFailures === undefined ? 5 : o.maxFailures;
+    if (typeof maxFailures !== 'number') throw new TypeError(MSG[41]);
+    if (o.backoff != null && typeof o.backoff !== 'object') throw new TypeError('backoff must be an object');
+    // Each task carries its own seed, so the schedule's is not used as is:
+    // a given seed makes every task's seed a function of it and the task id.
+    const backoff = rawBackoff({ ...o.backoff, seed: undefined }, NaN, () => 0);
+    const seed = o.backoff?.seed;
+    if (seed !== undefined) rawBackoff({ seed }, NaN).free(); // validates it (TypeError / RangeError)
+    this.#seed = seed;
+    const raw = new RawQueue(backoff, lease, maxFailures);
+    backoff.free();
+    if (raw.error !== 0) {
+      const code = raw.error;
+      raw.free();
+      throw new RangeError(MSG[code]);
+    }
+    this.#raw = raw;
+  }
+
+  /** This instance's lock owner id (`lockedBy` of the records it claims). */
+  get instanceId() {
+    // Drawn on first use, not in the constructor: workerd forbids random
+    // values at module scope, where a queue may well be made.
+    return (this.#instance ??= randomId());
+  }
+
+  /** The state store. */
+  get store() {
+    return this.#store;
+  }
+
+  /** Whether start() was called and stop() was not. */
+  get running() {
+    return this.#started;
+  }
+
+  /**
+   * Adds a task (pending, due now) and resolves with its id once the store
+   * has it. Enqueueing an id that exists already changes nothing (so a
+   * retried enqueue is idempotent) and resolves with that id too.
+   */
+  async enqueue(payload, options) {
+    let id = options?.id;
+    if (id === undefined) id = `${Date.now().toString(36)}-${randomId()}`;
+    else if (typeof id !== 'string' || !id) throw new TypeError('id must be a non-empty string');
+    const seed = this.#seed === undefined ? entropy() : mix(this.#seed, id);
+    const now = Date.now();
+    await this.#store.add({
+      id,
+      payload,
+      state: 'pending',
+      lockedBy: null,
+      completeBy: 0,
+      failureCount: 0,
+      nextAttemptAt: now,
+      createdAt: now,
+      seed,
+      version: 0,
+      lastError: null,
+    });
+    this.#wake();
+    return id;
+  }
+
+  /** The record of task `id`, or undefined. */
+  get(id) {
+    return this.#store.get(id);
+  }
+
+  /** Starts claiming and sweeping (at once, then every pollMs and whenever a task is due). */
+  start() {
+    if (!this.#started) {
+      this.#started = true;
+      this.#wake();
+    }
+    return this;
+  }
+
+  /**
+   * Stops claiming and sweeping, and resolves once the handlers in flight
+   * have settled (each by its completeBy at the latest); no timer is left.
+   */
+  async stop() {
+    this.#started = false;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.#ticking;
+    await Promise.all(this.#running.values());
+  }
+
+  /** The core's decision `op` about `r` at `now`: for op 0 the Due code, else the new record or undefined. */
+  #step(op, r, now) {
+    const code = this.#raw.step(op, STATES.indexOf(r.state), r.failureCount, r.nextAttemptAt, r.completeBy, r.seed, now);
+    if (op === 0 || code === 0) return op === 0 ? code : undefined;
+    const [state, failureCount, nextAttemptAt, completeBy] = new Float64Array(memory.buffer, queue_out(), 4);
+    return { ...r, state: STATES[state], failureCount, nextAttemptAt, completeBy, version: r.version + 1 };
+  }
+
+  #wake() {
+    if (!this.#started) return;
+    if (this.#ticking) {
+      this.#again = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#ticking = this.#tick()
+      .catch((e) => this.dispatchEvent(new TaskEvent('storeerror', { error: e })))
+      .then((wait) => {
+        this.#ticking = undefined;
+        if (!this.#started) return;
+        if (this.#again) {
+          this.#again = false;
+          return this.#wake();
+        }
+        this.#timer = setTimeout(() => this.#wake(), Math.max(1, Math.min(wait ?? this.#pollMs, MAX_TIMER)));
+      });
+  }
+
+  /** One pass: sweep expired leases, claim due tasks while slots are free; returns ms until the next pass. */
+  async #tick() {
+    const records = await this.#store.active();
+    records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
+    let next = Infinity;
+    for (const r of records) {
+      if (!this.#started) break;
+      const now = Date.now();
+      const due = this.#step(0, r, now);
+      if (due === 2) {
+        // The supervisor: the instance holding the lease crashed, hung or was closed.
+        const n = this.#step(5, r, now);
+        if (await this.#store.swap(r, { ...n, lockedBy: null, lastError: LEASE_EXPIRED })) {
+          if (n.state === 'pending') next = Math.min(next, n.nextAttemptAt);
+          await this.#failed(n, new DOMException(LEASE_EXPIRED, 'TimeoutError'), now);
+        }
+      } else if (due === 1) {
+        if (this.#running.size >= this.#concurrency || this.#running.has(r.id)) continue;
+        const c = this.#step(1, r, now);
+        c.lockedBy = this.instanceId;
+        if (await this.#store.swap(r, c)) {
+          this.#run(c);
+          next = Math.min(next, c.completeBy + 1);
+        }
+      } else if (r.state === 'pending') {
+        next = Math.min(next, r.nextAttemptAt);
+      } else {
+        next = Math.min(next, r.completeBy + 1); // sweep it as soon as its lease is over
+      }
+    }
+    return Math.min(this.#pollMs, next - Date.now());
+  }
+
+  #run(rec) {
+    const ac = new AbortController();
+    let timer;
+    const expired = new Promise((resolve) => {
+      timer = setTimeout(() => {
+        ac.abort(new DOMException(LEASE_EXPIRED, 'TimeoutError'));
+        resolve({ expired: true });
+      }, Math.max(0, rec.completeBy - Date.now()));
+    });
+    const task = clone(rec);
+    const work = (async () => this.#handler(task, { signal: ac.signal, completeBy: rec.completeBy }))().then(
+      () => ({ ok: true }),
+      (error) => ({ error }),
+    );
+    const run = Promise.race([work, expired])
+      .then(async (outcome) => {
+        clearTimeout(timer);
+        // Past completeBy the agent gives up silently: the sweep takes the task back.
+        if (outcome.expired) return;
+        const now = Date.now();
+        if (outcome.ok) {
+          const n = this.#step(2, rec, now);
+          if (n && (await this.#store.swap(rec, { ...n, lockedBy: null }))) this.#emit('processed', { task: n });
+          return;
+        }
+        const permanent = outcome.error?.permanent === true;
+        const n = this.#step(permanent ? 4 : 3, rec, now);
+        if (!n) return;
+        n.lockedBy = null;
+        n.lastError = String(outcome.error?.message ?? outcome.error);
+        if (await this.#store.swap(rec, n)) await this.#failed(n, outcome.error, now);
+      })
+      .catch((e) => this.dispatchEvent(new TaskEvent('storeerror', { task, error: e })))
+      .finally(() => {
+        this.#running.delete(rec.id);
+        this.#wake();
+      });
+    this.#running.set(rec.id, run);
+  }
+
+  /** After a failure was written: `error` (with compensation first) or `retry`. */
+  async #failed(n, error, now) {
+    if (n.state !== 'error') return this.#emit('retry', { task: n, error, delayMs: n.nextAttemptAt - now });
+    let compensationError;
+    try {
+      await this.#compensate?.(clone(n), error);
+    } catch (e) {
+      compensationError = e;
+    }
+    this.#emit('error', { task: n, error, compensationError });
+  }
+
+  #emit(type, init) {
+    this.dispatchEvent(new TaskEvent(type, { ...init, task: clone(init.task) }));
+  }
+}

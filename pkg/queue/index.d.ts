@@ -1,0 +1,185 @@
+// `wasm-backoff/queue`: the calculator and a durable task queue (the
+// Scheduler–Agent–Supervisor pattern). A module of its own: importing
+// 'wasm-backoff' or fetchWithBackoff downloads none of it.
+import type { BackoffOptions } from '../index.js';
+export { Backoff, BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
+
+/** Where a task is: `processed` and `error` are final. */
+export type TaskState = 'pending' | 'processing' | 'processed' | 'error';
+
+/** A task's record, as the store keeps it. Times are `Date.now()` milliseconds. */
+export interface TaskRecord<P = unknown> {
+  id: string;
+  /** What `enqueue` was given (structured-cloneable: IndexedDB stores it). */
+  payload: P;
+  state: TaskState;
+  /** The `instanceId` holding the lease while `processing`; otherwise null. */
+  lockedBy: string | null;
+  /** `processing` only: the lease ends here; then the handler's signal aborts and the sweep takes the task back. */
+  completeBy: number;
+  /** Handler rejections and expired leases so far. */
+  failureCount: number;
+  /** `pending` only: not claimed before this time. */
+  nextAttemptAt: number;
+  createdAt: number;
+  /** Seeds this task's retry delays (the delay after failure n is a function of it and n). */
+  seed: number;
+  /** Incremented by every write; the store's compare-and-set compares it. */
+  version: number;
+  /** The message of the last failure, or null. */
+  lastError: string | null;
+}
+
+/**
+ * Where the records live. Implement it for another backend (a server, SQLite,
+ * Durable Objects…); every method may be async. The queue needs ONE atomic
+ * operation, `swap`: two instances that both read version v and both call
+ * swap must not both succeed.
+ */
+export interface TaskStore {
+  /** Inserts `record` unless its id exists; resolves with whether it was inserted. Must be atomic too (check and insert). */
+  add(record: TaskRecord): Promise<boolean> | boolean;
+  /** The record of `id`, or undefined. */
+  get(id: string): Promise<TaskRecord | undefined> | TaskRecord | undefined;
+  /** Every record whose state is `pending` or `processing` (in any order). */
+  active(): Promise<TaskRecord[]> | TaskRecord[];
+  /**
+   * Compare-and-set: atomically, if the stored record of `expected.id` has
+   * `version === expected.version`, replace it with `next` (whose version is
+   * `expected.version + 1`) and resolve true; otherwise change nothing and
+   * resolve false. Resolve only once the write is durable.
+   */
+  swap(expected: TaskRecord, next: TaskRecord): Promise<boolean> | boolean;
+}
+
+/** The default store: a Map in this realm (Node, workerd, one page). Share one object to share its tasks; nothing survives the process. */
+export class MemoryStore implements TaskStore {
+  constructor();
+  add(record: TaskRecord): Promise<boolean>;
+  get(id: string): Promise<TaskRecord | undefined>;
+  active(): Promise<TaskRecord[]>;
+  swap(expected: TaskRecord, next: TaskRecord): Promise<boolean>;
+  /** Every record (for inspection and tests). */
+  list(): Promise<TaskRecord[]>;
+}
+
+/**
+ * Records in IndexedDB (browsers and workers): they survive reloads, crashes
+ * and closed tabs, and are shared by every page and worker of the origin that
+ * opens the same database. `swap` reads, compares and writes in one readwrite
+ * transaction, which IndexedDB serialises across pages.
+ */
+export class IndexedDBStore implements TaskStore {
+  constructor(options?: {
+    /** The IndexedDB database name (one object store `tasks` inside). @default 'wasm-backoff-queue' */
+    name?: string;
+  });
+  add(record: TaskRecord): Promise<boolean>;
+  get(id: string): Promise<TaskRecord | undefined>;
+  active(): Promise<TaskRecord[]>;
+  swap(expected: TaskRecord, next: TaskRecord): Promise<boolean>;
+  /** Every record (for inspection and tests). */
+  list(): Promise<TaskRecord[]>;
+  /** Closes the connection (reopened on next use). */
+  close(): Promise<void>;
+}
+
+/** What the handler gets besides the task. */
+export interface TaskContext {
+  /** Aborts (reason: a `TimeoutError` DOMException) when `completeBy` passes; the result no longer counts then. */
+  signal: AbortSignal;
+  /** When the lease ends (`Date.now()` ms). */
+  completeBy: number;
+}
+
+export interface TaskQueueOptions<P = unknown> {
+  /**
+   * Does the work; resolve = processed, reject = a retryable failure, reject
+   * with a {@link PermanentError} (or any error with `permanent: true`) =
+   * `error` at once. Must be idempotent: a task whose lease expired mid-run
+   * runs again.
+   */
+  handler: (task: TaskRecord<P>, context: TaskContext) => Promise<unknown> | unknown;
+  /** Where the records live. @default new MemoryStore() */
+  store?: TaskStore;
+  /** How long a claim lasts (ms, in (0, 2^31 − 1]): the handler's deadline, after which the sweep takes the task back. @default 30000 */
+  leaseMs?: number;
+  /** The failure that makes a task `error` (1 = never retry); integer >= 1, or `Infinity`. @default 5 */
+  maxFailures?: number;
+  /**
+   * The retry delays (the calculator's options; `maxAttempts` and `maxElapsedMs`
+   * play no part, `maxFailures` is the limit). With a `seed`, each task's delays
+   * are a function of it and the task id; without one, random per task.
+   * @default {} (the Backoff defaults)
+   */
+  backoff?: BackoffOptions;
+  /** Handlers running at once in this instance; integer >= 1. @default 4 */
+  concurrency?: number;
+  /** The longest time between two passes (claim due tasks, sweep expired leases), in ms, in [1, 2^31 − 1]. @default 1000 */
+  pollMs?: number;
+  /** Runs when a task ends in `error` (permanent failure or `maxFailures`), in the instance that recorded it, before the `error` event. @default undefined */
+  onCompensate?: (task: TaskRecord<P>, error: unknown) => Promise<unknown> | unknown;
+  /** This instance's lock owner id (`lockedBy`). @default 16 random hex digits */
+  instanceId?: string;
+}
+
+/** Thrown by a handler when the task can never succeed: `error` at once, no retry. */
+export class PermanentError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+  readonly permanent: true;
+}
+
+/** The event of `processed`, `retry`, `error` and `storeerror`. */
+export class TaskEvent<P = unknown> extends Event {
+  /** The record after the transition (undefined for some `storeerror`s). */
+  readonly task: TaskRecord<P>;
+  /** `retry`/`error`: what the handler threw, or a `TimeoutError` DOMException for an expired lease; `storeerror`: the store's error. */
+  readonly error: unknown;
+  /** `retry`: ms until the next attempt. */
+  readonly delayMs: number | undefined;
+  /** `error`: what `onCompensate` threw, if it did. */
+  readonly compensationError: unknown;
+}
+
+/** A listener as EventTarget takes it (spelled out: projects without the DOM lib lack the DOM's names for it). */
+export type TaskListener = ((event: Event) => void) | { handleEvent(event: Event): void };
+/** addEventListener's options (idem). */
+export type TaskListenerOptions = boolean | { capture?: boolean; once?: boolean; passive?: boolean; signal?: AbortSignal };
+
+export interface TaskQueueEventMap<P = unknown> {
+  /** The handler resolved within the lease and the record is `processed`. */
+  processed: TaskEvent<P>;
+  /** A failure (rejection or expired lease) sent the task back to `pending` for `delayMs`. */
+  retry: TaskEvent<P>;
+  /** The task ended in `error` (permanent failure, or its `maxFailures`-th failure). */
+  error: TaskEvent<P>;
+  /** The store failed (the queue carries on at the next pass). */
+  storeerror: TaskEvent<P>;
+}
+
+/**
+ * A durable task queue: records in `store`, claimed atomically by one
+ * instance at a time, run by `handler` within a lease, swept back when a
+ * lease expires, retried with the backoff schedule, given up after
+ * `maxFailures`. Every enqueued id ends `processed` or `error`.
+ */
+export class TaskQueue<P = unknown> extends EventTarget {
+  constructor(options: TaskQueueOptions<P>);
+  /** This instance's lock owner id. */
+  readonly instanceId: string;
+  readonly store: TaskStore;
+  /** Whether start() was called and stop() was not. */
+  readonly running: boolean;
+  /** Adds a pending task due now; resolves with its id. An id that exists already is left as it is (idempotent). */
+  enqueue(payload: P, options?: { id?: string }): Promise<string>;
+  /** The record of task `id`. */
+  get(id: string): Promise<TaskRecord<P> | undefined>;
+  /** Starts claiming and sweeping: at once, then every `pollMs` and whenever a task falls due. */
+  start(): this;
+  /** Stops claiming and sweeping; resolves once the handlers in flight settled (by their `completeBy` at the latest). No timer is left. */
+  stop(): Promise<void>;
+  addEventListener<K extends keyof TaskQueueEventMap<P>>(type: K, listener: (event: TaskQueueEventMap<P>[K]) => void, options?: TaskListenerOptions): void;
+  addEventListener(type: string, listener: TaskListener | null, options?: TaskListenerOptions): void;
+  removeEventListener<K extends keyof TaskQueueEventMap<P>>(type: K, listener: (event: TaskQueueEventMap<P>[K]) => void, options?: boolean | { capture?: boolean }): void;
+  removeEventListener(type: string, listener: TaskListener | null, options?: boolean | { capture?: boolean }): void;
+}

@@ -1,0 +1,51 @@
+// A page that runs a TaskQueue over IndexedDBStore for
+// tests/js/queue.chromium.test.mjs, which drives it through window.qt.
+// ?page=<name> names the page; each handler run is reported to the test
+// server (POST /queue-log), which sees every page, including closed ones.
+// Payloads script the handler: { ms } succeeds after ms; { fail: true }
+// always rejects; { hangOn: <page> } hangs in that page (after reporting
+// that it started) and succeeds in any other.
+import { TaskQueue, IndexedDBStore } from '/pkg/queue/index.js';
+
+const page = new URL(location.href).searchParams.get('page') ?? '?';
+const post = (entry) => fetch('/queue-log', { method: 'POST', body: JSON.stringify({ page, ...entry }) });
+const sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+  });
+
+async function handler(task, { signal }) {
+  const p = task.payload;
+  await post({ id: task.id, event: 'start' });
+  if (p.fail) throw new Error(`scripted failure of ${task.id}`);
+  if (p.hangOn === page) return new Promise(() => {}); // this page never finishes it
+  await sleep(p.ms ?? 0, signal);
+  // Completion is reported before the queue records it: a task run twice shows up twice.
+  await post({ id: task.id, event: 'done' });
+}
+
+let queue, store;
+const events = [];
+
+window.qt = {
+  /** Makes the queue (not started) over the IndexedDB database `db`. */
+  make({ db, ...options }) {
+    store = new IndexedDBStore({ name: db });
+    queue = new TaskQueue({ ...options, store, handler, instanceId: `${page}-${Date.now()}` });
+    for (const type of ['processed', 'retry', 'error', 'storeerror']) {
+      queue.addEventListener(type, (e) =>
+        events.push({ type, id: e.task?.id, state: e.task?.state, failures: e.task?.failureCount, error: e.error?.name, message: String(e.error?.message ?? '') }),
+      );
+    }
+  },
+  start: () => void queue.start(),
+  stop: () => queue.stop(),
+  enqueue: async (items) => {
+    for (const [id, payload] of items) await queue.enqueue(payload, { id });
+  },
+  list: () => store.list(),
+  events: () => events,
+};
+document.getElementById('status').textContent = 'ready';
+document.body.dataset.ready = '1';

@@ -1,0 +1,183 @@
+// The durable task queue in real headless Chromium with IndexedDBStore
+// (tests/browser/queue.html): two pages of one origin sharing 200 tasks, a
+// page closed mid-task, reloads, a handler that always fails. Each handler
+// run is POSTed to the test server (/queue-log), so runs in closed and
+// reloaded pages are counted too. In every case every enqueued id must end
+// `processed` or `error`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEMO_ROUTES } from '../../scripts/serve.mjs';
+import { serverAndBrowser } from './browser.mjs';
+
+const log = [];
+function queueLog(url, req, res) {
+  let body = '';
+  req.on('data', (c) => (body += c));
+  req.on('end', () => {
+    log.push({ ...JSON.parse(body), at: Date.now() });
+    res.writeHead(204).end();
+  });
+}
+const ctx = serverAndBrowser({ routes: { ...DEMO_ROUTES, '/queue-log': queueLog } });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const runs = (event, ids) => log.filter((e) => e.event === event && ids.has(e.id));
+
+/** A page of `context` at queue.html?page=<name>, ready, recording console errors. */
+async function openPage(context, name) {
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('console', (m) => m.type() === 'error' && page.problems.push(m.text()));
+  page.on('pageerror', (e) => page.problems.push(String(e)));
+  await page.goto(`${ctx.url}/tests/browser/queue.html?page=${name}`);
+  await page.waitForSelector('body[data-ready="1"]');
+  return page;
+}
+
+/** Polls `page`'s store until every id of `ids` is final; returns the records. */
+async function settled(page, ids, ms = 15_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const recs = (await page.evaluate(() => window.qt.list())).filter((r) => ids.has(r.id));
+    const open = recs.filter((r) => r.state !== 'processed' && r.state !== 'error');
+    if (recs.length === ids.size && open.length === 0) return recs;
+    if (Date.now() > until) assert.fail(`${open.length} of ${ids.size} tasks not final after ${ms} ms (${ids.size - recs.length} missing)`);
+    await sleep(50);
+  }
+}
+
+const counts = (entries, key) => entries.reduce((m, e) => m.set(e[key], (m.get(e[key]) ?? 0) + 1), new Map());
+
+test('two pages of one origin process 200 tasks at once: each completes exactly once', { timeout: 30_000 }, async () => {
+  const context = await ctx.browser.newContext();
+  try {
+    const [a, b] = await Promise.all([openPage(context, 'A'), openPage(context, 'B')]);
+    const options = { db: 'two-pages', leaseMs: 5000, concurrency: 4, pollMs: 50 };
+    for (const p of [a, b]) await p.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
+    const items = Array.from({ length: 200 }, (_, i) => [`t${i}`, { ms: 5 }]);
+    const ids = new Set(items.map(([id]) => id));
+    // Each page enqueues half, both claiming from the first moment.
+    await Promise.all([a.evaluate((it) => window.qt.enqueue(it), items.slice(0, 100)), b.evaluate((it) => window.qt.enqueue(it), items.slice(100))]);
+    const recs = await settled(a, ids);
+    assert.deepEqual(recs.filter((r) => r.state !== 'processed'), [], 'all processed');
+    const done = runs('done', ids);
+    const perId = counts(done, 'id');
+    assert.equal(perId.size, 200, 'every task completed');
+    assert.deepEqual([...perId].filter(([, n]) => n !== 1), [], 'no task completed twice');
+    assert.equal(runs('start', ids).length, 200, 'no handler ran twice');
+    const perPage = counts(done, 'page');
+    assert.ok(perPage.get('A') > 0 && perPage.get('B') > 0, `both pages worked: ${JSON.stringify([...perPage])}`);
+    const events = [...(await a.evaluate(() => window.qt.events())), ...(await b.evaluate(() => window.qt.events()))];
+    assert.equal(events.filter((e) => e.type === 'processed').length, 200, 'one processed event per task, over both pages');
+    assert.deepEqual(events.filter((e) => e.type !== 'processed'), []);
+    await Promise.all([a, b].map((p) => p.evaluate(() => window.qt.stop())));
+    assert.deepEqual([...a.problems, ...b.problems], []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a page closed in the middle of a task: the other page recovers it after completeBy', { timeout: 30_000 }, async () => {
+  const context = await ctx.browser.newContext();
+  try {
+    const options = { db: 'closed-page', leaseMs: 400, backoff: { baseMs: 20, jitter: 'none' }, pollMs: 50 };
+    const a = await openPage(context, 'A');
+    await a.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
+    const items = [['orphan', { hangOn: 'A' }], ...Array.from({ length: 5 }, (_, i) => [`c${i}`, { ms: 5 }])];
+    const ids = new Set(items.map(([id]) => id));
+    await a.evaluate((it) => window.qt.enqueue(it), items);
+    const until = Date.now() + 5000;
+    while (!runs('start', new Set(['orphan'])).length) {
+      assert.ok(Date.now() < until, 'page A never started the orphan task');
+      await sleep(10);
+    }
+    const claimed = await a.evaluate(() => window.qt.list());
+    const orphan = claimed.find((r) => r.id === 'orphan');
+    assert.equal(orphan.state, 'processing');
+    assert.match(orphan.lockedBy, /^A-/);
+    await a.close(); // mid-task: the record stays processing, locked by A
+
+    const b = await openPage(context, 'B');
+    await b.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
+    const recs = await settled(b, ids);
+    const rec = recs.find((r) => r.id === 'orphan');
+    assert.equal(rec.state, 'processed');
+    assert.equal(rec.failureCount, 1, 'the expired lease counted as one failure');
+    const done = runs('done', new Set(['orphan']));
+    assert.deepEqual(done.map((e) => e.page), ['B'], 'completed once, by page B');
+    assert.ok(done[0].at >= orphan.completeBy, 'not before the lease of page A expired');
+    const events = (await b.evaluate(() => window.qt.events())).filter((e) => e.id === 'orphan');
+    assert.deepEqual(events.map((e) => [e.type, e.error ?? null]), [['retry', 'TimeoutError'], ['processed', null]]);
+    assert.deepEqual(recs.filter((r) => r.state !== 'processed'), [], 'nothing lost');
+    await b.evaluate(() => window.qt.stop());
+    assert.deepEqual(b.problems, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a reload: pending tasks persist and resume, one interrupted mid-task is recovered', { timeout: 30_000 }, async () => {
+  const context = await ctx.browser.newContext();
+  try {
+    const options = { db: 'reload', leaseMs: 300, concurrency: 1, backoff: { baseMs: 10 }, pollMs: 50 };
+    const page = await openPage(context, 'R');
+    await page.evaluate((o) => window.qt.make(o), options);
+    const items = Array.from({ length: 20 }, (_, i) => [`r${i}`, { ms: 30 }]);
+    const ids = new Set(items.map(([id]) => id));
+    await page.evaluate((it) => window.qt.enqueue(it), items); // not started: only stored
+
+    await page.reload();
+    await page.waitForSelector('body[data-ready="1"]');
+    await page.evaluate((o) => window.qt.make(o), options);
+    const stored = await page.evaluate(() => window.qt.list());
+    assert.deepEqual(stored.map((r) => r.state), Array(20).fill('pending'), 'the 20 tasks survived the reload');
+    await page.evaluate(() => window.qt.start());
+    const until = Date.now() + 10_000;
+    while (runs('done', ids).length < 5) {
+      assert.ok(Date.now() < until, 'fewer than 5 tasks done');
+      await sleep(5);
+    }
+    await page.reload(); // a handler is (almost certainly) in flight: its record stays processing
+    const doneBefore = runs('done', ids).length;
+    assert.ok(doneBefore < 20, 'the reload came before the end');
+    await page.waitForSelector('body[data-ready="1"]');
+    await page.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
+    const recs = await settled(page, ids);
+    assert.deepEqual(recs.filter((r) => r.state !== 'processed'), [], 'all processed after the reload');
+    const perId = counts(runs('done', ids), 'id');
+    assert.equal(perId.size, 20, 'every task completed');
+    // At-least-once: only a task cut off between its handler's end and the
+    // write of `processed` can complete twice; there is at most one such.
+    assert.ok([...perId.values()].filter((n) => n > 1).length <= 1);
+    await page.evaluate(() => window.qt.stop());
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a handler that always fails: the task ends in error after maxFailures, with the error event', { timeout: 30_000 }, async () => {
+  const context = await ctx.browser.newContext();
+  try {
+    const page = await openPage(context, 'F');
+    await page.evaluate((o) => (window.qt.make(o), window.qt.start()), { db: 'fail', maxFailures: 3, backoff: { baseMs: 20 }, pollMs: 50 });
+    const ids = new Set(['bad', 'good']);
+    await page.evaluate(() => window.qt.enqueue([['bad', { fail: true }], ['good', { ms: 1 }]]));
+    const recs = await settled(page, ids);
+    const bad = recs.find((r) => r.id === 'bad');
+    assert.deepEqual([bad.state, bad.failureCount, bad.lastError], ['error', 3, 'scripted failure of bad']);
+    assert.equal(recs.find((r) => r.id === 'good').state, 'processed');
+    assert.equal(runs('start', new Set(['bad'])).length, 3, 'the handler ran maxFailures times');
+    const events = (await page.evaluate(() => window.qt.events())).filter((e) => e.id === 'bad');
+    assert.deepEqual(events.map((e) => [e.type, e.failures]), [['retry', 1], ['retry', 2], ['error', 3]]);
+    assert.equal(events[2].message, 'scripted failure of bad');
+    // A payload IndexedDB cannot store is refused at enqueue, with the browser's own error.
+    const refused = await page.evaluate(() => window.qt.enqueue([['fn', { f: () => 1 }]]).then(() => 'stored', (e) => e.name));
+    assert.equal(refused, 'DataCloneError');
+    assert.equal((await page.evaluate(() => window.qt.list())).some((r) => r.id === 'fn'), false);
+    await page.evaluate(() => window.qt.stop());
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await context.close();
+  }
+});
