@@ -1,28 +1,96 @@
-// What a browser downloads, per import: the entry (glue + JS, minified) and
-// the .wasm, raw, `gzip -9 -n` (GNU gzip, as servers precompress) and brotli
-// (quality 11). Run after a build: `npm run bench`.
-import { readFileSync } from 'node:fs';
+// 1. Size: what a browser downloads for each library's typical import, raw,
+// `gzip -9 -n` (GNU gzip, as servers precompress) and brotli (node:zlib,
+// quality 11, the maximum).
+//
+// - Ours: the browser entry of pkg/<entry>/ (already a minified ES module,
+//   built by scripts/build.sh) plus every relative module and .wasm it loads
+//   (followed through `import … from './…'` and `new URL('./….wasm',
+//   import.meta.url)`), as served, unbundled.
+// - Peers: a one-line entry importing their main API (peers.mjs), bundled with
+//   esbuild --bundle --minify --format=esm (browser platform).
+//
+//   node bench/size.mjs       prints the table (bench/run.mjs puts it in RESULTS.md)
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { brotliCompressSync, constants } from 'node:zlib';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BENCH, PKG, ROOT, libraries, version, ensurePeers, fmt } from './peers.mjs';
 
-const gzip9 = (file) => execFileSync('gzip', ['-9', '-n', '-c', file]).length;
-const brotli = (file) => brotliCompressSync(readFileSync(file), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
+const gzip9 = (buf) => execFileSync('gzip', ['-9', '-n', '-c'], { input: buf, maxBuffer: 64 << 20 }).length;
+const brotli = (buf) => brotliCompressSync(buf, { params: { [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY } }).length;
 
-const IMPORTS = [
-  { name: "import { Backoff } from 'wasm-backoff/backoff'", dir: 'pkg/backoff', target: 6 * 1024 },
-  { name: "import { fetchWithBackoff } from 'wasm-backoff'", dir: 'pkg', target: 8 * 1024 },
-];
+/** The reference row of the ratio column. */
+export const SIZE_REFERENCE = 'wasm-backoff';
 
-const pad = (s, n) => String(s).padStart(n);
-console.log(`| ${'what the browser downloads'.padEnd(48)} | ${pad('raw B', 7)} | ${pad('gzip -9 B', 9)} | ${pad('brotli B', 8)} | target gzip | ratio |`);
-console.log(`|${'-'.repeat(50)}|${'-'.repeat(8)}:|${'-'.repeat(10)}:|${'-'.repeat(9)}:|------------:|------:|`);
-for (const imp of IMPORTS) {
-  const files = [`${imp.dir}/index.js`, `${imp.dir}/wasm_backoff_bg.wasm`];
-  const t = { raw: 0, gzip: 0, brotli: 0 };
-  for (const f of files) {
-    const r = { raw: readFileSync(f).length, gzip: gzip9(f), brotli: brotli(f) };
-    console.log(`| ${('  ' + f).padEnd(48)} | ${pad(r.raw, 7)} | ${pad(r.gzip, 9)} | ${pad(r.brotli, 8)} | | |`);
-    for (const k in t) t[k] += r[k];
+/** Files a browser fetches starting from `entry` (an ES module of ours). */
+function closure(entry) {
+  const seen = new Set();
+  const visit = (file) => {
+    if (seen.has(file) || !existsSync(file)) return;
+    seen.add(file);
+    if (!file.endsWith('.js') && !file.endsWith('.mjs')) return;
+    const src = readFileSync(file, 'utf8');
+    for (const m of src.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)) visit(resolve(dirname(file), m[1]));
+    for (const m of src.matchAll(/new URL\(\s*["']([^"']+)["']\s*,\s*import\.meta\.url\s*\)/g)) visit(resolve(dirname(file), m[1]));
+  };
+  visit(entry);
+  return [...seen];
+}
+
+/** esbuild bundle of `source` (resolved from bench/), written to `out`. */
+export function bundle(source, out) {
+  execFileSync(join(ROOT, 'node_modules/.bin/esbuild'), ['--bundle', '--minify', '--format=esm', '--log-level=error', `--outfile=${out}`], {
+    cwd: BENCH,
+    input: source,
+    stdio: ['pipe', 'inherit', 'inherit'],
+  });
+  return out;
+}
+
+/**
+ * Measures every library; returns { lines, bundles } where bundles maps a
+ * peer's name to its bundle file (reused by the Chromium cold start).
+ */
+export function sizeSection({ dir = mkdtempSync(join(tmpdir(), 'bench-size-')) } = {}) {
+  const rows = [];
+  const bundles = new Map();
+  for (const lib of libraries()) {
+    let files, parts;
+    if (lib.ours) {
+      files = closure(join(PKG, lib.ours, 'index.js'));
+      parts = files.map((f) => relative(ROOT, f)).join(' + ');
+    } else {
+      const out = bundle(lib.entry, join(dir, `${lib.name.replace(/[@/]/g, '_')}.js`));
+      bundles.set(lib.name, out);
+      files = [out];
+      parts = `esbuild bundle of \`${lib.entry.split('\n')[0]}\` (${lib.name} ${version(lib.name)})`;
+    }
+    const t = { raw: 0, gzip: 0, brotli: 0 };
+    for (const f of files) {
+      const buf = readFileSync(f);
+      t.raw += buf.length;
+      t.gzip += gzip9(buf);
+      t.brotli += brotli(buf);
+    }
+    rows.push({ name: lib.name, ours: !!lib.ours, parts, ...t });
   }
-  console.log(`| ${imp.name.padEnd(48)} | ${pad(t.raw, 7)} | ${pad(t.gzip, 9)} | ${pad(t.brotli, 8)} | ${pad(imp.target, 11)} | ${(t.gzip / imp.target).toFixed(2)} |`);
+  const ref = rows.find((r) => r.name === SIZE_REFERENCE);
+  const lines = [
+    '| library (import) | what is downloaded | raw B | gzip -9 B | brotli B | gzip ratio | brotli ratio |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.ours ? `**${r.name}**` : r.name} | ${r.parts} | ${r.raw} | ${r.gzip} | ${r.brotli} | ${fmt(r.gzip / ref.gzip)} | ${fmt(r.brotli / ref.brotli)} |`,
+    ),
+    '',
+    `Ratios: to \`${SIZE_REFERENCE}\` (\`import { fetchWithBackoff } from 'wasm-backoff'\`, glue + wasm), per compression. Ours are summed per file (each file compressed on its own, as a server sends them); a peer is one bundle. The package's own targets: 6 KiB gzip for \`wasm-backoff/backoff\`, 8 KiB for \`wasm-backoff\`.`,
+  ];
+  return { lines, bundles, rows };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  ensurePeers();
+  console.log(sizeSection().lines.join('\n'));
 }

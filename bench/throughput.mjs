@@ -3,8 +3,12 @@
 // underneath, against a keep-alive `node:http` server on 127.0.0.1 that runs
 // in a separate Node process (this same file, started with --server).
 //
-//   node bench/throughput.mjs     after `npm run build`; installs ky and p-retry
+//   node bench/throughput.mjs     after `npm run build`; installs the peers
 //                                 (bench/'s own dev-dependencies) on first use
+//
+// Contenders: bare fetch, fetchWithBackoff, ky, p-retry around fetch,
+// fetch-retry's wrapped fetch, cockatiel's retry policy (handleAll,
+// ExponentialBackoff, 3 attempts) executing fetch; all with default options.
 //
 // Method: every contender is warmed up, then R rounds; each round runs every
 // contender once, in an order rotated by one each round, so drift hits all of
@@ -19,16 +23,18 @@
 // Options (--name=value): rounds (both modes), seq-rounds, seq (requests per
 // sequential sample), conc-rounds, conc (per concurrent sample), concurrency;
 // modes=sequential,concurrent and only=<contender,...> for a partial run (no
-// THROUGHPUT.md then), e.g. for a CPU profile:
+// THROUGHPUT.md then); out=<file> writes the markdown there instead of
+// bench/THROUGHPUT.md (bench/run.mjs does). E.g. for a CPU profile:
 //   node --cpu-prof bench/throughput.mjs --only=fetchWithBackoff --modes=sequential
-import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import http from 'node:http';
 import os from 'node:os';
 import v8 from 'node:v8';
+import { ensurePeers } from './peers.mjs';
 import vm from 'node:vm';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -71,14 +77,14 @@ async function main() {
   const only = args.get('only')?.split(',');
   const modes = args.get('modes')?.split(',') ?? ['sequential', 'concurrent'];
   const writeMd = !args.has('no-md') && !only && args.get('modes') === undefined;
+  const mdFile = args.get('out') ?? join(BENCH, 'THROUGHPUT.md');
 
-  if (!existsSync(join(BENCH, 'node_modules', 'ky')) || !existsSync(join(BENCH, 'node_modules', 'p-retry'))) {
-    console.error('[throughput] installing ky and p-retry into bench/ …');
-    execFileSync('npm', ['install', '--prefix', BENCH, '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'] });
-  }
-  const [{ default: ky }, { default: pRetry }, { fetchWithBackoff }] = await Promise.all([
+  ensurePeers();
+  const [{ default: ky }, { default: pRetry }, { default: fetchRetry }, { retry, handleAll, ExponentialBackoff }, { fetchWithBackoff }] = await Promise.all([
     import('ky'),
     import('p-retry'),
+    import('fetch-retry'),
+    import('cockatiel'),
     import('wasm-backoff').catch((e) => {
       throw new Error(`cannot import 'wasm-backoff' (build pkg/ first: npm run build): ${e.message}`);
     }),
@@ -103,6 +109,9 @@ async function main() {
     });
     const url = `http://127.0.0.1:${port}/`;
 
+    // Made once, as a user would (fetch-retry wraps fetch; a cockatiel policy is shared).
+    const retryingFetch = fetchRetry(fetch);
+    const policy = retry(handleAll, { maxAttempts: 3, backoff: new ExponentialBackoff() });
     /** Each contender: one request, resolving with the body text. */
     let contenders = [
       ['bare fetch', () => fetch(url).then((r) => r.text())],
@@ -118,6 +127,8 @@ async function main() {
             }),
           ),
       ],
+      ['fetch-retry', () => retryingFetch(url).then((r) => r.text())],
+      ['cockatiel', () => policy.execute(() => fetch(url).then((r) => r.text()))],
     ];
     if (only) contenders = contenders.filter(([name]) => only.includes(name));
     if (!contenders.length) throw new Error(`--only: no such contender`);
@@ -149,7 +160,7 @@ async function main() {
     };
 
     const cpu = os.cpus();
-    const machine = `Machine: ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version} (${os.platform()} ${os.arch()}). Server: node:http, keep-alive, in a separate Node process on 127.0.0.1, answering 200 \`ok\`. Counts: sequential ${SEQ_ROUNDS} rounds × ${SEQ_N} requests per contender, ${CONC} concurrent ${CONC_ROUNDS} rounds × ${CONC_N}; each contender warmed up first; order rotated every round. ky ${pkgVersion('ky')}, p-retry ${pkgVersion('p-retry')} (default options), wasm-backoff ${pkgVersion('wasm-backoff')} (default options).`;
+    const machine = `Machine: ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version} (${os.platform()} ${os.arch()}). Server: node:http, keep-alive, in a separate Node process on 127.0.0.1, answering 200 \`ok\`. Counts: sequential ${SEQ_ROUNDS} rounds × ${SEQ_N} requests per contender, ${CONC} concurrent ${CONC_ROUNDS} rounds × ${CONC_N}; each contender warmed up first; order rotated every round. ky ${pkgVersion('ky')}, p-retry ${pkgVersion('p-retry')}, fetch-retry ${pkgVersion('fetch-retry')}, cockatiel ${pkgVersion('cockatiel')} (default options; cockatiel: handleAll, maxAttempts 3, default ExponentialBackoff), wasm-backoff ${pkgVersion('wasm-backoff')} (default options).`;
     const out = [`# Throughput, first attempt always succeeds`, '', machine, ''];
     console.log(machine + '\n');
     const t0 = Date.now();
@@ -192,7 +203,7 @@ async function main() {
     const tail = `Median req/s: over rounds. Ratio: median over rounds of (contender req/s ÷ bare fetch req/s in the same round); min–max: of those per-round ratios. All contenders call Node's global fetch and read the body with .text(). Took ${took} s, warm-ups included.`;
     out.push(tail, '');
     console.log(tail);
-    if (writeMd) writeFileSync(join(BENCH, 'THROUGHPUT.md'), out.join('\n'));
+    if (writeMd) writeFileSync(mdFile, out.join('\n'));
   } finally {
     stop();
   }

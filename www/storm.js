@@ -11,7 +11,7 @@
 // per client, a function giving the delay before each retry.
 
 /** mulberry32: a tiny seeded PRNG for the network's randomness (not the backoff's). */
-function mulberry32(seed) {
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

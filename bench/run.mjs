@@ -1,0 +1,188 @@
+// The benchmark suite: this package and its peers, measured side by side in
+// one run, written to bench/RESULTS.md.
+//
+//   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
+//   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
+//                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
+//   options: --only=size,cold,throughput,calc,storm,outage   --seeds=<n> (storm)
+//            --outage=<file> (instead of bench/outage.mjs, to test that hook)
+//            --build (run scripts/build.sh first)   --out=<file>
+//
+// Before measuring: builds pkg/ if it is not built, installs bench/'s
+// dev-dependencies (the peers, exact versions) if missing. Sections live in
+// size.mjs, cold.mjs, throughput.mjs (spawned), calc.mjs, storm.mjs (+
+// storm-policies.mjs for our rows, storm-peers.mjs for the peers'), and
+// bench/outage.mjs when it exists (see outageSection).
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join, relative } from 'node:path';
+import { BENCH, ROOT, ensureBuilt, ensurePeers, version, PEER_PACKAGES } from './peers.mjs';
+
+const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
+const QUICK = args.has('quick');
+const ALL = ['size', 'cold', 'throughput', 'calc', 'storm', 'outage'];
+const only = args.get('only')?.split(',') ?? ALL;
+for (const s of only) if (!ALL.includes(s)) throw new RangeError(`--only: unknown section ${s} (one of ${ALL.join(', ')})`);
+const partial = QUICK || args.has('only');
+const OUT = args.get('out') ?? (partial ? join(os.tmpdir(), 'wasm-backoff-RESULTS.md') : join(BENCH, 'RESULTS.md'));
+const log = (m) => process.stderr.write(m + '\n');
+
+const started = new Date();
+const t0 = Date.now();
+const build = ensureBuilt(args.has('build'));
+ensurePeers();
+
+const tmp = mkdtempSync(join(os.tmpdir(), 'wasm-backoff-bench-'));
+const sections = [];
+const timings = [];
+let chromiumVersion;
+const load0 = os.loadavg();
+
+async function section(key, title, fn) {
+  if (!only.includes(key)) return;
+  const s0 = Date.now();
+  log(`[bench] ${title} …`);
+  try {
+    const lines = await fn();
+    if (lines) sections.push(`## ${title}`, '', ...lines, '');
+  } catch (e) {
+    // A failing section is reported, not hidden, and does not stop the others.
+    process.exitCode = 1;
+    log(`[bench] ${title} FAILED: ${e.stack ?? e}`);
+    sections.push(`## ${title}`, '', `**This section failed in this run:** \`${String(e.message ?? e).split('\n')[0]}\``, '');
+  }
+  timings.push(`${key} ${((Date.now() - s0) / 1000).toFixed(0)} s`);
+}
+
+try {
+  let bundles;
+  await section('size', '1. Size: what a browser downloads', async () => {
+    const { sizeSection } = await import('./size.mjs');
+    const r = sizeSection({ dir: tmp });
+    bundles = r.bundles;
+    return r.lines;
+  });
+
+  await section('cold', '2. Cold start: from `import` to the first usable call', async () => {
+    const { cold } = { cold: await import('./cold.mjs') };
+    if (!bundles) bundles = (await import('./size.mjs')).sizeSection({ dir: tmp }).bundles;
+    const n = QUICK ? 2 : 15;
+    const r = await cold.coldSection({ samples: n, browserSamples: n, bundles, libDir: tmp, log });
+    chromiumVersion = r.chromiumVersion;
+    return r.lines;
+  });
+
+  await section('throughput', '3. Wrapper overhead: requests/s when the first attempt succeeds', async () => {
+    const md = join(tmp, 'throughput.md');
+    const extra = QUICK ? ['--rounds=3', '--seq=100', '--conc=500'] : ['--seq-rounds=41', '--conc-rounds=19'];
+    await run(process.execPath, [join(BENCH, 'throughput.mjs'), `--out=${md}`, ...extra]);
+    // Its own file starts with a title; nest its sections under ours.
+    const lines = readFileSync(md, 'utf8').split('\n');
+    while (lines.length && (lines[0].startsWith('# ') || !lines[0].trim())) lines.shift();
+    while (lines.length && !lines[lines.length - 1].trim()) lines.pop();
+    return lines.map((l) => (l.startsWith('## ') ? `#${l}` : l));
+  });
+
+  await section('calc', '4. Calculator: ns per delay', async () => {
+    // In a fresh process: after the other sections this one's heap (playwright,
+    // bundles) made allocation-heavy contenders several times slower.
+    return (await run(process.execPath, [join(BENCH, 'calc.mjs'), String(QUICK ? 3 : 41)], { stdio: ['ignore', 'pipe', 'inherit'] })).split('\n');
+  });
+
+  await section('storm', "5. Retry storm: Brooker's optimistic-concurrency model", async () => {
+    const { stormSection } = await import('./storm.mjs');
+    const seeds = Number(args.get('seeds') ?? (QUICK ? 20 : 400));
+    return (await stormSection({ seeds, log: QUICK ? () => {} : log })).lines;
+  });
+
+  await section('outage', '6. Outage gate (bench/outage.mjs)', outageSection);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+// ------------------------------------------------------------------ header
+chromiumVersion ??= (() => {
+  try {
+    return execFileSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'not found';
+  }
+})();
+const cpus = os.cpus();
+const osName = (() => {
+  try {
+    return /PRETTY_NAME="([^"]+)"/.exec(readFileSync('/etc/os-release', 'utf8'))[1];
+  } catch {
+    return os.type();
+  }
+})();
+const load1 = os.loadavg();
+const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+const header = [
+  '# Benchmarks: wasm-backoff and its peers',
+  '',
+  `Produced by \`${command}\` (bench/run.mjs) on ${started.toISOString().replace(/\.\d+Z$/, 'Z')}, in ${((Date.now() - t0) / 1000).toFixed(0)} s (${timings.join(', ')}).${QUICK ? ' **Quick smoke run: too few samples for the figures to mean anything.**' : ''}`,
+  '',
+  `- Machine: ${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${osName} (${os.platform()} ${os.release()} ${os.arch()})`,
+  `- Node ${process.version}; Chromium ${chromiumVersion.replace(/^Chromium\s*/, '')} (headless, Debian's, via playwright-core ${version('playwright-core')})`,
+  `- Load average (1 min) at the start ${load0[0].toFixed(2)}, at the end ${load1[0].toFixed(2)}: others may share this machine; every comparison is interleaved within the run, so ratios hold up better than absolute figures.`,
+  `- wasm-backoff ${version('wasm-backoff')} from pkg/ (${build}); peers (bench/'s dev-dependencies only): ${PEER_PACKAGES.map((p) => `${p} ${version(p)}`).join(', ')}; esbuild ${version('esbuild')}.`,
+  '',
+  'Every figure is a median over interleaved, repeated samples and comes with its ratio to the reference named under its table; no absolute time stands alone.',
+  '',
+];
+writeFileSync(OUT, [...header, ...sections].join('\n'));
+log(`[bench] wrote ${relative(process.cwd(), OUT) || OUT} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+process.exit(process.exitCode ?? 0);
+
+// ------------------------------------------------------------------ helpers
+/** Runs a child to completion; resolves with its stdout when piped. */
+function run(cmd, argv, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], ...opts });
+    let out = '';
+    p.stdout?.on('data', (d) => (out += d));
+    p.on('error', reject);
+    p.on('exit', (c) => (c === 0 ? resolve(out.trimEnd()) : reject(new Error(`${relative(ROOT, argv[0])} exited with ${c}`))));
+  });
+}
+
+/**
+ * bench/outage.mjs (owned by the outage-gate work) when it exists: imported in
+ * a child process; whatever it prints to stdout is its table. If it prints
+ * nothing on import but exports `table` (or a default function), that is
+ * called with { quick } and the string it returns (or resolves to) is used.
+ * BENCH_QUICK=1 is set in the environment for quick runs.
+ */
+async function outageSection() {
+  const file = args.get('outage') ?? join(BENCH, 'outage.mjs'); // --outage=<file>: to test this hook
+  if (!existsSync(file)) return null; // no section until the file exists
+  const code = `let printed = false;
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = (...a) => { printed = true; return write(...a); };
+const m = await import(${JSON.stringify(new URL(`file://${file}`).href)});
+const f = m.table ?? m.default;
+if (!printed && typeof f === 'function') {
+  const t = await f({ quick: ${QUICK} });
+  if (typeof t === 'string') write(t);
+  else if (Array.isArray(t)) write(t.join('\\n'));
+}`;
+  const out = await new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: ROOT,
+      env: { ...process.env, ...(QUICK ? { BENCH_QUICK: '1' } : {}) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let s = '';
+    const timer = setTimeout(() => p.kill('SIGTERM'), 5 * 60_000);
+    p.stdout.on('data', (d) => (s += d));
+    p.on('error', reject);
+    p.on('exit', (c, sig) => {
+      clearTimeout(timer);
+      c === 0 ? resolve(s) : reject(new Error(`bench/outage.mjs exited with ${c ?? sig}`));
+    });
+  });
+  const text = out.trim();
+  return text ? text.split('\n').map((l) => (/^#{1,2} /.test(l) ? `##${l}` : l)) : ['bench/outage.mjs ran but printed no table.'];
+}
