@@ -39,8 +39,8 @@ MSG[32] = 'seed must be a safe integer';
 
 const oneOf = (key, values) => `${key} must be one of ${values.map((v) => `'${v}'`).join(', ')}`;
 
-/** The index of `o[key]` in `values`; NaN when undefined. */
-function choice(o, key, values) {
+/** The index of `o[key]` in `values`; NaN when undefined (shared with gate.js). */
+export function choice(o, key, values) {
   const v = o[key];
   if (v === undefined) return NaN;
   const i = values.indexOf(v);

@@ -7,11 +7,10 @@
 // Service Workers, workerd, Deno, Bun and Node alike.
 import { RawBudget, retry_after, input_buffer } from './wasm_backoff.js';
 import { rawBackoff, memory } from './backoff.js';
-import { gateOption, fn, ms as positive } from './gate.js';
+import { gateOption, fn, ms as positive, MAX_TIMER } from './gate.js';
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const RETRY_ON = [408, 429, 500, 502, 503, 504];
-const MAX_TIMER = 2147483647;
 const RETRY_ON_MSG = 'retryOn must be an array of integer HTTP statuses (100-599)';
 
 function retryConfig(options, own) {
@@ -157,20 +156,28 @@ async function run(fetchFn, input, init, c) {
     let retry = failed || c.retryOn.has(status);
     let reason = retry ? '' : 'not-retryable';
     if (retry && !idempotent) [retry, reason] = [false, 'not-idempotent'];
-    const verdict = c.shouldRetry?.({ attempt: attempts, status, error, response: res });
-    if (verdict === true) retry = true;
-    else if (verdict === false) [retry, reason] = [false, 'vetoed'];
-    if (retry && !replayable) [retry, reason] = [false, 'not-replayable'];
-    if (ticket) {
-      const hurt = retry || failed || c.retryOn.has(status);
-      let ra = hurt && res ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
-      if (ra > c.maxRetryAfterMs) [retry, reason, ra] = [false, 'retry-after', undefined];
-      if (retry && c.budget && !c.budget.withdraw(Date.now())) [retry, reason] = [false, 'budget'];
-      const why = ticket.settle(hurt, retry, ra);
-      if (why) return finish(retry ? why : !failed && status < 400 ? 'success' : reason);
-      c.onRetry?.({ attempt: attempts, delayMs: ticket.waitMs(), status, error, retryAfterMs: ra });
-      discard(res);
-      continue;
+    // A throwing shouldRetry or onRetry takes the call out of the gate (sent
+    // or held again), or it would hold a slot or sit in the queue forever.
+    try {
+      const verdict = c.shouldRetry?.({ attempt: attempts, status, error, response: res });
+      if (verdict === true) retry = true;
+      else if (verdict === false) [retry, reason] = [false, 'vetoed'];
+      if (retry && !replayable) [retry, reason] = [false, 'not-replayable'];
+      if (ticket) {
+        const hurt = retry || failed || c.retryOn.has(status);
+        let ra = hurt && res ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
+        // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
+        if (ra > c.maxRetryAfterMs) [retry, reason, ra] = [false, 'retry-after', c.maxRetryAfterMs];
+        if (retry && c.budget && !c.budget.withdraw(Date.now())) [retry, reason] = [false, 'budget'];
+        const why = ticket.settle(hurt, retry, ra);
+        if (why) return finish(retry ? why : !failed && status < 400 ? 'success' : reason);
+        c.onRetry?.({ attempt: attempts, delayMs: ticket.waitMs(), status, error, retryAfterMs: ra });
+        discard(res);
+        continue;
+      }
+    } catch (e) {
+      ticket?.cancel();
+      throw e;
     }
     if (!retry) return finish(!failed && status < 400 ? 'success' : reason);
 

@@ -8,12 +8,17 @@
 // holds what only JavaScript can: the promises of held callers in arrival
 // order, their abort listeners and deadline timers, and one wake-up timer
 // per target while anything is held.
+//
+// Written for size (every fetchWithBackoff user downloads it): the op codes
+// are literals with their names in comments (esbuild keeps named constants
+// as variables), state lives in private fields where it can (esbuild
+// shortens those; plain properties keep their names), and each thing is
+// done in one place.
 import { RawGate } from './wasm_backoff.js';
-import { rawBackoff } from './backoff.js';
+import { rawBackoff, choice } from './backoff.js';
 
-const MAX_TIMER = 2147483647;
-// RawGate.op codes (src/gate.rs).
-const ADMIT = 0, FAILED = 1, SUCCEEDED = 2, CANCELLED = 3, HOLD = 4, LEFT = 5, TAKE = 6, WAKE = 7, CAN_WAIT = 8, PHASE = 9, HELD = 10, IN_FLIGHT = 11, ROUNDS = 12, IDLE = 15;
+/** The longest timer delay (shared with fetch.js). */
+export const MAX_TIMER = 2147483647;
 const PHASES = ['healthy', 'backing-off', 'open', 'probing'];
 // workerd cancels a request that waits with nothing pending in its own
 // context (a promise another incoming request will resolve looks hung), and
@@ -23,7 +28,6 @@ const PHASES = ['healthy', 'backing-off', 'open', 'probing'];
 // that armed the gate's timer be gone; so a gate can be shared by incoming
 // requests.
 const POLL = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
-const OVERFLOW = ['evict-oldest', 'reject-newest'];
 
 const named = (key) => (typeof key === 'string' ? key : 'the target');
 
@@ -47,37 +51,27 @@ export class GateTimeoutError extends Error {
   }
 }
 
-function count(o, key, dflt, min) {
+/** `o[key]`, `dflt` when undefined; else a number that passes `ok`, described by `what`. */
+function number(o, key, dflt, ok, what) {
   const v = o[key];
   if (v === undefined) return dflt;
-  const msg = `${key} must be an integer >= ${min} or Infinity`;
+  const msg = `${key} must be ${what}`;
   if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(v === Infinity || (Number.isInteger(v) && v >= min))) throw new RangeError(msg);
+  if (!ok(v)) throw new RangeError(msg);
   return v;
 }
+
+const count = (o, key, dflt, min) =>
+  number(o, key, dflt, (v) => v === Infinity || (Number.isInteger(v) && v >= min), `an integer >= ${min} or Infinity`);
+
+/** An optional number option, > 0 (`min`) or >= 0 (shared with fetch.js). */
+export const ms = (o, key, dflt, min) => number(o, key, dflt, (v) => v > 0 || (!min && v === 0), `a number ${min ? '> 0' : '>= 0'}`);
 
 /** An optional function option (shared with fetch.js). */
 export function fn(o, key) {
   const f = o[key];
   if (f !== undefined && typeof f !== 'function') throw new TypeError(`${key} must be a function`);
   return f;
-}
-
-/** An optional number option, > 0 (`min`) or >= 0 (shared with fetch.js). */
-export function ms(o, key, dflt, min) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be a number ${min ? '> 0' : '>= 0'}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(v > 0 || (!min && v === 0))) throw new RangeError(msg);
-  return v;
-}
-const elapsed = (o) => ms(o, 'maxElapsedMs', Infinity, false);
-
-function signalOf(o) {
-  const s = o.signal;
-  if (s != null && !(typeof AbortSignal !== 'undefined' && s instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
-  return s ?? undefined;
 }
 
 /** The default key of a fetch call: its origin. */
@@ -90,51 +84,58 @@ function origin(input) {
   }
 }
 
-// A dropped slot answers -1 (nothing to send, nothing to wake) to late callers.
+/**
+ * The core's answer (src/gate.rs): 0 admit, 1 failed, 2 succeeded,
+ * 3 cancelled, 4 hold, 5 left, 6 take, 7 wake time (-1 none, -2 idle),
+ * 8 can wait, 9 phase, 10 held, 11 in flight, 12 rounds. A dropped slot
+ * answers -1 (nothing to send, nothing to wake) to late callers.
+ */
 const op = (s, code, a = 0, b = -1) => (s.dead ? -1 : s.raw.op(code, a, b, Date.now()));
+
+/** A timer for the epoch time `at` (ms). */
+const at = (f, t) => setTimeout(f, Math.min(Math.max(0, Math.ceil(t - Date.now())), MAX_TIMER));
 
 /** Supervises targets by key; see index.d.ts for the options. */
 export class Gate {
   #slots = new Map();
   #seq = 0;
   #n = { evictions: 0, rounds: 0, probes: 0, timeouts: 0 };
+  #schedule;
+  #limits;
+  #retryable;
+  #maxAttempts;
+  #maxElapsedMs;
 
   constructor(options) {
-    if (options == null) options = {};
-    else if (typeof options !== 'object') throw new TypeError('gate options must be an object');
-    const o = options;
+    const o = options ?? {};
+    if (typeof o !== 'object') throw new TypeError('gate options must be an object');
     // The rounds' schedule: the backoff options, without the per-call limits
     // (a target is never given up on; its callers are, by their own limits).
-    this.schedule = { ...o, maxAttempts: Infinity, maxElapsedMs: undefined };
-    rawBackoff(this.schedule, NaN, () => 0).free(); // validates now, no entropy at module scope
-    this.maxQueued = count(o, 'maxQueued', 1000, 0);
-    const ov = o.overflow ?? OVERFLOW[0];
-    if (!OVERFLOW.includes(ov)) throw new (typeof ov === 'string' ? RangeError : TypeError)("overflow must be one of 'evict-oldest', 'reject-newest'");
-    this.rejectNewest = ov === OVERFLOW[1];
-    this.concurrency = count(o, 'concurrency', Infinity, 1);
-    this.probeTimeoutMs = ms(o, 'probeTimeoutMs', 30000, true);
+    this.#schedule = { ...o, maxAttempts: Infinity, maxElapsedMs: undefined };
+    rawBackoff(this.#schedule, NaN, () => 0).free(); // validates now, no entropy at module scope
+    this.#limits = [
+      count(o, 'maxQueued', 1000, 0),
+      choice(o.overflow === null ? {} : o, 'overflow', ['evict-oldest', 'reject-newest']) === 1,
+      count(o, 'concurrency', Infinity, 1),
+      ms(o, 'probeTimeoutMs', 30000, true),
+    ];
+    /** The key of a fetch call (read by fetch.js). */
     this.keyOf = fn(o, 'key') ?? origin;
-    this.retryable = fn(o, 'retryable');
-    this.maxAttempts = count(o, 'maxAttempts', 5, 1);
-    this.maxElapsedMs = elapsed(o);
+    this.#retryable = fn(o, 'retryable');
+    this.#maxAttempts = count(o, 'maxAttempts', 5, 1);
+    this.#maxElapsedMs = ms(o, 'maxElapsedMs', Infinity);
   }
 
-  /** The slot of `key`, made on first use and dropped again once idle. */
-  slot(key) {
+  /** The slot of `key`, made on first use and dropped again (by `sync`) once idle. */
+  #slot(key) {
     let s = this.#slots.get(key);
     if (!s) {
-      const raw = new RawGate(rawBackoff(this.schedule), this.maxQueued, this.rejectNewest, this.concurrency, this.probeTimeoutMs);
-      s = { key, raw, queue: [], timer: undefined, at: -1, rounds: 0, gate: this, n: this.#n };
+      const b = rawBackoff(this.#schedule);
+      s = { key, raw: new RawGate(b, ...this.#limits), queue: [], at: -1, rounds: 0, slots: this.#slots, n: this.#n };
+      b.free();
       this.#slots.set(key, s);
     }
     return s;
-  }
-
-  drop(s) {
-    if (this.#slots.get(s.key) !== s) return;
-    s.dead = true;
-    s.raw.free();
-    this.#slots.delete(s.key);
   }
 
   /**
@@ -144,7 +145,8 @@ export class Gate {
    * one more attempt (each failed round it waits through costs one).
    */
   enter(key, signal, deadline, spend) {
-    return new Ticket(this, key, signal, deadline, spend, this.#seq++);
+    // The slot is looked up at the first pass(), not now: an idle one may be gone by then.
+    return new Ticket(() => this.#slot(key), key, signal, deadline, spend, this.#seq++);
   }
 
   /**
@@ -156,9 +158,10 @@ export class Gate {
     if (typeof task !== 'function') throw new TypeError('task must be a function');
     const o = options ?? {};
     if (typeof o !== 'object') throw new TypeError('options must be an object');
-    const signal = signalOf(o);
-    const max = count(o, 'maxAttempts', this.maxAttempts, 1);
-    const limit = o.maxElapsedMs === undefined ? this.maxElapsedMs : elapsed(o);
+    const signal = o.signal ?? undefined;
+    if (signal !== undefined && !(typeof AbortSignal !== 'undefined' && signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
+    const max = count(o, 'maxAttempts', this.#maxAttempts, 1);
+    const limit = ms(o, 'maxElapsedMs', this.#maxElapsedMs);
     if (signal?.aborted) throw signal.reason;
     let used = 0;
     const t = this.enter(key, signal, Date.now() + limit, () => ++used < max);
@@ -174,7 +177,7 @@ export class Gate {
         }
         let hurt = true;
         try {
-          if (this.retryable) hurt = this.retryable(e) !== false;
+          if (this.#retryable) hurt = this.#retryable(e) !== false;
         } catch (thrown) {
           t.settle(true, false); // the ticket is settled whatever `retryable` does
           throw thrown;
@@ -192,7 +195,7 @@ export class Gate {
     let held = 0, inFlight = 0;
     for (const s of this.#slots.values()) {
       held += s.queue.length;
-      inFlight += op(s, IN_FLIGHT);
+      inFlight += op(s, 11 /* in flight */);
     }
     return { ...this.#n, held, inFlight, targets: this.#slots.size };
   }
@@ -201,7 +204,7 @@ export class Gate {
   state(key) {
     const s = this.#slots.get(key);
     if (!s) return { phase: 'healthy', held: 0, inFlight: 0 };
-    return { phase: PHASES[op(s, PHASE)], held: op(s, HELD), inFlight: op(s, IN_FLIGHT) };
+    return { phase: PHASES[op(s, 9 /* phase */)], held: op(s, 10 /* held */), inFlight: op(s, 11 /* in flight */) };
   }
 }
 
@@ -218,22 +221,23 @@ function abortable(p, signal) {
 /**
  * One call's passage through the gate. Also set later: `s` (its slot), `tag`
  * (the core's, while sent), `error` and `why` ('evicted', 'exhausted',
- * 'deadline', 'aborted') once rejected, and while held `waiter` (its
- * promise's callbacks), `timer` (its deadline), `onAbort` and `poll`.
+ * 'deadline', 'aborted') once rejected, and while held `wake` (settles its
+ * promise), `timer` (its deadline), `onAbort` and `poll`.
  */
 class Ticket {
-  state = 'new'; // new | held | go (may send with `tag`) | out (rejected with `error`) | done
+  // 0 new, 1 held, 2 go (may send with `tag`), 3 out (rejected with
+  // `error`), 4 done; literals, as esbuild would keep named constants.
+  state = 0 /* new */;
 
-  constructor(gate, key, signal, deadline, spend, seq) {
-    Object.assign(this, { gate, key, signal, deadline, spend, seq });
+  constructor(slot, key, signal, deadline, spend, seq) {
+    Object.assign(this, { slot, key, signal, deadline, spend, seq });
   }
 
   /** Resolves when the call may be sent; rejects when it must not be (see `why`). */
   pass() {
-    if (this.state === 'new') {
-      // The slot is looked up now, not at enter(): an idle one may be gone.
-      const s = (this.s = this.gate.slot(this.key));
-      const r = op(s, ADMIT);
+    if (this.state === 0 /* new */) {
+      const s = (this.s = this.slot());
+      const r = op(s, 0 /* admit */);
       rounds(s); // (a hung probe may have timed out: a round this call did not wait through)
       if (r >= 0) go(this, r);
       else {
@@ -241,17 +245,15 @@ class Ticket {
         pump(s);
       }
     }
-    if (this.state === 'go') return Promise.resolve();
-    if (this.state === 'out') return Promise.reject(this.error);
     return new Promise((resolve, reject) => {
-      this.waiter = [resolve, reject];
+      const done = (this.wake = () => (this.state === 2 /* go */ ? resolve() : reject(this.error)));
+      if (this.state !== 1 /* held */) return done();
       if (!POLL) return;
       const poll = () => {
-        if (this.state === 'held') pump(this.s);
-        if (this.state === 'go') return resolve();
-        if (this.state === 'out') return reject(this.error);
-        const at = op(this.s, WAKE) - Date.now();
-        this.poll = setTimeout(poll, at > 0 ? Math.min(at, 250) : 25);
+        if (this.state === 1 /* held */) pump(this.s);
+        if (this.state !== 1 /* held */) return done();
+        const ms = op(this.s, 7 /* wake */) - Date.now();
+        this.poll = setTimeout(poll, ms > 0 ? Math.min(ms, 250) : 25);
       };
       poll();
     });
@@ -265,36 +267,39 @@ class Ticket {
    */
   settle(hurt, retry, hintMs) {
     const s = this.s;
-    this.state = 'done';
-    if (!hurt) {
-      op(s, SUCCEEDED, this.tag);
-      pump(s);
-      return 'done';
-    }
-    op(s, FAILED, this.tag, hintMs ?? -1);
-    rounds(s);
-    const why = !retry ? 'done' : !this.spend() ? 'exhausted' : !op(s, CAN_WAIT, this.deadline) ? 'deadline' : '';
-    if (!why) enqueue(this, op(s, HOLD));
+    let why = 'done';
+    this.state = 4 /* done */;
+    if (hurt) {
+      op(s, 1 /* failed */, this.tag, hintMs ?? -1);
+      rounds(s);
+      if (retry) why = !this.spend() ? 'exhausted' : !op(s, 8 /* can wait */, this.deadline) ? 'deadline' : '';
+      if (!why) enqueue(this, op(s, 4 /* hold */));
+    } else op(s, 2 /* succeeded */, this.tag);
     pump(s);
     return why;
   }
 
-  /** The sent call was aborted: it says nothing about the target. */
+  /**
+   * The call ends without an outcome (aborted, or a callback of the caller
+   * threw): it says nothing about the target and leaves the gate, sent or held.
+   */
   cancel() {
-    this.state = 'done';
-    op(this.s, CANCELLED, this.tag);
+    if (this.state === 1 /* held */) out(this, 'aborted', false, null);
+    if (this.state !== 2 /* go */) return;
+    this.state = 4 /* done */;
+    op(this.s, 3 /* cancelled */, this.tag);
     pump(this.s);
   }
 
   /** How long the target's current round still waits, in ms (0 when not waiting). */
   waitMs() {
-    return Math.max(0, op(this.s, WAKE) - Date.now());
+    return Math.max(0, op(this.s, 7 /* wake */) - Date.now());
   }
 }
 
 function go(t, tag) {
   t.tag = tag;
-  t.state = 'go';
+  t.state = 2 /* go */;
   if (tag & 1) t.s.n.probes++;
 }
 
@@ -304,49 +309,51 @@ function enqueue(t, code) {
   let i = q.length;
   while (i > 0 && q[i - 1].seq > t.seq) i--;
   q.splice(i, 0, t);
-  t.state = 'held';
+  t.state = 1 /* held */;
   if (code < -1) {
     t.s.n.evictions++;
     const victim = code === -2 ? q[0] : q[q.length - 1];
-    out(victim, new GateOverflowError(t.key), 'evicted', false);
+    out(victim, 'evicted', false, new GateOverflowError(t.key));
     if (victim === t) return;
   }
-  if (t.signal?.aborted) return out(t, t.signal.reason, 'aborted', true);
-  if (!op(t.s, CAN_WAIT, t.deadline)) return out(t, new GateTimeoutError(t.key, 'deadline'), 'deadline', true);
-  if (t.signal) {
-    t.onAbort = () => out(t, t.signal.reason, 'aborted', true, true);
-    t.signal.addEventListener('abort', t.onAbort, { once: true });
-  }
-  if (t.deadline !== Infinity) {
-    const ms = Math.min(Math.max(0, Math.ceil(t.deadline - Date.now())), MAX_TIMER);
-    t.timer = setTimeout(() => out(t, new GateTimeoutError(t.key, 'deadline'), 'deadline', true, true), ms);
-  }
+  if (t.signal?.aborted) return out(t, 'aborted');
+  if (!op(t.s, 8 /* can wait */, t.deadline)) return out(t, 'deadline');
+  if (t.signal) t.signal.addEventListener('abort', (t.onAbort = () => out(t, 'aborted', true)), { once: true });
+  // (re-armed when the timer was clamped to MAX_TIMER, or fired early)
+  const arm = () => (t.timer = at(() => (Date.now() < t.deadline ? arm() : out(t, 'deadline', true)), t.deadline));
+  if (t.deadline !== Infinity) arm();
 }
 
+/** Lets go of held `t`'s deadline timer and abort listener. */
 function unhook(t) {
   clearTimeout(t.timer);
-  t.timer = undefined;
-  if (t.onAbort) t.signal.removeEventListener('abort', t.onAbort);
-  t.onAbort = undefined;
+  t.signal?.removeEventListener('abort', t.onAbort);
+  t.timer = t.onAbort = undefined;
 }
 
 /**
- * Takes held `t` out of the queue and rejects it; `left` = the core counts
- * it as held; `own` = called from t's own context (its abort or deadline).
+ * Takes held `t` out of the queue and rejects it, `why` being 'evicted'
+ * (the core has not counted it as held), 'aborted', 'deadline' or
+ * 'exhausted'; `own` = called from t's own context (its abort or deadline).
  */
-function out(t, error, why, left, own) {
+function out(t, why, own, error = why === 'aborted' ? t.signal.reason : new GateTimeoutError(t.key, why)) {
   const s = t.s;
   const i = s.queue.indexOf(t);
   if (i < 0) return;
   s.queue.splice(i, 1);
   unhook(t);
-  if (left) op(s, LEFT);
-  if (why === 'deadline' || why === 'exhausted') s.n.timeouts++;
-  Object.assign(t, { state: 'out', error, why });
+  if (why !== 'evicted') op(s, 5 /* left */);
+  s.n.timeouts += why === 'deadline' || why === 'exhausted';
+  Object.assign(t, { state: 3 /* out */, error, why });
   if (own) clearTimeout(t.poll);
-  t.waiter?.[1](error);
-  t.waiter = undefined;
+  wake(t);
   sync(s);
+}
+
+/** Settles held-then-released (or rejected) `t`'s promise. */
+function wake(t) {
+  t.wake?.();
+  t.wake = undefined;
 }
 
 /**
@@ -354,24 +361,23 @@ function out(t, error, why, left, own) {
  * was tried by proxy and spends an attempt.
  */
 function rounds(s) {
-  const r = op(s, ROUNDS);
-  if (r === s.rounds) return;
-  s.n.rounds += (r - s.rounds + 2 ** 31) % 2 ** 31;
+  const r = op(s, 12 /* rounds */);
+  if (r === s.rounds || s.dead) return;
+  s.n.rounds += r - s.rounds;
   s.rounds = r;
   for (const t of [...s.queue]) {
-    if (!t.spend()) out(t, new GateTimeoutError(t.key, 'exhausted'), 'exhausted', true);
-    else if (!op(s, CAN_WAIT, t.deadline)) out(t, new GateTimeoutError(t.key, 'deadline'), 'deadline', true);
+    if (!t.spend()) out(t, 'exhausted');
+    else if (!op(s, 8 /* can wait */, t.deadline)) out(t, 'deadline');
   }
 }
 
 /** Sends whatever the core releases (the probe, or the held calls in order), then syncs the timer. */
 function pump(s) {
-  for (let tag; s.queue.length > 0 && (tag = op(s, TAKE)) >= 0; ) {
+  for (let tag; s.queue.length > 0 && (tag = op(s, 6 /* take */)) >= 0; ) {
     const t = s.queue.shift();
     unhook(t);
     go(t, tag);
-    t.waiter?.[0]();
-    t.waiter = undefined;
+    wake(t);
   }
   rounds(s);
   sync(s);
@@ -379,17 +385,21 @@ function pump(s) {
 
 /** One timer per target, armed exactly while the core wants a wake-up; an idle slot is dropped. */
 function sync(s) {
-  const at = op(s, WAKE);
-  if (at !== s.at) {
+  const t = op(s, 7 /* wake */);
+  if (t !== s.at) {
     clearTimeout(s.timer);
-    s.at = at;
-    s.timer = at < 0 ? undefined : setTimeout(() => {
+    s.at = t;
+    s.timer = t < 0 ? undefined : at(() => {
       s.at = -1;
       s.timer = undefined;
       pump(s);
-    }, Math.min(Math.max(0, Math.ceil(at - Date.now())), MAX_TIMER));
+    }, t);
   }
-  if (op(s, IDLE) === 1) s.gate.drop(s);
+  if (t === -2 && s.slots.get(s.key) === s) {
+    s.dead = true;
+    s.raw.free();
+    s.slots.delete(s.key);
+  }
 }
 
 /** A gate for `run(key, task)` and for the `gate` option of the fetch driver. */
@@ -397,8 +407,8 @@ export function createGate(options) {
   return new Gate(options);
 }
 
-let shared;
 const cached = new WeakMap();
+const DEFAULTS = {}; // the key of the gate shared by `true`
 
 /**
  * The `gate` option of the fetch driver: `own` (withBackoff) makes the
@@ -410,8 +420,8 @@ export function gateOption(g, schedule, own) {
   if (g === undefined || g === false) return undefined;
   if (g instanceof Gate) return g;
   if (g !== true && (g === null || typeof g !== 'object')) throw new TypeError('gate must be a boolean, a Gate from createGate or gate options');
-  if (own) return new Gate(g === true ? schedule : { ...schedule, ...g });
-  if (g === true) return (shared ??= new Gate());
+  if (own) return new Gate({ ...schedule, ...g }); // (`...true` adds nothing)
+  if (g === true) g = DEFAULTS;
   let x = cached.get(g);
   if (!x) cached.set(g, (x = new Gate(g)));
   return x;

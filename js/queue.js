@@ -13,6 +13,8 @@ import { rawBackoff, memory } from './backoff.js';
 
 const STATES = ['pending', 'processing', 'processed', 'error'];
 const MAX_TIMER = 2147483647;
+/** The longest wait between passes while the store keeps failing (unless pollMs is longer). */
+const STORE_ERROR_CAP = 30000;
 // The core's QueueError messages by code (core/tests/queue.rs checks the texts).
 const MSG = { 40: 'leaseMs must be a number > 0 and <= 2147483647', 41: 'maxFailures must be an integer >= 1' };
 
@@ -101,7 +103,12 @@ export class IndexedDBStore {
   }
 
   #open() {
-    return (this.#db ??= new Promise((resolve, reject) => {
+    if (this.#db) return this.#db;
+    // Forgets this connection (the next use opens a new one), unless a newer one replaced it already.
+    const drop = () => {
+      if (this.#db === p) this.#db = undefined;
+    };
+    const p = new Promise((resolve, reject) => {
       const req = indexedDB.open(this.#name, 1);
       req.onupgradeneeded = () => req.result.createObjectStore('tasks', { keyPath: 'id' }).createIndex('state', 'state');
       req.onsuccess = () => {
@@ -109,15 +116,18 @@ export class IndexedDBStore {
         // Let a newer version (another page upgrading) proceed; reopen on next use.
         db.onversionchange = () => {
           db.close();
-          this.#db = undefined;
+          drop();
         };
+        // The browser closed it (site data cleared, storage evicted, disk error).
+        db.onclose = drop;
         resolve(db);
       };
       req.onerror = () => {
-        this.#db = undefined;
+        drop();
         reject(req.error);
       };
-    }));
+    });
+    return (this.#db = p);
   }
 
   /**
@@ -126,8 +136,19 @@ export class IndexedDBStore {
    * (e.g. the DataCloneError of a payload IndexedDB cannot store).
    */
   async #tx(mode, body) {
-    const db = await this.#open();
-    const tx = db.transaction('tasks', mode);
+    let tx;
+    for (let tries = 2; !tx; ) {
+      const p = this.#open();
+      const db = await p;
+      try {
+        tx = db.transaction('tasks', mode);
+      } catch (e) {
+        // A connection closed under us (not every close fires `close`):
+        // forget it and, once, try on a fresh one.
+        if (e?.name !== 'InvalidStateError' || --tries === 0) throw e;
+        if (this.#db === p) this.#db = undefined;
+      }
+    }
     let failure;
     const fail = (e) => {
       failure = e;
@@ -244,6 +265,7 @@ function mix(seed, id) {
 const randomId = () => [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 const LEASE_EXPIRED = 'the lease expired (completeBy passed) before the handler settled';
+const COMPENSATE_LATE = 'onCompensate did not settle within leaseMs';
 
 /**
  * A durable task queue: tasks are records in `store`, claimed atomically by
@@ -258,8 +280,11 @@ export class TaskQueue extends EventTarget {
   #instance;
   #concurrency;
   #pollMs;
+  #leaseMs;
   #seed;
   #running = new Map(); // id -> promise of the run (settles by completeBy at the latest)
+  #compensating = new Set(); // promises of onCompensate runs (each settles within leaseMs)
+  #storeErrors = 0; // consecutive passes the store failed
   #started = false;
   #timer;
   #ticking; // the promise of the tick in progress
@@ -284,6 +309,7 @@ export class TaskQueue extends EventTarget {
     this.#pollMs = number(o, 'pollMs', 1000, 1, false, MAX_TIMER);
     const lease = o.leaseMs === undefined ? 30000 : o.leaseMs;
     if (typeof lease !== 'number') throw new TypeError(MSG[40]);
+    this.#leaseMs = lease; // the core validates it below
     const maxFailures = o.maxFailures === undefined ? 5 : o.maxFailures;
     if (typeof maxFailures !== 'number') throw new TypeError(MSG[41]);
     if (o.backoff != null && typeof o.backoff !== 'object') throw new TypeError('backoff must be an object');
@@ -372,6 +398,8 @@ export class TaskQueue extends EventTarget {
     this.#timer = undefined;
     await this.#ticking;
     await Promise.all(this.#running.values());
+    // Runs that settled just now may have started a compensation.
+    await Promise.all(this.#compensating);
   }
 
   /** The core's decision `op` about `r` at `now`: for op 0 the Due code, else the new record or undefined. */
@@ -391,7 +419,20 @@ export class TaskQueue extends EventTarget {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#ticking = this.#tick()
-      .catch((e) => this.dispatchEvent(new TaskEvent('storeerror', { error: e })))
+      .then(
+        (wait) => {
+          this.#storeErrors = 0;
+          // A custom store may hand back a NaN time: poll as usual then.
+          return Number.isFinite(wait) ? wait : this.#pollMs;
+        },
+        (e) => {
+          this.dispatchEvent(new TaskEvent('storeerror', { error: e }));
+          // A store that is down is not hammered: the wait doubles from
+          // pollMs per consecutive failed pass, up to max(pollMs, 30 s).
+          const n = Math.min(this.#storeErrors++, 31);
+          return Math.min(this.#pollMs * 2 ** n, Math.max(this.#pollMs, STORE_ERROR_CAP));
+        },
+      )
       .then((wait) => {
         this.#ticking = undefined;
         if (!this.#started) return;
@@ -399,7 +440,7 @@ export class TaskQueue extends EventTarget {
           this.#again = false;
           return this.#wake();
         }
-        this.#timer = setTimeout(() => this.#wake(), Math.max(1, Math.min(wait ?? this.#pollMs, MAX_TIMER)));
+        this.#timer = setTimeout(() => this.#wake(), Math.max(1, Math.min(wait, MAX_TIMER)));
       });
   }
 
@@ -417,13 +458,21 @@ export class TaskQueue extends EventTarget {
         const n = this.#step(5, r, now);
         if (await this.#store.swap(r, { ...n, lockedBy: null, lastError: LEASE_EXPIRED })) {
           if (n.state === 'pending') next = Math.min(next, n.nextAttemptAt);
-          await this.#failed(n, new DOMException(LEASE_EXPIRED, 'TimeoutError'), now);
+          this.#failed(n, new DOMException(LEASE_EXPIRED, 'TimeoutError'), now);
         }
       } else if (due === 1) {
         if (this.#running.size >= this.#concurrency || this.#running.has(r.id)) continue;
         const c = this.#step(1, r, now);
         c.lockedBy = this.instanceId;
         if (await this.#store.swap(r, c)) {
+          if (!this.#started) {
+            // stop() came while the claim was being written: no handler may
+            // start now, so the task is given back as it was (no failure
+            // counted). If this write fails, the sweep takes it back once
+            // the lease is over (that counts as a failure).
+            await this.#store.swap(c, { ...r, version: c.version + 1 });
+            break;
+          }
           this.#run(c);
           next = Math.min(next, c.completeBy + 1);
         }
@@ -466,7 +515,7 @@ export class TaskQueue extends EventTarget {
         if (!n) return;
         n.lockedBy = null;
         n.lastError = String(outcome.error?.message ?? outcome.error);
-        if (await this.#store.swap(rec, n)) await this.#failed(n, outcome.error, now);
+        if (await this.#store.swap(rec, n)) this.#failed(n, outcome.error, now);
       })
       .catch((e) => this.dispatchEvent(new TaskEvent('storeerror', { task, error: e })))
       .finally(() => {
@@ -476,16 +525,31 @@ export class TaskQueue extends EventTarget {
     this.#running.set(rec.id, run);
   }
 
-  /** After a failure was written: `error` (with compensation first) or `retry`. */
-  async #failed(n, error, now) {
+  /**
+   * After a failure was written: `retry`, or `error` once `onCompensate`
+   * settled. The compensation runs beside the passes and the handler slots
+   * (user code that hangs must not stop the queue) and is bounded by leaseMs:
+   * past it the `error` event comes with a TimeoutError as
+   * `compensationError`, and stop() no longer waits for it.
+   */
+  #failed(n, error, now) {
     if (n.state !== 'error') return this.#emit('retry', { task: n, error, delayMs: n.nextAttemptAt - now });
-    let compensationError;
-    try {
-      await this.#compensate?.(clone(n), error);
-    } catch (e) {
-      compensationError = e;
-    }
-    this.#emit('error', { task: n, error, compensationError });
+    if (!this.#compensate) return this.#emit('error', { task: n, error });
+    let timer;
+    const late = new Promise((resolve) => {
+      timer = setTimeout(() => resolve({ compensationError: new DOMException(COMPENSATE_LATE, 'TimeoutError') }), this.#leaseMs);
+    });
+    const task = clone(n);
+    const work = (async () => this.#compensate(task, error))().then(
+      () => ({}),
+      (compensationError) => ({ compensationError }),
+    );
+    const done = Promise.race([work, late]).then(({ compensationError }) => {
+      clearTimeout(timer);
+      this.#compensating.delete(done);
+      this.#emit('error', { task: n, error, compensationError });
+    });
+    this.#compensating.add(done);
   }
 
   #emit(type, init) {

@@ -185,7 +185,9 @@ export interface RetryOptions extends BackoffOptions {
    * {@link GateOptions}: with `withBackoff`, a gate of the wrapper's own, timed by
    * these options' schedule unless the object sets its own; with
    * `fetchWithBackoff`, one gate shared by every call given `true` (default
-   * options), or by every call given the same options object. A {@link Gate}
+   * options), or by every call given the same options object (identity, not
+   * contents: an inline `gate: { … }` literal makes a new gate per call, which
+   * supervises nothing; keep the object in a constant). A {@link Gate}
    * from `createGate` is shared by everyone given it. Per-call limits still
    * apply: `maxAttempts` counts the call's own attempts plus each failed round
    * it waited through; `maxElapsedMs` bounds its wait. A held call that runs
@@ -246,9 +248,15 @@ export interface GateOptions extends BackoffOptions {
   maxQueued?: number;
   /** When the queue is full: drop the oldest held call, or refuse the newest; either rejects with {@link GateOverflowError} and counts in `stats().evictions`. @default 'evict-oldest' */
   overflow?: 'evict-oldest' | 'reject-newest';
-  /** Most calls in flight per target (integer >= 1, or `Infinity`); more wait in the queue, in order. The probe is always sent. @default Infinity */
+  /**
+   * Most calls in flight per target (integer >= 1, or `Infinity`); more wait in the queue, in order.
+   * The probe is always sent. So that hung calls cannot hold the queue forever, once nothing has been
+   * sent for `probeTimeoutMs` while calls wait, the calls in flight (all that old) stop counting
+   * against the limit (they still count in `inFlight`; their late failures start no round).
+   * @default Infinity
+   */
   concurrency?: number;
-  /** A probe still unsettled after this many ms counts as failed: the next round starts and another held call probes (the hung one is left to its own timeout). `Infinity` = wait for it. @default 30000 */
+  /** A probe still unsettled after this many ms counts as failed: the next round starts and another held call probes (the hung one is left to its own timeout). Also ends the slots of hung calls (see `concurrency`). `Infinity` = wait for them. @default 30000 */
   probeTimeoutMs?: number;
   /** The target of a fetch call. @default the request URL's origin */
   key?: (input: Request | string | URL, init?: RequestInit) => unknown;

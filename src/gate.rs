@@ -6,7 +6,7 @@
 //! method costs every user its shim and glue.
 
 use crate::RawBackoff;
-use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow, Phase};
+use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow};
 use wasm_backoff_core::DefaultRng;
 use wasm_bindgen::prelude::*;
 
@@ -17,31 +17,27 @@ pub struct RawGate {
     inner: Option<Gate<DefaultRng>>,
 }
 
-/// A count option as u32: NaN and negatives are 0, anything past u32::MAX
+/// A count option as u32: `as` saturates, so anything past u32::MAX
 /// (Infinity included) is "no limit" (js/gate.js has validated them).
 fn count(x: f64) -> u32 {
-    if x >= u32::MAX as f64 {
-        u32::MAX
-    } else {
-        x as u32
-    }
+    x as u32
 }
 
-/// Answers to holding, as numbers: -1 held, -2 evict the head, -3 the tail.
+/// Answers to holding, as numbers: -1 held, -2 evict the head, -3 the tail
+/// (the declaration order of `Hold`).
 fn hold_code(h: Hold) -> f64 {
-    match h {
-        Hold::Held => -1.0,
-        Hold::EvictHead => -2.0,
-        Hold::EvictTail => -3.0,
-    }
+    -1.0 - h as u8 as f64
 }
 
 #[wasm_bindgen]
 impl RawGate {
-    /// Takes over `schedule` (which times the rounds; give it no limits).
+    /// Takes the schedule out of `schedule`, which times the rounds (give
+    /// it no limits); the caller frees the emptied object. Borrowed, not
+    /// moved: a Rust object passed by value costs wasm-bindgen's ownership
+    /// glue, and a copy of the schedule costs code.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        schedule: RawBackoff,
+        schedule: &mut RawBackoff,
         max_queued: f64,
         reject_newest: bool,
         concurrency: f64,
@@ -58,7 +54,7 @@ impl RawGate {
             probe_timeout_ms,
         };
         RawGate {
-            inner: schedule.into_inner().map(|b| Gate::new(b, limits)),
+            inner: schedule.take_inner().map(|b| Gate::new(b, limits)),
         }
     }
 
@@ -66,10 +62,11 @@ impl RawGate {
     /// 0 admit → tag to send with, or a hold code (-1 held, -2 evict head,
     /// -3 evict tail); 1 failed(tag a, Retry-After b or -1) → 1 if a round
     /// started; 2 succeeded(a); 3 cancelled(a); 4 hold → a hold code;
-    /// 5 left; 6 take → tag for the head, or -1; 7 wake time, or -1;
-    /// 8 can wait until deadline a → 1/0; 9 phase (healthy, waiting, open,
-    /// probing); 10 held; 11 in flight; 12 rounds; 13 probes; 14 evictions;
-    /// 15 idle → 1/0.
+    /// 5 left; 6 take → tag for the head, or -1; 7 wake time, or -1 (-2
+    /// when idle: the caller may drop the gate); 8 can wait until deadline
+    /// a → 1/0; 9 phase (healthy, waiting, open, probing); 10 held;
+    /// 11 in flight; 12 rounds. (Probes and evictions are counted by the
+    /// caller, which sees both.)
     pub fn op(&mut self, op: u32, a: f64, b: f64, now_ms: f64) -> f64 {
         let Some(g) = self.inner.as_mut() else {
             return -1.0;
@@ -95,20 +92,13 @@ impl RawGate {
                 0.0
             }
             6 => g.take(now_ms).map_or(-1.0, |t| t as f64),
+            7 if g.idle() => -2.0,
             7 => g.wake_at().unwrap_or(-1.0),
             8 => g.can_wait(a) as u8 as f64,
-            9 => match g.phase() {
-                Phase::Healthy => 0.0,
-                Phase::Waiting => 1.0,
-                Phase::Open => 2.0,
-                Phase::Probing => 3.0,
-            },
+            9 => g.phase() as u8 as f64, // in declaration order
             10 => g.held() as f64,
             11 => g.in_flight() as f64,
             12 => g.rounds() as f64,
-            13 => g.probes() as f64,
-            14 => g.evictions() as f64,
-            15 => g.idle() as u8 as f64,
             _ => -1.0,
         }
     }

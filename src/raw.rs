@@ -337,9 +337,9 @@ impl RawBackoff {
 
 #[cfg(feature = "gate")]
 impl RawBackoff {
-    /// The schedule itself (`None` when the options were rejected), for
-    /// `RawGate`, whose backoff rounds it times.
-    pub(crate) fn into_inner(self) -> Option<Backoff<DefaultRng>> {
-        self.inner
+    /// Takes the schedule out (`None` when the options were rejected, or
+    /// once taken), for `RawGate`, whose backoff rounds it times.
+    pub(crate) fn take_inner(&mut self) -> Option<Backoff<DefaultRng>> {
+        self.inner.take()
     }
 }

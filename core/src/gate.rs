@@ -34,7 +34,8 @@ pub enum Overflow {
     RejectNewest,
 }
 
-/// The answer to holding one more request.
+/// The answer to holding one more request. (The wasm layer answers with
+/// -1 - the declaration order: keep it.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hold {
     /// It joined the held list.
@@ -56,7 +57,8 @@ pub enum Admit {
     Hold(Hold),
 }
 
-/// Where the target stands.
+/// Where the target stands. (The wasm layer answers with the declaration
+/// order: keep it.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     /// Requests pass straight through (up to the concurrency limit).
@@ -81,7 +83,11 @@ pub struct Limits {
     pub concurrency: u32,
     /// A probe unsettled after this long (ms) counts as failed: the next
     /// round starts, so a hung probe cannot hold the target (and everyone
-    /// waiting for it) forever. `f64::INFINITY` = wait for the probe.
+    /// waiting for it) forever. Likewise, once nothing has been sent for
+    /// this long while requests wait for a concurrency slot, the requests in
+    /// flight (all sent at least this long ago) stop occupying their slots,
+    /// so hung requests cannot hold the queue forever either.
+    /// `f64::INFINITY` = wait for them.
     pub probe_timeout_ms: f64,
 }
 
@@ -95,10 +101,18 @@ pub struct Gate<R> {
     phase: Phase,
     until_ms: f64,
     probe_since: f64,
+    /// When the last request was sent (the age of the newest in flight).
+    sent_ms: f64,
     last_delay: f64,
     epoch: u32,
+    /// The epoch started by the last stall: requests sent before it, still
+    /// in flight, are the `stalled` ones.
+    stall_epoch: u32,
+    rounds: u32,
     held: u32,
     in_flight: u32,
+    /// Requests in flight that no longer count against `concurrency`.
+    stalled: u32,
     evictions: u64,
     probes: u64,
 }
@@ -114,10 +128,14 @@ impl<R: Rng> Gate<R> {
             phase: Phase::Healthy,
             until_ms: 0.0,
             probe_since: 0.0,
+            sent_ms: 0.0,
             last_delay: 0.0,
             epoch: 0,
+            stall_epoch: 0,
+            rounds: 0,
             held: 0,
             in_flight: 0,
+            stalled: 0,
             evictions: 0,
             probes: 0,
         }
@@ -128,15 +146,55 @@ impl<R: Rng> Gate<R> {
     }
 
     /// A waiting gate whose time has come opens (the next send is a probe);
-    /// a probe out for longer than the probe timeout has failed.
+    /// a probe out for longer than the probe timeout has failed; healthy
+    /// requests held for a slot while nothing was sent for the probe
+    /// timeout stall the requests in flight (see [`Limits::probe_timeout_ms`]).
     fn tick(&mut self, now_ms: f64) {
-        if self.phase == Phase::Waiting && now_ms >= self.until_ms {
-            self.phase = Phase::Open;
-        } else if self.phase == Phase::Probing
-            && now_ms >= self.probe_since + self.limits.probe_timeout_ms
-        {
-            self.start_round(-1.0, now_ms);
+        let late = now_ms >= self.wait_end();
+        match self.phase {
+            Phase::Waiting if now_ms >= self.until_ms => self.phase = Phase::Open,
+            Phase::Probing if late => self.start_round(-1.0, now_ms),
+            // A new epoch tells the stalled requests from later ones when
+            // they settle; their failures are then stale (they were sent
+            // before the requests that now test the target).
+            Phase::Healthy if late && self.held > 0 && self.full() => {
+                self.epoch = (self.epoch + 1) & EPOCH_MASK;
+                self.stall_epoch = self.epoch;
+                self.stalled = self.in_flight;
+            }
+            _ => {}
         }
+    }
+
+    /// The end of the probe's, or the stall's, timeout.
+    fn wait_end(&self) -> f64 {
+        let since = if self.phase == Phase::Probing {
+            self.probe_since
+        } else {
+            self.sent_ms
+        };
+        since + self.limits.probe_timeout_ms
+    }
+
+    /// Whether the requests in flight (the stalled ones aside) fill `concurrency`.
+    fn full(&self) -> bool {
+        self.in_flight.saturating_sub(self.stalled) >= self.limits.concurrency
+    }
+
+    /// A sent request (`tag`) settled: it leaves the in-flight count, and
+    /// the stalled one if it was sent before the last stall.
+    fn settle(&mut self, tag: Tag) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        let age = self.stall_epoch.wrapping_sub(tag >> 1) & EPOCH_MASK;
+        if age != 0 && age < 1 << 30 && self.stalled > 0 {
+            self.stalled -= 1;
+        }
+    }
+
+    fn send(&mut self, probe: bool, now_ms: f64) -> Tag {
+        self.in_flight += 1;
+        self.sent_ms = now_ms;
+        self.tag(probe)
     }
 
     /// The next backoff round, from `now_ms`: a new epoch, so that whatever
@@ -148,6 +206,7 @@ impl<R: Rng> Gate<R> {
             delay = self.backoff.with_hint(delay, hint_ms);
         }
         self.epoch = (self.epoch + 1) & EPOCH_MASK;
+        self.rounds = self.rounds.wrapping_add(1);
         self.until_ms = now_ms + delay;
         self.phase = Phase::Waiting;
     }
@@ -158,9 +217,8 @@ impl<R: Rng> Gate<R> {
     pub fn admit(&mut self, now_ms: f64) -> Admit {
         self.tick(now_ms);
         if self.held == 0 {
-            if self.phase == Phase::Healthy && self.in_flight < self.limits.concurrency {
-                self.in_flight += 1;
-                return Admit::Send(self.tag(false));
+            if self.phase == Phase::Healthy && !self.full() {
+                return Admit::Send(self.send(false, now_ms));
             }
             if self.phase == Phase::Open {
                 return Admit::Send(self.send_probe(now_ms));
@@ -172,9 +230,8 @@ impl<R: Rng> Gate<R> {
     fn send_probe(&mut self, now_ms: f64) -> Tag {
         self.phase = Phase::Probing;
         self.probe_since = now_ms;
-        self.in_flight += 1;
         self.probes += 1;
-        self.tag(true)
+        self.send(true, now_ms)
     }
 
     /// One more request is held (a new one, or one whose attempt failed and
@@ -204,7 +261,7 @@ impl<R: Rng> Gate<R> {
     /// The request itself is not held by this: call [`Gate::hold`] if it
     /// will wait for the target.
     pub fn failed(&mut self, tag: Tag, hint_ms: f64, now_ms: f64) -> bool {
-        self.in_flight = self.in_flight.saturating_sub(1);
+        self.settle(tag);
         let news = match self.phase {
             Phase::Healthy => tag == self.tag(false),
             Phase::Probing => tag == self.tag(true),
@@ -221,7 +278,7 @@ impl<R: Rng> Gate<R> {
     /// [`Gate::take`]); any other success only frees its concurrency slot —
     /// a request sent before the outage proves nothing about now.
     pub fn succeeded(&mut self, tag: Tag) {
-        self.in_flight = self.in_flight.saturating_sub(1);
+        self.settle(tag);
         if self.phase == Phase::Probing && tag == self.tag(true) {
             self.phase = Phase::Healthy;
             self.backoff.reset();
@@ -232,7 +289,7 @@ impl<R: Rng> Gate<R> {
     /// aborted it). A cancelled probe says nothing: the gate opens again and
     /// the next request in line probes.
     pub fn cancelled(&mut self, tag: Tag) {
-        self.in_flight = self.in_flight.saturating_sub(1);
+        self.settle(tag);
         if self.phase == Phase::Probing && tag == self.tag(true) {
             self.phase = Phase::Open;
         }
@@ -249,10 +306,7 @@ impl<R: Rng> Gate<R> {
         }
         let tag = match self.phase {
             Phase::Open => self.send_probe(now_ms),
-            Phase::Healthy if self.in_flight < self.limits.concurrency => {
-                self.in_flight += 1;
-                self.tag(false)
-            }
+            Phase::Healthy if !self.full() => self.send(false, now_ms),
             _ => return None,
         };
         self.held -= 1;
@@ -260,18 +314,17 @@ impl<R: Rng> Gate<R> {
     }
 
     /// When the caller needs a timer to call [`Gate::take`] while anything
-    /// is held: the end of the current wait, or the probe's timeout. `None`
-    /// otherwise (nothing to wake; a request arriving later is checked
-    /// against the clock).
+    /// is held: the end of the current wait, the probe's timeout, or the
+    /// stall timeout of a full gate. `None` otherwise (nothing to wake; a
+    /// request arriving later is checked against the clock).
     pub fn wake_at(&self) -> Option<f64> {
-        if self.held == 0 {
-            return None;
-        }
+        let end = self.wait_end();
         match self.phase {
+            _ if self.held == 0 => None,
             Phase::Waiting => Some(self.until_ms),
-            Phase::Probing if self.limits.probe_timeout_ms < f64::INFINITY => {
-                Some(self.probe_since + self.limits.probe_timeout_ms)
-            }
+            _ if end == f64::INFINITY => None,
+            Phase::Probing => Some(end),
+            Phase::Healthy if self.full() => Some(end),
             _ => None,
         }
     }
@@ -291,14 +344,14 @@ impl<R: Rng> Gate<R> {
     pub fn held(&self) -> u32 {
         self.held
     }
-    /// Requests sent and not settled.
+    /// Requests sent and not settled (the stalled ones included).
     pub fn in_flight(&self) -> u32 {
         self.in_flight
     }
     /// Backoff rounds started since construction (the failed probes, plus
-    /// the failures that ended a healthy period).
+    /// the failures that ended a healthy period; wrapping).
     pub fn rounds(&self) -> u32 {
-        self.epoch
+        self.rounds
     }
     /// Probes sent since construction.
     pub fn probes(&self) -> u64 {

@@ -281,3 +281,47 @@ fn a_hung_probe_times_out_into_the_next_round() {
     assert_eq!(g.phase(), Phase::Healthy);
     assert_eq!(g.in_flight(), 0);
 }
+
+#[test]
+fn hung_requests_stop_occupying_their_slots_after_the_probe_timeout() {
+    let mut g = gate_with(100, Overflow::EvictOldest, 1);
+    let hung = send(&mut g, 0.0);
+    // Held behind the hung request, with a timer for its stall.
+    assert_eq!(g.admit(10.0), Admit::Hold(Hold::Held));
+    assert_eq!(g.wake_at(), Some(1000.0));
+    assert_eq!(drain(&mut g, 999.0).len(), 0);
+    let b = drain(&mut g, 1000.0);
+    assert_eq!((b.len(), g.in_flight(), g.rounds()), (1, 2, 0));
+    // The limit still holds for the requests sent since: C waits for B...
+    assert_eq!(g.admit(1001.0), Admit::Hold(Hold::Held));
+    assert_eq!(g.wake_at(), Some(2000.0));
+    g.succeeded(b[0]);
+    let c = drain(&mut g, 1002.0);
+    assert_eq!(c.len(), 1);
+    // ...and when the hung one settles at last, it frees no slot twice: D waits for C.
+    g.succeeded(hung);
+    assert_eq!(g.admit(1003.0), Admit::Hold(Hold::Held));
+    assert_eq!(drain(&mut g, 1003.0).len(), 0);
+    g.succeeded(c[0]);
+    assert_eq!(drain(&mut g, 1004.0).len(), 1);
+    // Without anything held, no stall timer.
+    let mut g = gate_with(100, Overflow::EvictOldest, 1);
+    send(&mut g, 0.0);
+    assert_eq!(g.wake_at(), None);
+    // With an infinite timeout, no stall either (but the rounds still end).
+    let cfg = Config::new().base_ms(100.0).jitter(Jitter::None);
+    let mut g = Gate::new(
+        Backoff::new(cfg, seeded_rng(1)).unwrap(),
+        Limits {
+            max_queued: 100,
+            overflow: Overflow::EvictOldest,
+            concurrency: 1,
+            probe_timeout_ms: f64::INFINITY,
+        },
+    );
+    let a = send(&mut g, 0.0);
+    assert_eq!(g.admit(0.0), Admit::Hold(Hold::Held));
+    assert_eq!((g.wake_at(), drain(&mut g, 1e12).len()), (None, 0));
+    g.failed(a, -1.0, 0.0);
+    assert_eq!(g.wake_at(), Some(100.0));
+}

@@ -115,9 +115,19 @@ export interface TaskQueueOptions<P = unknown> {
   backoff?: BackoffOptions;
   /** Handlers running at once in this instance; integer >= 1. @default 4 */
   concurrency?: number;
-  /** The longest time between two passes (claim due tasks, sweep expired leases), in ms, in [1, 2^31 − 1]. @default 1000 */
+  /**
+   * The longest time between two passes (claim due tasks, sweep expired leases), in ms, in [1, 2^31 − 1].
+   * While the store keeps failing, the wait doubles per failed pass from `pollMs` up to max(`pollMs`, 30 s).
+   * @default 1000
+   */
   pollMs?: number;
-  /** Runs when a task ends in `error` (permanent failure or `maxFailures`), in the instance that recorded it, before the `error` event. @default undefined */
+  /**
+   * Runs when a task ends in `error` (permanent failure or `maxFailures`), in
+   * the instance that recorded it, beside the queue's passes (a slow one holds
+   * nothing up). The `error` event follows once it settled, or after `leaseMs`
+   * with a `TimeoutError` DOMException as `compensationError` if it had not.
+   * @default undefined
+   */
   onCompensate?: (task: TaskRecord<P>, error: unknown) => Promise<unknown> | unknown;
   /** This instance's lock owner id (`lockedBy`). @default 16 random hex digits */
   instanceId?: string;
@@ -131,15 +141,18 @@ export class PermanentError extends Error {
 
 /** The event of `processed`, `retry`, `error` and `storeerror`. */
 export class TaskEvent<P = unknown> extends Event {
-  /** The record after the transition (undefined for some `storeerror`s). */
-  readonly task: TaskRecord<P>;
+  /** The record after the transition; for `storeerror`, the task being written, or undefined when a pass failed. */
+  readonly task: TaskRecord<P> | undefined;
   /** `retry`/`error`: what the handler threw, or a `TimeoutError` DOMException for an expired lease; `storeerror`: the store's error. */
   readonly error: unknown;
   /** `retry`: ms until the next attempt. */
   readonly delayMs: number | undefined;
-  /** `error`: what `onCompensate` threw, if it did. */
+  /** `error`: what `onCompensate` threw, if it did (a `TimeoutError` DOMException if it ran past `leaseMs`). */
   readonly compensationError: unknown;
 }
+
+/** A `processed`, `retry` or `error` event: it always has the task. */
+export type TaskOutcomeEvent<P = unknown> = TaskEvent<P> & { readonly task: TaskRecord<P> };
 
 /** A listener as EventTarget takes it (spelled out: projects without the DOM lib lack the DOM's names for it). */
 export type TaskListener = ((event: Event) => void) | { handleEvent(event: Event): void };
@@ -148,12 +161,12 @@ export type TaskListenerOptions = boolean | { capture?: boolean; once?: boolean;
 
 export interface TaskQueueEventMap<P = unknown> {
   /** The handler resolved within the lease and the record is `processed`. */
-  processed: TaskEvent<P>;
+  processed: TaskOutcomeEvent<P>;
   /** A failure (rejection or expired lease) sent the task back to `pending` for `delayMs`. */
-  retry: TaskEvent<P>;
+  retry: TaskOutcomeEvent<P>;
   /** The task ended in `error` (permanent failure, or its `maxFailures`-th failure). */
-  error: TaskEvent<P>;
-  /** The store failed (the queue carries on at the next pass). */
+  error: TaskOutcomeEvent<P>;
+  /** The store failed (the queue carries on at the next pass, later each time while it keeps failing). */
   storeerror: TaskEvent<P>;
 }
 
@@ -176,7 +189,12 @@ export class TaskQueue<P = unknown> extends EventTarget {
   get(id: string): Promise<TaskRecord<P> | undefined>;
   /** Starts claiming and sweeping: at once, then every `pollMs` and whenever a task falls due. */
   start(): this;
-  /** Stops claiming and sweeping; resolves once the handlers in flight settled (by their `completeBy` at the latest). No timer is left. */
+  /**
+   * Stops claiming and sweeping; resolves once the handlers in flight settled
+   * (by their `completeBy` at the latest) and so did the `onCompensate` calls
+   * (or `leaseMs` passed). A task claimed while stop() was called is given
+   * back (pending, no failure counted) without running. No timer is left.
+   */
   stop(): Promise<void>;
   addEventListener<K extends keyof TaskQueueEventMap<P>>(type: K, listener: (event: TaskQueueEventMap<P>[K]) => void, options?: TaskListenerOptions): void;
   addEventListener(type: string, listener: TaskListener | null, options?: TaskListenerOptions): void;

@@ -28,6 +28,20 @@ async function handler(task, { signal }) {
 let queue, store;
 const events = [];
 
+// Every IndexedDB connection the page opens, and how many the browser closed
+// ('close' fires only when the browser, not a script, closes one).
+const connections = [];
+let closes = 0;
+const open = indexedDB.open.bind(indexedDB);
+indexedDB.open = (...args) => {
+  const req = open(...args);
+  req.addEventListener('success', () => {
+    connections.push(req.result);
+    req.result.addEventListener('close', () => closes++);
+  });
+  return req;
+};
+
 window.qt = {
   /** Makes the queue (not started) over the IndexedDB database `db`. */
   make({ db, ...options }) {
@@ -46,6 +60,9 @@ window.qt = {
   },
   list: () => store.list(),
   events: () => events,
+  closes: () => closes,
+  /** Closes every connection opened so far, as a script can (no 'close' event). */
+  closeConnections: () => connections.forEach((db) => db.close()),
 };
 document.getElementById('status').textContent = 'ready';
 document.body.dataset.ready = '1';

@@ -71,8 +71,9 @@ test('50 calls in flight, origin down for a while: one probe per round, all succ
   const downs = log.filter((r) => r.down);
   const probesWhileDown = downs.length - 50;
   // The 50 first tries fail together: one round, not 50; then exactly one
-  // probe per round while down, and one more that succeeds.
-  assert.equal(probesWhileDown, 4);
+  // probe per round while down (a gate sending more per round would have
+  // used up the outage in fewer rounds), and one more that succeeds.
+  assert.equal(st.rounds, 1 + probesWhileDown, 'one round for the first tries, one per failed probe');
   assert.equal(st.probes, probesWhileDown + 1);
   assert.equal(st.rounds, st.probes, 'each round sent exactly one probe');
   assert.equal(log.length, 50 + st.probes + 49, 'after recovery, each held call is sent once');
@@ -107,7 +108,9 @@ test('without the gate, the same outage sees every call retry on its own', async
 async function overflowRun(overflow) {
   const p = path(`overflow-${overflow}`);
   let down = true;
-  outage(p, () => down);
+  // The first failure asks for a 1 s round, so that it cannot end (and call
+  // 0 probe) before the queue is checked, however loaded the machine.
+  srv.script(p, (req, n) => (down ? { status: 503, headers: n ? {} : { 'retry-after': '1' } } : { status: 200, body: new URL(req.url, 'http://x').searchParams.get('i') }));
   const gate = createGate({ ...ROUNDS, baseMs: 30, maxQueued: 5, overflow });
   const gated = withBackoff(fetch, { gate, maxAttempts: Infinity });
   const results = [];
@@ -312,4 +315,97 @@ test('fetchWithBackoff({ gate: true }) shares one gate across calls; bad options
   await assert.rejects(gate.run('k', 'not a function'), (e) => e instanceof TypeError && /^task/.test(e.message));
   await assert.rejects(gate.run('k', async () => 1, { maxAttempts: 0 }), (e) => e instanceof RangeError && /^maxAttempts/.test(e.message));
   await assert.rejects(gate.run('k', async () => 1, { signal: {} }), (e) => e instanceof TypeError && /^signal/.test(e.message));
+});
+
+test('a throwing shouldRetry or onRetry takes its call out of the gate: no slot or queue place left behind', async () => {
+  const before = timers();
+  const bug = new Error('bug in a callback');
+  // shouldRetry throws after the attempt: the call leaves, and with
+  // concurrency 1 the next call is not blocked behind it.
+  const p = path('throws-should');
+  srv.script(p, [{ status: 503 }, { status: 200, body: 'ok' }]);
+  const g1 = createGate({ ...ROUNDS, concurrency: 1 });
+  let throws = true;
+  const a = withBackoff(fetch, { gate: g1, shouldRetry: () => { if (throws) throw bug; } });
+  await assert.rejects(a(`${srv.url}${p}`), (e) => e === bug);
+  assert.deepEqual(g1.state(srv.url), { phase: 'healthy', held: 0, inFlight: 0 });
+  throws = false;
+  assert.equal(await (await a(`${srv.url}${p}`)).text(), 'ok');
+  // onRetry throws once the call is held again: it leaves the queue, so the
+  // next call probes when the round ends (not after probeTimeoutMs).
+  const q = path('throws-onretry');
+  srv.script(q, [{ status: 503 }, { status: 200, body: 'ok' }]);
+  const g2 = createGate(ROUNDS);
+  const b = withBackoff(fetch, { gate: g2, onRetry: () => { throw bug; } });
+  await assert.rejects(b(`${srv.url}${q}`), (e) => e === bug);
+  assert.deepEqual(g2.state(srv.url), { phase: 'backing-off', held: 0, inFlight: 0 });
+  assert.equal(await (await withBackoff(fetch, { gate: g2 })(`${srv.url}${q}`)).text(), 'ok');
+  assert.equal(srv.count(q), 2);
+  assert.deepEqual(g2.stats(), { evictions: 0, rounds: 1, probes: 1, timeouts: 0, held: 0, inFlight: 0, targets: 0 });
+  assert.equal(timers(), before, 'a timer was left behind');
+});
+
+test('with concurrency, a hung call stops occupying its slot after probeTimeoutMs: the calls behind it go', async () => {
+  const before = timers();
+  const p = path('hung-slot');
+  srv.script(p, (req, n) => (n === 0 ? { hang: true } : { status: 200, body: new URL(req.url, 'http://x').searchParams.get('i') }));
+  const gate = createGate({ concurrency: 1, probeTimeoutMs: 100 });
+  const gated = withBackoff(fetch, { gate });
+  const ac = new AbortController();
+  const hung = gated(`${srv.url}${p}?i=a`, { signal: ac.signal });
+  await until(() => srv.count(p) === 1, 'A sent');
+  const t0 = performance.now();
+  const rest = Promise.all(['b', 'c'].map((i) => gated(`${srv.url}${p}?i=${i}`).then((r) => r.text())));
+  assert.deepEqual(gate.state(srv.url), { phase: 'healthy', held: 2, inFlight: 1 }, 'held behind A (concurrency)');
+  let tid;
+  const timeout = new Promise((r) => (tid = setTimeout(() => r('still held'), 5000)));
+  assert.deepEqual(await Promise.race([rest, timeout]), ['b', 'c']);
+  clearTimeout(tid);
+  assert.ok(performance.now() - t0 >= 95, 'B waited for the stall timeout');
+  // A still counts as in flight until it ends (here, aborted).
+  assert.deepEqual(gate.state(srv.url), { phase: 'healthy', held: 0, inFlight: 1 });
+  const reason = new Error('stop');
+  ac.abort(reason);
+  await assert.rejects(hung, (e) => e === reason);
+  assert.equal(gate.stats().targets, 0);
+  assert.equal(timers(), before, 'a timer was left behind');
+});
+
+test('a held call whose deadline is beyond the longest timer keeps waiting when that timer fires', async () => {
+  const before = timers();
+  const gate = createGate(ROUNDS);
+  let n = 0;
+  const a = gate.run('far', async () => {
+    if (n++ === 0) throw new Error('down');
+    return 'a';
+  });
+  await until(() => gate.state('far').held === 1, 'A held');
+  // B's deadline (40 days) is past the longest timer (24.8 days): its timer is
+  // clamped; made to fire at once here, it must re-arm, not reject B.
+  const real = globalThis.setTimeout;
+  const delays = [];
+  globalThis.setTimeout = (f, ms, ...x) => (delays.push(ms), real(f, 1, ...x));
+  let b;
+  try {
+    b = gate.run('far', async () => 'b', { maxElapsedMs: 40 * 86400e3 });
+  } finally {
+    globalThis.setTimeout = real;
+  }
+  assert.deepEqual(delays, [2147483647]);
+  assert.deepEqual(await Promise.all([a, b]), ['a', 'b']);
+  assert.equal(gate.stats().timeouts, 0);
+  assert.equal(timers(), before, 'a timer was left behind');
+});
+
+test('a Retry-After beyond maxRetryAfterMs returns the call at once, and still holds the target up to maxRetryAfterMs', async () => {
+  const p = path('long-retry-after');
+  srv.script(p, [{ status: 503, headers: { 'retry-after': '3600' } }, { status: 200, body: 'ok' }]);
+  const gate = createGate(ROUNDS);
+  const gated = withBackoff(fetch, { gate, maxRetryAfterMs: 300 });
+  const t0 = performance.now();
+  assert.equal((await gated(`${srv.url}${p}`)).status, 503);
+  assert.ok(performance.now() - t0 < 250);
+  // The next call is held for the round the hint set (300 ms, not 20).
+  assert.equal(await (await gated(`${srv.url}${p}`)).text(), 'ok');
+  assert.ok(performance.now() - t0 >= 295, `released after ${(performance.now() - t0).toFixed(0)} ms`);
 });

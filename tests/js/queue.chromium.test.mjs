@@ -119,10 +119,11 @@ test('a page closed in the middle of a task: the other page recovers it after co
 test('a reload: pending tasks persist and resume, one interrupted mid-task is recovered', { timeout: 30_000 }, async () => {
   const context = await ctx.browser.newContext();
   try {
-    const options = { db: 'reload', leaseMs: 300, concurrency: 1, backoff: { baseMs: 10 }, pollMs: 50 };
+    const options = { db: 'reload', leaseMs: 600, concurrency: 1, backoff: { baseMs: 10 }, pollMs: 50 };
     const page = await openPage(context, 'R');
     await page.evaluate((o) => window.qt.make(o), options);
-    const items = Array.from({ length: 20 }, (_, i) => [`r${i}`, { ms: 30 }]);
+    // r5 runs long enough (300 ms, within the lease) for the reload to land in the middle of it.
+    const items = Array.from({ length: 20 }, (_, i) => [`r${i}`, { ms: i === 5 ? 300 : 30 }]);
     const ids = new Set(items.map(([id]) => id));
     await page.evaluate((it) => window.qt.enqueue(it), items); // not started: only stored
 
@@ -133,22 +134,61 @@ test('a reload: pending tasks persist and resume, one interrupted mid-task is re
     assert.deepEqual(stored.map((r) => r.state), Array(20).fill('pending'), 'the 20 tasks survived the reload');
     await page.evaluate(() => window.qt.start());
     const until = Date.now() + 10_000;
-    while (runs('done', ids).length < 5) {
-      assert.ok(Date.now() < until, 'fewer than 5 tasks done');
+    const r5 = new Set(['r5']);
+    while (runs('start', r5).length === 0) {
+      assert.ok(Date.now() < until, 'r5 never started');
       await sleep(5);
     }
-    await page.reload(); // a handler is (almost certainly) in flight: its record stays processing
+    await page.reload(); // r5's handler is in flight: its record stays processing
+    assert.equal(runs('done', r5).length, 0, 'the reload cut r5 off');
     const doneBefore = runs('done', ids).length;
     assert.ok(doneBefore < 20, 'the reload came before the end');
     await page.waitForSelector('body[data-ready="1"]');
     await page.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
     const recs = await settled(page, ids);
     assert.deepEqual(recs.filter((r) => r.state !== 'processed'), [], 'all processed after the reload');
+    // The interrupted task was recovered by the sweep: one failure, the lease's.
+    const interrupted = recs.filter((r) => r.failureCount === 1 && r.lastError === 'the lease expired (completeBy passed) before the handler settled');
+    assert.deepEqual(interrupted.map((r) => r.id), ['r5'], 'exactly the task cut off by the reload was swept');
+    assert.deepEqual(recs.filter((r) => r.failureCount !== 0 && r.id !== 'r5'), [], 'no other task failed');
     const perId = counts(runs('done', ids), 'id');
     assert.equal(perId.size, 20, 'every task completed');
     // At-least-once: only a task cut off between its handler's end and the
     // write of `processed` can complete twice; there is at most one such.
     assert.ok([...perId.values()].filter((n) => n > 1).length <= 1);
+    await page.evaluate(() => window.qt.stop());
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('IndexedDBStore reconnects after the browser closed its connection (site data cleared) or a script did', { timeout: 30_000 }, async () => {
+  const context = await ctx.browser.newContext();
+  try {
+    const page = await openPage(context, 'C');
+    await page.evaluate((o) => (window.qt.make(o), window.qt.start()), { db: 'reconnect', pollMs: 20 });
+    await page.evaluate(() => window.qt.enqueue([['c1', { ms: 1 }]]));
+    await settled(page, new Set(['c1']));
+    assert.equal(await page.evaluate(() => window.qt.closes()), 0);
+    // What "clear site data" does: Chromium deletes the database and force-closes its connections ('close' event).
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Storage.clearDataForOrigin', { origin: ctx.url, storageTypes: 'indexeddb' });
+    const until = Date.now() + 5000;
+    while ((await page.evaluate(() => window.qt.closes())) === 0) {
+      assert.ok(Date.now() < until, 'the browser never closed the connection');
+      await sleep(20);
+    }
+    assert.deepEqual(await page.evaluate(() => window.qt.list()), [], 'a fresh (empty) database');
+    await page.evaluate(() => window.qt.enqueue([['c2', { ms: 1 }]]));
+    await settled(page, new Set(['c2']));
+    // A connection closed by script fires no 'close': the InvalidStateError of the next transaction resets it.
+    await page.evaluate(() => window.qt.closeConnections());
+    await page.evaluate(() => window.qt.enqueue([['c3', { ms: 1 }]]));
+    const recs = await settled(page, new Set(['c2', 'c3']));
+    assert.deepEqual(recs.map((r) => r.state), ['processed', 'processed']);
+    const events = await page.evaluate(() => window.qt.events());
+    assert.deepEqual(events.filter((e) => e.type !== 'processed'), [], 'no storeerror');
     await page.evaluate(() => window.qt.stop());
     assert.deepEqual(page.problems, []);
   } finally {

@@ -281,3 +281,130 @@ test('bad options: TypeError / RangeError naming the option', () => {
   }
   assert.ok(new TaskQueue({ handler: h, maxFailures: Infinity, leaseMs: 2 ** 31 - 1 }));
 });
+
+/** A store over `inner` whose methods go through `hook(name, args)` first (it may throw or wait). */
+function hooked(inner, hook) {
+  const s = {};
+  for (const m of ['add', 'get', 'active', 'swap']) s[m] = async (...args) => (await hook(m, args), inner[m](...args));
+  return s;
+}
+
+test('a failing store: storeerror per pass, passes back off from pollMs (doubling), and poll again at pollMs once it recovers', async () => {
+  const before = timers();
+  let down = true;
+  const passes = [];
+  const store = hooked(new MemoryStore(), (m) => {
+    if (m !== 'active') return;
+    passes.push(Date.now());
+    if (down) throw new Error('store down');
+  });
+  const q = new TaskQueue({ handler() {}, store, pollMs: 5 });
+  const log = record(q);
+  const t0 = Date.now();
+  q.start();
+  await sleep(100);
+  // Passes at about 0, 5, 15, 35, 75 ms (then 155): not one per millisecond.
+  const failed = passes.length;
+  assert.ok(failed >= 3 && failed <= 6, `${failed} passes in 100 ms of a failing store`);
+  assert.deepEqual(log.map((e) => [e.type, e.id]), Array(failed).fill(['storeerror', undefined]));
+  assert.equal(log[0].error.message, 'store down');
+  const gaps = passes.slice(1).map((t, i) => t - passes[i]);
+  for (let i = 1; i < gaps.length; i++) assert.ok(gaps[i] >= gaps[i - 1] * 1.5, `the waits grow: ${gaps}`);
+  down = false;
+  // The first pass after the recovery comes within the current wait (160 ms at most); then every 5 ms again.
+  while (passes.length === failed) await sleep(5);
+  assert.ok(Date.now() - t0 < 400);
+  const from = passes.length;
+  await sleep(100);
+  await q.stop();
+  assert.ok(passes.length - from >= 8, `${passes.length - from} passes in 100 ms after the recovery (pollMs 5)`);
+  assert.equal(log.length, failed, 'no storeerror after the recovery');
+  assert.equal(timers(), before, 'no timer left after stop()');
+});
+
+test('a store handing back a NaN time: the next pass comes after pollMs, not at once', async () => {
+  const nan = { id: 'nan', payload: 0, state: 'pending', lockedBy: null, completeBy: 0, failureCount: 0, nextAttemptAt: NaN, createdAt: 0, seed: 1, version: 0, lastError: null };
+  let passes = 0;
+  const store = { add: async () => true, get: async () => nan, swap: async () => false, active: async () => (passes++, [nan]) };
+  const q = new TaskQueue({ handler() {}, store, pollMs: 40 });
+  q.start();
+  await sleep(100);
+  await q.stop();
+  assert.ok(passes >= 2 && passes <= 4, `${passes} passes in 100 ms with pollMs 40`);
+});
+
+test('a hung onCompensate holds nothing up: other tasks run, error comes after leaseMs, stop() resolves', async () => {
+  const before = timers();
+  const store = new MemoryStore();
+  const now = Date.now();
+  // An orphan whose lease expired and whose next failure is its last: the sweep compensates it.
+  await store.add({ id: 'orphan', payload: 'x', state: 'processing', lockedBy: 'dead', completeBy: now - 1, failureCount: 0, nextAttemptAt: now, createdAt: now, seed: 1, version: 0, lastError: null });
+  const order = [];
+  const q = new TaskQueue({
+    store,
+    maxFailures: 1,
+    pollMs: 10,
+    leaseMs: 150,
+    concurrency: 1,
+    handler: async (task) => {
+      if (task.payload === 'bad') throw new Error('bad');
+    },
+    onCompensate: (task) => {
+      order.push(['compensate', task.id]);
+      return new Promise(() => {}); // never settles
+    },
+  });
+  const log = record(q);
+  q.addEventListener('error', (e) => order.push(['error', e.task.id]));
+  q.start();
+  const bad = await q.enqueue('bad', { id: 'bad' });
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push(await q.enqueue(i));
+  const t0 = Date.now();
+  const recs = await settled(store, ids, 1000);
+  assert.ok(recs.every((r) => r.state === 'processed'), 'the queue went on while two compensations hung');
+  assert.ok(Date.now() - t0 < 150, 'and did not wait for them');
+  assert.deepEqual(order.filter(([t]) => t === 'error'), [], 'no error event before the compensation settled or timed out');
+  const stopped = Date.now();
+  await q.stop(); // waits for the compensations, bounded by leaseMs
+  assert.ok(Date.now() - stopped < 300, 'stop() resolved within about leaseMs');
+  assert.deepEqual(order.map(([, id]) => id).sort(), ['bad', 'bad', 'orphan', 'orphan']);
+  for (const id of ['orphan', 'bad']) {
+    const mine = order.filter(([, i]) => i === id).map(([t]) => t);
+    assert.deepEqual(mine, ['compensate', 'error'], `${id}: onCompensate before the error event`);
+    const e = log.find((x) => x.type === 'error' && x.id === id);
+    assert.equal(e.compensationError.name, 'TimeoutError');
+    assert.equal((await store.get(id)).state, 'error');
+  }
+  assert.equal(timers(), before, 'no timer left after stop()');
+});
+
+test('stop() while a claim is being written: the handler does not start and the task is given back', async () => {
+  let release;
+  const held = new Promise((r) => (release = r));
+  let claiming;
+  const inner = new MemoryStore();
+  const store = hooked(inner, async (m, [, next]) => {
+    if (m === 'swap' && next.state === 'processing' && !claiming) {
+      claiming = true;
+      await held; // the claim's write is slow
+    }
+  });
+  let ran = 0;
+  const q = new TaskQueue({ handler: () => void ran++, store, pollMs: 10 });
+  await q.enqueue('p', { id: 'p' });
+  q.start();
+  while (!claiming) await sleep(1);
+  const stopping = q.stop();
+  release();
+  await stopping;
+  await sleep(20);
+  assert.equal(ran, 0, 'no handler started after stop()');
+  const rec = await inner.get('p');
+  assert.deepEqual([rec.state, rec.lockedBy, rec.failureCount, rec.version], ['pending', null, 0, 2]);
+  // A later start() runs it.
+  q.start();
+  await settled(inner, ['p']);
+  await q.stop();
+  assert.equal(ran, 1);
+});
