@@ -31,7 +31,7 @@ step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"
 run cargo test --target wasm32-unknown-unknown -p wasm-backoff --test wasm_node --test wasm_browser
 
 step "the JS package in Node, Chromium (page, worker) and workerd, against the scripted server"
-run node --test --test-reporter=spec tests/js/ tests/server/ tests/bundlers/ tests/install/
+run node --test --test-force-exit --test-reporter=spec tests/js/ tests/server/ tests/bundlers/ tests/install/
 
 # One closing line over every runner (cargo's and node's summaries).
 awk '

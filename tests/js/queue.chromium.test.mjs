@@ -188,7 +188,11 @@ test('IndexedDBStore reconnects after the browser closed its connection (site da
     const recs = await settled(page, new Set(['c2', 'c3']));
     assert.deepEqual(recs.map((r) => r.state), ['processed', 'processed']);
     const events = await page.evaluate(() => window.qt.events());
-    assert.deepEqual(events.filter((e) => e.type !== 'processed'), [], 'no storeerror');
+    // A pass whose transaction was open at the moment the data was cleared
+    // fails once (a storeerror, retried on the next pass); a stuck store would
+    // fail every pass and never process c2 and c3.
+    const errors = events.filter((e) => e.type !== 'processed');
+    assert.ok(errors.length <= 2 && errors.every((e) => e.type === 'storeerror'), JSON.stringify(errors));
     await page.evaluate(() => window.qt.stop());
     assert.deepEqual(page.problems, []);
   } finally {
