@@ -27,6 +27,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { withBackoff } from '../pkg/node.mjs';
+import { Heap } from '../www/storm.js';
 
 const RTT = 50;
 const RUNS = 10;
@@ -41,39 +42,12 @@ const POINTS = [
 const real = { setTimeout, clearTimeout, now: Date.now, setImmediate };
 let now = 0;
 let seq = 0;
-const heap = []; // [at, seq, fn], a binary min-heap
+const heap = new Heap(); // of [at, seq, fn]: earliest first, FIFO among equal times
 const cancelled = new Set();
-const less = (a, b) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
-function push(x) {
-  heap.push(x);
-  for (let i = heap.length - 1; i > 0; ) {
-    const p = (i - 1) >> 1;
-    if (!less(heap[i], heap[p])) break;
-    [heap[i], heap[p]] = [heap[p], heap[i]];
-    i = p;
-  }
-}
-function pop() {
-  const top = heap[0];
-  const last = heap.pop();
-  if (heap.length) {
-    heap[0] = last;
-    for (let i = 0; ; ) {
-      const l = 2 * i + 1, r = l + 1;
-      let m = i;
-      if (l < heap.length && less(heap[l], heap[m])) m = l;
-      if (r < heap.length && less(heap[r], heap[m])) m = r;
-      if (m === i) break;
-      [heap[i], heap[m]] = [heap[m], heap[i]];
-      i = m;
-    }
-  }
-  return top;
-}
 function virtualise() {
   globalThis.setTimeout = (fn, ms = 0, ...args) => {
     const id = ++seq;
-    push([now + Math.max(0, Number(ms) || 0), id, () => fn(...args)]);
+    heap.push([now + Math.max(0, Number(ms) || 0), id, () => fn(...args)]);
     return id;
   };
   globalThis.clearTimeout = (id) => id !== undefined && cancelled.add(id);
@@ -89,8 +63,8 @@ const settle = () => new Promise((r) => real.setImmediate(r));
 async function runUntil(done) {
   await settle();
   while (!done()) {
-    if (!heap.length) throw new Error('simulation stalled: nothing scheduled');
-    const [at, id, fn] = pop();
+    if (!heap.size) throw new Error('simulation stalled: nothing scheduled');
+    const [at, id, fn] = heap.pop();
     if (cancelled.delete(id)) continue;
     now = at;
     fn();
@@ -102,7 +76,7 @@ async function runUntil(done) {
 async function simulate({ C, K, T }, gated) {
   now = 0;
   seq = 0;
-  heap.length = 0;
+  heap.items.length = 0;
   cancelled.clear();
   const c = { first: 0, sentDuring: 0, receivedDown: 0, sent: 0 };
   const firsts = new Set();

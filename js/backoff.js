@@ -48,6 +48,30 @@ export function choice(o, key, values) {
   return i;
 }
 
+/** The longest delay setTimeout honours (2^31 − 1 ms); longer ones fire at once. */
+export const MAX_TIMER = 2147483647;
+
+/**
+ * The option readers of the JS-only options (fetch driver, gate, queue):
+ * `o[key]`, or `dflt` when undefined; else a number passing `ok`, described
+ * by `what` in the error.
+ */
+export function number(o, key, dflt, ok, what) {
+  const v = o[key];
+  if (v === undefined) return dflt;
+  const msg = `${key} must be ${what}`;
+  if (typeof v !== 'number') throw new TypeError(msg);
+  if (!ok(v)) throw new RangeError(msg);
+  return v;
+}
+
+/** A function option: `o[key]`, which may be undefined unless `required`. */
+export function fn(o, key, required) {
+  const f = o[key];
+  if (typeof f !== 'function' && (required || f !== undefined)) throw new TypeError(`${key} must be a function`);
+  return f;
+}
+
 /** `o[key]` if a number (NaN when undefined); the range is checked in wasm. */
 export function num(o, key, code) {
   const v = o[key];
@@ -114,7 +138,8 @@ export function rawBackoff(options, fallbackAttempts, seedless = entropy) {
  * without the externref and error-forwarding glue that would cost every
  * user bytes.
  */
-function entropy() {
+/** A random safe integer (53 bits), the seed when none is given (shared with queue.js). */
+export function entropy() {
   const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
   return (hi & 0x1fffff) * 2 ** 32 + lo;
 }

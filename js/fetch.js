@@ -6,8 +6,8 @@
 // fetch are the globals, never `window`, so this runs in pages, workers,
 // Service Workers, workerd, Deno, Bun and Node alike.
 import { RawBudget, retry_after, input_buffer } from './wasm_backoff.js';
-import { rawBackoff, memory } from './backoff.js';
-import { gateOption, fn, ms as positive, MAX_TIMER } from './gate.js';
+import { rawBackoff, memory, fn, MAX_TIMER } from './backoff.js';
+import { gateOption, ms as positive } from './gate.js';
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const RETRY_ON = [408, 429, 500, 502, 503, 504];

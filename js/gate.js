@@ -15,10 +15,8 @@
 // shortens those; plain properties keep their names), and each thing is
 // done in one place.
 import { RawGate } from './wasm_backoff.js';
-import { rawBackoff, choice } from './backoff.js';
+import { rawBackoff, choice, number, fn, MAX_TIMER } from './backoff.js';
 
-/** The longest timer delay (shared with fetch.js). */
-export const MAX_TIMER = 2147483647;
 const PHASES = ['healthy', 'backing-off', 'open', 'probing'];
 // workerd cancels a request that waits with nothing pending in its own
 // context (a promise another incoming request will resolve looks hung), and
@@ -51,28 +49,11 @@ export class GateTimeoutError extends Error {
   }
 }
 
-/** `o[key]`, `dflt` when undefined; else a number that passes `ok`, described by `what`. */
-function number(o, key, dflt, ok, what) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be ${what}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!ok(v)) throw new RangeError(msg);
-  return v;
-}
-
 const count = (o, key, dflt, min) =>
   number(o, key, dflt, (v) => v === Infinity || (Number.isInteger(v) && v >= min), `an integer >= ${min} or Infinity`);
 
 /** An optional number option, > 0 (`min`) or >= 0 (shared with fetch.js). */
 export const ms = (o, key, dflt, min) => number(o, key, dflt, (v) => v > 0 || (!min && v === 0), `a number ${min ? '> 0' : '>= 0'}`);
-
-/** An optional function option (shared with fetch.js). */
-export function fn(o, key) {
-  const f = o[key];
-  if (f !== undefined && typeof f !== 'function') throw new TypeError(`${key} must be a function`);
-  return f;
-}
 
 /** The default key of a fetch call: its origin. */
 function origin(input) {

@@ -9,10 +9,9 @@
 // decide the same transition at once cannot both win: one claims the task,
 // the other moves on.
 import { RawQueue, queue_out } from './wasm_backoff.js';
-import { rawBackoff, memory } from './backoff.js';
+import { rawBackoff, memory, number, fn, entropy, MAX_TIMER } from './backoff.js';
 
 const STATES = ['pending', 'processing', 'processed', 'error'];
-const MAX_TIMER = 2147483647;
 /** The longest wait between passes while the store keeps failing (unless pollMs is longer). */
 const STORE_ERROR_CAP = 30000;
 // The core's QueueError messages by code (core/tests/queue.rs checks the texts).
@@ -226,27 +225,11 @@ export class IndexedDBStore {
   }
 }
 
-function fn(o, key, required) {
-  const f = o[key];
-  if (f === undefined && !required) return undefined;
-  if (typeof f !== 'function') throw new TypeError(`${key} must be a function`);
-  return f;
-}
+/** An integer or number option in [lo, hi]. */
+const bounded = (o, key, dflt, lo, integer, hi = Infinity) =>
+  number(o, key, dflt, (v) => v >= lo && v <= hi && (!integer || Number.isInteger(v)),
+    `${integer ? 'an integer' : 'a number'} ${hi < Infinity ? `in [${lo}, ${hi}]` : `>= ${lo}`}`);
 
-function number(o, key, dflt, lo, integer, hi = Infinity) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be ${integer ? 'an integer' : 'a number'} ${hi < Infinity ? `in [${lo}, ${hi}]` : `>= ${lo}`}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(v >= lo && v <= hi && (!integer || Number.isInteger(v)))) throw new RangeError(msg);
-  return v;
-}
-
-/** 53 random bits (a task's seed, when the options give none). */
-function entropy() {
-  const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
-  return (hi & 0x1fffff) * 2 ** 32 + lo;
-}
 
 /** FNV-1a of a string, for seeding a task from (options seed, task id) reproducibly. */
 function hash(s) {
@@ -305,8 +288,8 @@ export class TaskQueue extends EventTarget {
       throw new TypeError('instanceId must be a non-empty string');
     }
     this.#instance = o.instanceId;
-    this.#concurrency = number(o, 'concurrency', 4, 1, true);
-    this.#pollMs = number(o, 'pollMs', 1000, 1, false, MAX_TIMER);
+    this.#concurrency = bounded(o, 'concurrency', 4, 1, true);
+    this.#pollMs = bounded(o, 'pollMs', 1000, 1, false, MAX_TIMER);
     const lease = o.leaseMs === undefined ? 30000 : o.leaseMs;
     if (typeof lease !== 'number') throw new TypeError(MSG[40]);
     this.#leaseMs = lease; // the core validates it below

@@ -23,7 +23,7 @@ export function mulberry32(seed) {
 }
 
 /** A binary min-heap of [time, seq, event] (seq keeps equal times in FIFO order). */
-class Heap {
+export class Heap {
   items = [];
   push(x) {
     const a = this.items;

@@ -2,26 +2,13 @@
 // origin through withBackoff, and the shared scenarios run inside workerd.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Miniflare } from 'miniflare';
+import { worker } from './workerd.mjs';
 import { startScripted } from '../server/scripted.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 let mf, srv;
 before(async () => {
   srv = await startScripted();
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: path.join(root, 'tests/workerd/proxy.mjs'),
-    modulesRoot: root,
-    modulesRules: [
-      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    ],
-    compatibilityDate: '2025-07-01',
-    bindings: { ORIGIN: srv.url },
-  });
+  mf = worker('proxy.mjs', { ORIGIN: srv.url });
 });
 after(async () => {
   await mf?.dispose();

@@ -4,26 +4,13 @@
 // calls poll from their own context: see POLL in js/gate.js).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Miniflare } from 'miniflare';
+import { worker } from './workerd.mjs';
 import { startScripted } from '../server/scripted.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 let mf, srv;
 before(async () => {
   srv = await startScripted();
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: path.join(root, 'tests/workerd/gate.mjs'),
-    modulesRoot: root,
-    modulesRules: [
-      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
-      { type: 'CompiledWasm', include: ['**/*.wasm'] },
-    ],
-    compatibilityDate: '2025-07-01',
-    bindings: { ORIGIN: srv.url },
-  });
+  mf = worker('gate.mjs', { ORIGIN: srv.url });
 });
 after(async () => {
   await mf?.dispose();

@@ -1,0 +1,26 @@
+// One way to start a worker from tests/workerd/ in real workerd (miniflare),
+// with the package's modules as they ship: ES modules and the .wasm as a
+// compiled module.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Miniflare } from 'miniflare';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A Miniflare running `tests/workerd/<script>` with `bindings`; dispose() it when done. */
+export function worker(script, bindings = {}) {
+  return new Miniflare({
+    modules: true,
+    scriptPath: path.join(root, 'tests/workerd', script),
+    modulesRoot: root,
+    modulesRules: [
+      // First match wins, and miniflare's globs are unanchored ('*.js' would
+      // also take '.json'), so the JSON rule comes first.
+      { type: 'Text', include: ['**/*.json'] },
+      { type: 'ESModule', include: ['**/*.js', '**/*.mjs'] },
+      { type: 'CompiledWasm', include: ['**/*.wasm'] },
+    ],
+    compatibilityDate: '2025-07-01',
+    bindings,
+  });
+}
