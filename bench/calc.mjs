@@ -16,7 +16,8 @@ import { median, fmt, version } from './peers.mjs';
 
 export const CALC_REFERENCE = 'JS one-liner';
 
-const BASE = 100, CAP = 20000;
+const BASE = 100,
+  CAP = 20000;
 
 export async function contenders() {
   const require = createRequire(import.meta.url);
@@ -105,7 +106,8 @@ export async function contenders() {
       what: '`new ExponentialBackoff()` (decorrelated jitter v2, 128 ms, cap 30 s): `b = b.next(); b.duration`',
       n: 100_000,
       run(count) {
-        let s = 0, b;
+        let s = 0,
+          b;
         for (let i = 0; i < count; i++) {
           b = i % 10 === 0 ? cockatielDefault.next() : b.next();
           s += b.duration;
@@ -118,7 +120,8 @@ export async function contenders() {
       what: '`ExponentialBackoff({ generator: fullJitterGenerator })`',
       n: 100_000,
       run(count) {
-        let s = 0, b;
+        let s = 0,
+          b;
         for (let i = 0; i < count; i++) {
           b = i % 10 === 0 ? cockatielFull.next() : b.next();
           s += b.duration;

@@ -26,7 +26,11 @@ import { BENCH, PKG, ROOT, libraries, median, fmt } from './peers.mjs';
 
 export const COLD_REFERENCE = 'wasm-backoff';
 
-const BARE = { name: 'bare fetch (no library)', what: '`fetch(url).text()`', entry: 'export async function first(url) { return (await fetch(url)).text(); }' };
+const BARE = {
+  name: 'bare fetch (no library)',
+  what: '`fetch(url).text()`',
+  entry: 'export async function first(url) { return (await fetch(url)).text(); }',
+};
 
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
 
@@ -57,7 +61,9 @@ function nodeSample(file, url) {
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.on('error', reject);
-    p.on('exit', (c) => (c === 0 && Number.isFinite(Number(out)) ? resolve(Number(out)) : reject(new Error(`cold-start sample ${file} exited ${c}: ${out}`))));
+    p.on('exit', (c) =>
+      c === 0 && Number.isFinite(Number(out)) ? resolve(Number(out)) : reject(new Error(`cold-start sample ${file} exited ${c}: ${out}`)),
+    );
   });
 }
 
@@ -72,7 +78,10 @@ export async function coldSection({ samples = 15, browserSamples = samples, bund
   for (const lib of libs) {
     writeFileSync(join(nodeDir, `${slug(lib.name)}.mjs`), lib.entry);
     // Browser modules: peers bundled (size.mjs), ours rewritten to pkg/'s browser entries.
-    const browserSrc = lib.ours || lib === BARE ? lib.entry.replace(/from 'wasm-backoff(\/\w+)?'/, (_, sub) => `from '/pkg${sub ?? ''}/index.js'`) : readFileSync(bundles.get(lib.name), 'utf8');
+    const browserSrc =
+      lib.ours || lib === BARE
+        ? lib.entry.replace(/from 'wasm-backoff(\/\w+)?'/, (_, sub) => `from '/pkg${sub ?? ''}/index.js'`)
+        : readFileSync(bundles.get(lib.name), 'utf8');
     writeFileSync(join(libDir, `${slug(lib.name)}.js`), browserSrc);
   }
   const server = await startServer(libDir);
@@ -109,13 +118,13 @@ export async function coldSection({ samples = 15, browserSamples = samples, bund
             await page.goto(`${base}/`);
             const ms = await page
               .evaluate(
-              async ([spec, url]) => {
-                const t0 = performance.now();
-                const { first } = await import(spec);
-                await first(url);
-                return performance.now() - t0;
-              },
-              [`/lib/${slug(lib.name)}.js`, `${base}/ok`],
+                async ([spec, url]) => {
+                  const t0 = performance.now();
+                  const { first } = await import(spec);
+                  await first(url);
+                  return performance.now() - t0;
+                },
+                [`/lib/${slug(lib.name)}.js`, `${base}/ok`],
               )
               .catch((e) => fail(lib, e));
             chrome.get(lib.name).push(ms);
@@ -138,7 +147,8 @@ export async function coldSection({ samples = 15, browserSamples = samples, bund
     `| library | first usable call | Node median ms | Node ratio | Chromium median ms | Chromium ratio |`,
     '|---|---|---:|---:|---:|---:|',
     ...libs.map((l) => {
-      const n = med(node.get(l.name)), c = med(chrome.get(l.name));
+      const n = med(node.get(l.name)),
+        c = med(chrome.get(l.name));
       const failed = failures.has(l.name) ? ` (${failures.get(l.name)} samples FAILED)` : '';
       return `| ${l.ours ? `**${l.name}**` : l.name}${failed} | ${l.what} | ${fmt(n, 1)} | ${fmt(n / refN)} | ${fmt(c, 1)} | ${fmt(c / refC)} |`;
     }),

@@ -110,7 +110,10 @@ async function simulate({ C, K, T }, gated) {
 async function point(p) {
   const mean = (xs, k) => xs.reduce((s, x) => s + x[k], 0) / xs.length;
   const out = {};
-  for (const [name, gated] of [['per-request', false], ['gate', true]]) {
+  for (const [name, gated] of [
+    ['per-request', false],
+    ['gate', true],
+  ]) {
     const runs = [];
     for (let r = 0; r < RUNS; r++) runs.push(await simulate(p, gated));
     out[name] = Object.fromEntries(['sentDuring', 'receivedDown', 'drain', 'median', 'sent'].map((k) => [k, mean(runs, k)]));
@@ -135,10 +138,13 @@ const lines = [
 ];
 for (const [p, r] of rows) {
   const label = `${p.C} × ${p.K}, ${p.T / 1000} s`;
-  const pr = r['per-request'], g = r.gate;
+  const pr = r['per-request'],
+    g = r.gate;
   lines.push(`| ${label} | per-request backoff | ${fmt(pr.sentDuring)} | ${fmt(pr.receivedDown)} | ${fmt(pr.drain)} | ${fmt(pr.median)} |`);
   lines.push(`| | gate | ${fmt(g.sentDuring)} | ${fmt(g.receivedDown)} | ${fmt(g.drain)} | ${fmt(g.median)} |`);
-  lines.push(`| | **gate ÷ per-request** | **${ratio(g.sentDuring, pr.sentDuring)}** | ${ratio(g.receivedDown, pr.receivedDown)} | **${ratio(g.drain, pr.drain)}** | ${ratio(g.median, pr.median)} |`);
+  lines.push(
+    `| | **gate ÷ per-request** | **${ratio(g.sentDuring, pr.sentDuring)}** | ${ratio(g.receivedDown, pr.receivedDown)} | **${ratio(g.drain, pr.drain)}** | ${ratio(g.median, pr.median)} |`,
+  );
 }
 const table = lines.join('\n');
 console.log(table);

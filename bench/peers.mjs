@@ -48,8 +48,13 @@ export async function first() { return backoffStats({}, 3); }`,
   ];
   if (existsSync(join(PKG, 'queue'))) {
     // The task queue entry (pkg/queue/, in development): its import, which instantiates the wasm.
-    libs.push({ name: 'wasm-backoff/queue', what: 'import only (instantiates the wasm)', ours: 'queue', entry: `import * as q from 'wasm-backoff/queue';
-export async function first() { return Object.keys(q).length; }` });
+    libs.push({
+      name: 'wasm-backoff/queue',
+      what: 'import only (instantiates the wasm)',
+      ours: 'queue',
+      entry: `import * as q from 'wasm-backoff/queue';
+export async function first() { return Object.keys(q).length; }`,
+    });
   }
   libs.push(
     {
@@ -114,7 +119,9 @@ export function ensurePeers() {
   const missing = Object.keys(want).filter((p) => version(p) !== want[p] || !existsSync(join(BENCH, 'node_modules', p)));
   if (!missing.length) return;
   console.error(`[bench] installing ${missing.join(', ')} into bench/ …`);
-  execFileSync('npm', ['install', '--prefix', BENCH, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync('npm', ['install', '--prefix', BENCH, '--no-audit', '--no-fund', '--loglevel=error'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
 }
 
 /**
@@ -145,7 +152,9 @@ export function ensureBuilt(force = false) {
   }
   const src = Math.max(...['js', 'src', 'core/src'].map((d) => newest(join(ROOT, d))), statSync(join(ROOT, 'scripts/build.sh')).mtimeMs);
   const built = Math.min(...outputs.map((f) => statSync(f).mtimeMs));
-  return built < src ? 'existing build, OLDER than some source file (run `npm run build` or `npm run bench -- --build`)' : 'existing build, newer than its sources';
+  return built < src
+    ? 'existing build, OLDER than some source file (run `npm run build` or `npm run bench -- --build`)'
+    : 'existing build, newer than its sources';
 }
 
 function readdirSafe(d) {

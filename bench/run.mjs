@@ -87,7 +87,9 @@ try {
   await section('calc', '4. Calculator: ns per delay', async () => {
     // In a fresh process: after the other sections this one's heap (playwright,
     // bundles) made allocation-heavy contenders several times slower.
-    return (await run(process.execPath, [join(BENCH, 'calc.mjs'), String(QUICK ? 3 : 41)], { stdio: ['ignore', 'pipe', 'inherit'] })).split('\n');
+    return (await run(process.execPath, [join(BENCH, 'calc.mjs'), String(QUICK ? 3 : 41)], { stdio: ['ignore', 'pipe', 'inherit'] })).split(
+      '\n',
+    );
   });
 
   await section('storm', "5. Retry storm: Brooker's optimistic-concurrency model", async () => {
@@ -104,7 +106,10 @@ try {
 // ------------------------------------------------------------------ header
 chromiumVersion ??= (() => {
   try {
-    return execFileSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ['--version'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return 'not found';
   }

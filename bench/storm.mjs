@@ -29,7 +29,11 @@ async function allPolicies() {
     import('./storm-peers.mjs'),
     import('wasm-backoff/backoff'),
   ]);
-  const ours = OUR_POLICIES.map((p) => ({ ...p, ours: true, ...(p.make ? { maxAttempts: p.maxAttempts ?? Infinity } : fromOptions(Backoff, p)) }));
+  const ours = OUR_POLICIES.map((p) => ({
+    ...p,
+    ours: true,
+    ...(p.make ? { maxAttempts: p.maxAttempts ?? Infinity } : fromOptions(Backoff, p)),
+  }));
   const peers = (await peerPolicies()).map((p) => ({ ...p, group: 'peers (default schedule)' }));
   return [...ours, ...peers];
 }
@@ -71,7 +75,9 @@ if (!isMainThread) {
   const policies = await allPolicies();
   parentPort.on('message', ({ index, clients, seeds }) => {
     const p = policies[index];
-    let calls = 0, time = 0, gaveUp = 0;
+    let calls = 0,
+      time = 0,
+      gaveUp = 0;
     for (let r = 0; r < seeds; r++) {
       const seed = 1 + r * 7919;
       const failures = new Array(clients).fill(0);
@@ -96,10 +102,16 @@ if (!isMainThread) {
 
 // ------------------------------------------------------------------ main
 /** Runs every (policy, N) point; returns the markdown lines and the raw results. */
-export async function stormSection({ seeds = 300, sizes = [10, 25, 50, 100], threads = Math.max(1, Math.min(availableParallelism(), 4)), log = () => {} } = {}) {
+export async function stormSection({
+  seeds = 300,
+  sizes = [10, 25, 50, 100],
+  threads = Math.max(1, Math.min(availableParallelism(), 4)),
+  log = () => {},
+} = {}) {
   const policies = await allPolicies();
   const tasks = [];
-  for (const clients of [...sizes].sort((a, b) => b - a)) for (let index = 0; index < policies.length; index++) tasks.push({ index, clients, seeds });
+  for (const clients of [...sizes].sort((a, b) => b - a))
+    for (let index = 0; index < policies.length; index++) tasks.push({ index, clients, seeds });
   const results = new Map(); // `${index}/${clients}` → result
   const t0 = Date.now();
   await Promise.all(
@@ -128,7 +140,8 @@ export async function stormSection({ seeds = 300, sizes = [10, 25, 50, 100], thr
   const took = (Date.now() - t0) / 1000;
   const ref = policies.findIndex((p) => p.name === STORM_REFERENCE);
   const get = (i, n) => results.get(`${i}/${n}`);
-  const secs = (ms) => (ms >= 1e7 ? `${(ms / 1000).toExponential(1)} s` : ms >= 1e4 ? `${(ms / 1000).toFixed(0)} s` : `${(ms / 1000).toFixed(2)} s`);
+  const secs = (ms) =>
+    ms >= 1e7 ? `${(ms / 1000).toExponential(1)} s` : ms >= 1e4 ? `${(ms / 1000).toFixed(0)} s` : `${(ms / 1000).toFixed(2)} s`;
   const ratio = (x) => (x >= 1000 ? x.toExponential(1) : fmt(x));
   const cell = (v, r, text) => `${text(v)} (${ratio(v / r)})`;
   const name = (p) => (p.ours ? `**${p.name}**` : p.name);
@@ -155,10 +168,13 @@ export async function stormSection({ seeds = 300, sizes = [10, 25, 50, 100], thr
     for (const [n, [c, t]] of Object.entries(ISSUE_REFERENCE)) {
       const i = policies.findIndex((p) => p.name === n);
       if (i < 0) continue;
-      const dc = get(i, 100).calls / c - 1, dt = get(i, 100).timeMs / t - 1;
+      const dc = get(i, 100).calls / c - 1,
+        dt = get(i, 100).timeMs / t - 1;
       const ok = Math.abs(dc) <= 0.05 && Math.abs(dt) <= 0.05;
       allAgree &&= ok;
-      agree.push(`| ${n} | ${c} / ${t} ms | ${get(i, 100).calls.toFixed(0)} / ${get(i, 100).timeMs.toFixed(0)} ms | ${(dc * 100).toFixed(1)} % / ${(dt * 100).toFixed(1)} % | ${ok ? 'yes' : '**no**'} |`);
+      agree.push(
+        `| ${n} | ${c} / ${t} ms | ${get(i, 100).calls.toFixed(0)} / ${get(i, 100).timeMs.toFixed(0)} ms | ${(dc * 100).toFixed(1)} % / ${(dt * 100).toFixed(1)} % | ${ok ? 'yes' : '**no**'} |`,
+      );
     }
   }
   const lines = [
@@ -172,7 +188,14 @@ export async function stormSection({ seeds = 300, sizes = [10, 25, 50, 100], thr
     '',
     `${seeds} seeds per point, the same seeds for every policy; ${policies.length} policies × ${sizes.length} sizes computed in ${took.toFixed(0)} s on ${threads} worker threads. Hop: |N(10 ms, 2 ms)|; calls count writes, as in Brooker's post. In the model every client retries until it succeeds: the policies' attempt limits are lifted for the run, and the last column counts the clients (mean per run) whose failures reached the limit they have in real use, i.e. that would have given up and surfaced an error instead. Peers using Math.random are not seeded (their rows vary a little from run to run). Our Backoff presets run exactly as shipped (bases of 100 ms to 1 s). Schedules without jitter (exponential, flume, ky, p-retry, exponential-backoff, fetch-retry's constant) keep the clients in lockstep, so each round lets only a few through: their calls do not depend on the base, and with no cap and no attempt limit their completion times grow as 2^rounds — the astronomical times are that, not a bug; in real use those clients give up instead (last column of the calls table).`,
     '',
-    ...(notes.length ? ['Peers\' schedules (n = retry number, 1 = first): ' + notes.join('; ') + '. cockatiel\'s `retry()` without a backoff waits 0 ms (ConstantBackoff(0)), i.e. the no-backoff row.', ''] : []),
+    ...(notes.length
+      ? [
+          "Peers' schedules (n = retry number, 1 = first): " +
+            notes.join('; ') +
+            ". cockatiel's `retry()` without a backoff waits 0 ms (ConstantBackoff(0)), i.e. the no-backoff row.",
+          '',
+        ]
+      : []),
   ];
   if (agree.length) {
     lines.push(

@@ -54,7 +54,10 @@ if (process.argv[2] === '--server') {
   server.maxRequestsPerSocket = 0;
   server.listen(0, '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));
   // The parent holds our stdin: when it goes away (exit, crash, kill), so do we.
-  process.stdin.on('end', () => process.exit(0)).on('error', () => process.exit(0)).resume();
+  process.stdin
+    .on('end', () => process.exit(0))
+    .on('error', () => process.exit(0))
+    .resume();
   process.on('SIGTERM', () => process.exit(0));
 } else {
   await main();
@@ -80,15 +83,16 @@ async function main() {
   const mdFile = args.get('out') ?? join(BENCH, 'THROUGHPUT.md');
 
   ensurePeers();
-  const [{ default: ky }, { default: pRetry }, { default: fetchRetry }, { retry, handleAll, ExponentialBackoff }, { fetchWithBackoff }] = await Promise.all([
-    import('ky'),
-    import('p-retry'),
-    import('fetch-retry'),
-    import('cockatiel'),
-    import('wasm-backoff').catch((e) => {
-      throw new Error(`cannot import 'wasm-backoff' (build pkg/ first: npm run build): ${e.message}`);
-    }),
-  ]);
+  const [{ default: ky }, { default: pRetry }, { default: fetchRetry }, { retry, handleAll, ExponentialBackoff }, { fetchWithBackoff }] =
+    await Promise.all([
+      import('ky'),
+      import('p-retry'),
+      import('fetch-retry'),
+      import('cockatiel'),
+      import('wasm-backoff').catch((e) => {
+        throw new Error(`cannot import 'wasm-backoff' (build pkg/ first: npm run build): ${e.message}`);
+      }),
+    ]);
 
   // A full GC between samples, so no sample pays for the previous one's garbage.
   v8.setFlagsFromString('--expose-gc');
@@ -155,8 +159,20 @@ async function main() {
     }
 
     const MODES = {
-      sequential: { run: sequential, n: SEQ_N, rounds: SEQ_ROUNDS, warm: 1500, label: `Sequential: 1 in flight, ${SEQ_N} requests per sample, ${SEQ_ROUNDS} rounds` },
-      concurrent: { run: concurrent, n: CONC_N, rounds: CONC_ROUNDS, warm: 2 * CONC_N, label: `${CONC} concurrent: ${CONC} workers on a shared counter, ${CONC_N} requests per sample, ${CONC_ROUNDS} rounds` },
+      sequential: {
+        run: sequential,
+        n: SEQ_N,
+        rounds: SEQ_ROUNDS,
+        warm: 1500,
+        label: `Sequential: 1 in flight, ${SEQ_N} requests per sample, ${SEQ_ROUNDS} rounds`,
+      },
+      concurrent: {
+        run: concurrent,
+        n: CONC_N,
+        rounds: CONC_ROUNDS,
+        warm: 2 * CONC_N,
+        label: `${CONC} concurrent: ${CONC} workers on a shared counter, ${CONC_N} requests per sample, ${CONC_ROUNDS} rounds`,
+      },
     };
 
     const cpu = os.cpus();
@@ -181,7 +197,9 @@ async function main() {
           rps.get(name).push(v);
           ratio.get(name).push(v / (round.get('bare fetch') ?? NaN));
         }
-        process.stderr.write(`[throughput] ${mode} round ${r + 1}/${m.rounds}: ${[...round].map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ')}\n`);
+        process.stderr.write(
+          `[throughput] ${mode} round ${r + 1}/${m.rounds}: ${[...round].map(([n, v]) => `${n} ${v.toFixed(0)}`).join(', ')}\n`,
+        );
       }
       const lines = [
         `## ${m.label}`,
@@ -218,7 +236,11 @@ async function main() {
  */
 function otherLoad(serverPid) {
   const machine = () => {
-    const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .map(Number);
     return user + nice + system + irq + softirq + steal;
   };
   const proc = (pid) => {
@@ -226,7 +248,9 @@ function otherLoad(serverPid) {
     return Number(f[11]) + Number(f[12]); // utime + stime, jiffies
   };
   try {
-    const m0 = machine(), p0 = proc('self') + proc(serverPid), t0 = Date.now();
+    const m0 = machine(),
+      p0 = proc('self') + proc(serverPid),
+      t0 = Date.now();
     return () => {
       try {
         const jiffies = machine() - m0 - (proc('self') + proc(serverPid) - p0);
@@ -242,7 +266,10 @@ function otherLoad(serverPid) {
 
 function loadText(cores) {
   if (cores === undefined) return 'unknown';
-  const busy = cores > 0.25 ? ' — a busy machine: the numbers, sequential ones most, then measure scheduling more than the libraries; rerun when it is idle' : '';
+  const busy =
+    cores > 0.25
+      ? ' — a busy machine: the numbers, sequential ones most, then measure scheduling more than the libraries; rerun when it is idle'
+      : '';
   return `${cores.toFixed(2)} of the ${os.cpus().length} cores on average${busy}`;
 }
 

@@ -1,23 +1,38 @@
-// The per-target backoff gate: createGate, and the `gate` option of the fetch
-// driver. Per-request backoff lets thirty calls in flight hammer a failing
-// target thirty times a round; a gate backs off for the target as a whole,
-// holds its callers and sends one probe per round.
+// @ts-check
+// The per-target backoff gate (`wasm-backoff/gate`): createGate, for
+// `gate.run(key, task)` and for the `gate` option of the fetch driver.
+// Per-request backoff lets thirty calls in flight hammer a failing target
+// thirty times a round; a gate backs off for the target as a whole, holds
+// its callers and sends one probe per round.
 //
-// The decisions (phases, which request probes, when to release, who is
-// evicted) are the Rust core's (`RawGate.op`, see src/gate.rs); this file
+// The decisions and the counts (phases, which request probes, when to
+// release, who is evicted, rounds, probes, timeouts) are the Rust core's
+// (src/gate.rs): every operation answers the target's whole status in the
+// result record, so JavaScript never keeps a count of its own. This file
 // holds what only JavaScript can: the promises of held callers in arrival
 // order, their abort listeners and deadline timers, and one wake-up timer
-// per target while anything is held.
-//
-// Written for size (every fetchWithBackoff user downloads it): the op codes
-// are literals with their names in comments (esbuild keeps named constants
-// as variables), state lives in private fields where it can (esbuild
-// shortens those; plain properties keep their names), and each thing is
-// done in one place.
-import { RawGate } from './wasm_backoff.js';
-import { rawBackoff, choice, number, fn, MAX_TIMER } from './backoff.js';
+// per target while anything is held. A target's slot stays while it is
+// idle (a healthy call through the gate is two wasm calls and allocates
+// nothing); idle slots are dropped when the map has doubled since the last
+// time it was pruned.
+import { w, mem, own, write, load, record, check, number, fn, OUT } from './wasm.js';
+import { parseRetryAfter } from './retry-after.js';
+import {
+  ALL_MESSAGES,
+  GATE,
+  GATE_EVICTIONS,
+  GATE_HELD,
+  GATE_IN_FLIGHT,
+  GATE_PHASE,
+  GATE_PROBES,
+  GATE_ROUNDS,
+  GATE_TIMEOUTS,
+  GATE_WAKE,
+  MAX_TIMER,
+  PHASES,
+  SCHEDULE,
+} from './gen/boundary.js';
 
-const PHASES = ['healthy', 'backing-off', 'open', 'probing'];
 // workerd cancels a request that waits with nothing pending in its own
 // context (a promise another incoming request will resolve looks hung), and
 // the timers of a finished request. There, a held call also polls from its
@@ -33,7 +48,7 @@ const named = (key) => (typeof key === 'string' ? key : 'the target');
 export class GateOverflowError extends Error {
   constructor(key) {
     super(`the backoff gate's queue for ${named(key)} is full (maxQueued)`);
-    this.name = 'GateOverflowError';
+    this.name = /** @type {const} */ ('GateOverflowError');
     this.key = key;
   }
 }
@@ -42,18 +57,30 @@ export class GateOverflowError extends Error {
 export class GateTimeoutError extends Error {
   constructor(key, reason) {
     super(`gave up waiting for ${named(key)} to recover (${reason === 'deadline' ? 'maxElapsedMs' : 'maxAttempts'})`);
-    this.name = 'GateTimeoutError';
+    this.name = /** @type {const} */ ('GateTimeoutError');
     this.key = key;
     /** 'exhausted' (maxAttempts) or 'deadline' (maxElapsedMs). */
-    this.reason = reason;
+    this.reason = /** @type {'exhausted' | 'deadline'} */ (reason);
   }
 }
 
+/**
+ * A per-call count: an integer >= `min`, or Infinity.
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {number} dflt
+ * @param {number} min
+ */
 const count = (o, key, dflt, min) =>
   number(o, key, dflt, (v) => v === Infinity || (Number.isInteger(v) && v >= min), `an integer >= ${min} or Infinity`);
 
-/** An optional number option, > 0 (`min`) or >= 0 (shared with fetch.js). */
-export const ms = (o, key, dflt, min) => number(o, key, dflt, (v) => v > 0 || (!min && v === 0), `a number ${min ? '> 0' : '>= 0'}`);
+/**
+ * A per-call deadline option, a number >= 0 in ms.
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {number} dflt
+ */
+const ms = (o, key, dflt) => number(o, key, dflt, (v) => v >= 0, 'a number >= 0');
 
 /** The default key of a fetch call: its origin. */
 function origin(input) {
@@ -66,57 +93,107 @@ function origin(input) {
 }
 
 /**
- * The core's answer (src/gate.rs): 0 admit, 1 failed, 2 succeeded,
- * 3 cancelled, 4 hold, 5 left, 6 take, 7 wake time (-1 none, -2 idle),
- * 8 can wait, 9 phase, 10 held, 11 in flight, 12 rounds. A dropped slot
- * answers -1 (nothing to send, nothing to wake) to late callers.
+ * Operation `f` of the core on the gate of slot `s` (a dropped slot answers
+ * -1 to late callers: nothing to send, nothing to wake). The status it
+ * answers is then in the result record: `st(k)`.
+ * @param {Slot} s
+ * @param {(h: number, ...args: any[]) => any} f
+ * @param {...any} args
  */
-const op = (s, code, a = 0, b = -1) => (s.dead ? -1 : s.raw.op(code, a, b, Date.now()));
+const op = (s, f, ...args) => (s.dead ? -1 : f(s.h, ...args));
+
+/** Field `k` of the status the last gate operation answered. */
+const st = (/** @type {number} */ k) => mem()[OUT + k];
+
+/**
+ * @typedef {{ key: unknown, h: number, queue: Ticket[], at: number, rounds: number, dead?: boolean, timer?: any }} Slot
+ */
 
 /** A timer for the epoch time `at` (ms). */
 const at = (f, t) => setTimeout(f, Math.min(Math.max(0, Math.ceil(t - Date.now())), MAX_TIMER));
 
-/** Supervises targets by key; see index.d.ts for the options. */
+/** Frees the slots of gates that were not freed by hand once they are garbage. */
+const registry = new FinalizationRegistry((/** @type {Map<unknown, Slot>} */ slots) => slots.forEach(drop));
+
+/** Frees a slot's gate in the module; late callers get -1 from `op`. */
+function drop(/** @type {Slot} */ s) {
+  if (!s.dead) {
+    s.dead = true;
+    clearTimeout(s.timer);
+    w.gate_free(s.h);
+  }
+}
+
+/** Supervises targets by key; see gate/index.d.ts for the options. */
 export class Gate {
+  /** @type {Map<unknown, Slot>} */
   #slots = new Map();
   #seq = 0;
-  #n = { evictions: 0, rounds: 0, probes: 0, timeouts: 0 };
-  #schedule;
-  #limits;
+  /** The counters of slots dropped while idle. */
+  #retired = { evictions: 0, rounds: 0, probes: 0, timeouts: 0 };
+  /** The map's size that triggers the next pruning of idle slots. */
+  #prune = 64;
+  #rec;
+  #seeded;
   #retryable;
   #maxAttempts;
   #maxElapsedMs;
+  #freed = false;
 
+  /** @param {import('../pkg/gate/index.js').GateOptions} [options] */
   constructor(options) {
-    const o = options ?? {};
-    if (typeof o !== 'object') throw new TypeError('gate options must be an object');
-    // The rounds' schedule: the backoff options, without the per-call limits
-    // (a target is never given up on; its callers are, by their own limits).
-    this.#schedule = { ...o, maxAttempts: Infinity, maxElapsedMs: undefined };
-    rawBackoff(this.#schedule, NaN, () => 0).free(); // validates now, no entropy at module scope
-    this.#limits = [
-      count(o, 'maxQueued', 1000, 0),
-      choice(o.overflow === null ? {} : o, 'overflow', ['evict-oldest', 'reject-newest']) === 1,
-      count(o, 'concurrency', Infinity, 1),
-      ms(o, 'probeTimeoutMs', 30000, true),
-    ];
-    /** The key of a fetch call (read by fetch.js). */
+    const o = own(options, 'gate options');
+    // The rounds' schedule and the gate's limits, as the record each
+    // target's slot is made from (checked now; no entropy at module scope).
+    write(o, SCHEDULE, () => 0);
+    write(o, GATE);
+    this.#rec = record(GATE);
+    w.gate_free(check(w.gate_new(), ALL_MESSAGES));
+    this.#seeded = o.seed !== undefined;
+    /** The key of a fetch call (read by the fetch driver). */
     this.keyOf = fn(o, 'key') ?? origin;
     this.#retryable = fn(o, 'retryable');
     this.#maxAttempts = count(o, 'maxAttempts', 5, 1);
     this.#maxElapsedMs = ms(o, 'maxElapsedMs', Infinity);
+    registry.register(this, this.#slots, this);
   }
 
-  /** The slot of `key`, made on first use and dropped again (by `sync`) once idle. */
+  /**
+   * The slot of `key`, made on first use. Idle slots stay (so a healthy
+   * target costs nothing per call) until the map has grown to twice its
+   * size at the last pruning.
+   * @param {unknown} key
+   * @returns {Slot}
+   */
   #slot(key) {
+    if (this.#freed) throw new TypeError('this Gate was freed');
     let s = this.#slots.get(key);
     if (!s) {
-      const b = rawBackoff(this.#schedule);
-      s = { key, raw: new RawGate(b, ...this.#limits), queue: [], at: -1, rounds: 0, slots: this.#slots, n: this.#n };
-      b.free();
+      if (this.#slots.size >= this.#prune) {
+        for (const [k, x] of this.#slots) {
+          op(x, w.gate_status);
+          if (st(GATE_WAKE) === -2) {
+            this.#retire(x);
+            this.#slots.delete(k);
+          }
+        }
+        this.#prune = Math.max(64, 2 * this.#slots.size);
+      }
+      load(this.#rec, this.#seeded);
+      s = { key, h: check(w.gate_new(), ALL_MESSAGES), queue: [], at: -1, rounds: 0 };
       this.#slots.set(key, s);
     }
     return s;
+  }
+
+  /** Adds the counters of slot `s` (just asked for its status) to the retired ones, and frees it. */
+  #retire(/** @type {Slot} */ s) {
+    const r = this.#retired;
+    r.evictions += st(GATE_EVICTIONS);
+    r.rounds += st(GATE_ROUNDS);
+    r.probes += st(GATE_PROBES);
+    r.timeouts += st(GATE_TIMEOUTS);
+    drop(s);
   }
 
   /**
@@ -124,9 +201,13 @@ export class Gate {
    * `pass()` resolves when it may be sent, `settle(...)` reports the
    * outcome, `cancel()` an abort. `spend()` says whether the call may use
    * one more attempt (each failed round it waits through costs one).
+   * @param {unknown} key
+   * @param {AbortSignal | undefined} signal
+   * @param {number} deadline
+   * @param {() => boolean} spend
    */
   enter(key, signal, deadline, spend) {
-    // The slot is looked up at the first pass(), not now: an idle one may be gone by then.
+    // The slot is looked up at the first pass(), not now.
     return new Ticket(() => this.#slot(key), key, signal, deadline, spend, this.#seq++);
   }
 
@@ -134,13 +215,18 @@ export class Gate {
    * Runs `task({signal})` through the gate of `key`: straight away while the
    * target is healthy; held while it backs off; retried (held again) when it
    * rejects, until `maxAttempts` or `maxElapsedMs`.
+   * @template T
+   * @param {unknown} key
+   * @param {(ctx: { signal?: AbortSignal }) => T | Promise<T>} task
+   * @param {{ signal?: AbortSignal, maxAttempts?: number, maxElapsedMs?: number }} [options]
+   * @returns {Promise<T>}
    */
   async run(key, task, options) {
     if (typeof task !== 'function') throw new TypeError('task must be a function');
-    const o = options ?? {};
-    if (typeof o !== 'object') throw new TypeError('options must be an object');
+    const o = own(options);
     const signal = o.signal ?? undefined;
-    if (signal !== undefined && !(typeof AbortSignal !== 'undefined' && signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
+    if (signal !== undefined && !(typeof AbortSignal !== 'undefined' && signal instanceof AbortSignal))
+      throw new TypeError('signal must be an AbortSignal');
     const max = count(o, 'maxAttempts', this.#maxAttempts, 1);
     const limit = ms(o, 'maxElapsedMs', this.#maxElapsedMs);
     if (signal?.aborted) throw signal.reason;
@@ -171,21 +257,52 @@ export class Gate {
     }
   }
 
-  /** Counters since creation, and what is held or in flight now. */
+  /** Counters since creation, and what is held or in flight now (all from the core). */
   stats() {
-    let held = 0, inFlight = 0;
+    const n = { ...this.#retired, held: 0, inFlight: 0, targets: 0 };
     for (const s of this.#slots.values()) {
-      held += s.queue.length;
-      inFlight += op(s, 11 /* in flight */);
+      if (s.dead) continue;
+      op(s, w.gate_status);
+      n.evictions += st(GATE_EVICTIONS);
+      n.rounds += st(GATE_ROUNDS);
+      n.probes += st(GATE_PROBES);
+      n.timeouts += st(GATE_TIMEOUTS);
+      n.held += st(GATE_HELD);
+      n.inFlight += st(GATE_IN_FLIGHT);
+      n.targets += +(st(GATE_WAKE) !== -2);
     }
-    return { ...this.#n, held, inFlight, targets: this.#slots.size };
+    return n;
   }
 
-  /** Where the target `key` stands: phase, held and in-flight calls. */
+  /**
+   * Where the target `key` stands: phase, held and in-flight calls.
+   * @param {unknown} key
+   * @returns {{ phase: import('../pkg/gate/index.js').GatePhase, held: number, inFlight: number }}
+   */
   state(key) {
     const s = this.#slots.get(key);
-    if (!s) return { phase: 'healthy', held: 0, inFlight: 0 };
-    return { phase: PHASES[op(s, 9 /* phase */)], held: op(s, 10 /* held */), inFlight: op(s, 11 /* in flight */) };
+    if (!s || s.dead) return { phase: 'healthy', held: 0, inFlight: 0 };
+    op(s, w.gate_status);
+    return { phase: /** @type {any} */ (PHASES[st(GATE_PHASE)]), held: st(GATE_HELD), inFlight: st(GATE_IN_FLIGHT) };
+  }
+
+  /**
+   * Releases every target's memory in the module now. Calls still held or in
+   * flight are left as they are (their gate answers nothing any more); new
+   * calls throw.
+   */
+  free() {
+    if (!this.#freed) {
+      this.#freed = true;
+      registry.unregister(this);
+      this.#slots.forEach(drop);
+      this.#slots.clear();
+    }
+  }
+
+  /** `using gate = createGate()` frees at the end of the block. */
+  [Symbol.dispose]() {
+    this.free();
   }
 }
 
@@ -195,30 +312,56 @@ function abortable(p, signal) {
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(p).then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    Promise.resolve(p)
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 
-/**
- * One call's passage through the gate. Also set later: `s` (its slot), `tag`
- * (the core's, while sent), `error` and `why` ('evicted', 'exhausted',
- * 'deadline', 'aborted') once rejected, and while held `wake` (settles its
- * promise), `timer` (its deadline), `onAbort` and `poll`.
- */
+/** One call's passage through the gate. */
 class Ticket {
   // 0 new, 1 held, 2 go (may send with `tag`), 3 out (rejected with
   // `error`), 4 done; literals, as esbuild would keep named constants.
   state = 0 /* new */;
+  /** @type {Slot} its slot, from the first pass() */
+  s;
+  /** The core's tag while sent. */
+  tag = 0;
+  /** @type {unknown} once rejected */
+  error;
+  /** @type {string | undefined} why it was rejected: 'evicted', 'exhausted', 'deadline', 'aborted' */
+  why;
+  /** @type {(() => void) | undefined} settles the promise of pass() */
+  wake;
+  /** @type {any} while held: its deadline timer */
+  timer;
+  /** @type {any} (workerd) its poll timer */
+  poll;
+  /** @type {(() => void) | undefined} while held: its abort listener */
+  onAbort;
 
+  /**
+   * @param {() => Slot} slot
+   * @param {unknown} key
+   * @param {AbortSignal | undefined} signal
+   * @param {number} deadline
+   * @param {() => boolean} spend
+   * @param {number} seq
+   */
   constructor(slot, key, signal, deadline, spend, seq) {
-    Object.assign(this, { slot, key, signal, deadline, spend, seq });
+    this.slot = slot;
+    this.key = key;
+    this.signal = signal;
+    this.deadline = deadline;
+    this.spend = spend;
+    this.seq = seq;
   }
 
   /** Resolves when the call may be sent; rejects when it must not be (see `why`). */
   pass() {
     if (this.state === 0 /* new */) {
       const s = (this.s = this.slot());
-      const r = op(s, 0 /* admit */);
+      const r = op(s, w.gate_admit, Date.now());
       rounds(s); // (a hung probe may have timed out: a round this call did not wait through)
       if (r >= 0) go(this, r);
       else {
@@ -231,9 +374,9 @@ class Ticket {
       if (this.state !== 1 /* held */) return done();
       if (!POLL) return;
       const poll = () => {
-        if (this.state === 1 /* held */) pump(this.s);
+        if (this.state === 1 /* held */) op(this.s, w.gate_status), pump(this.s);
         if (this.state !== 1 /* held */) return done();
-        const ms = op(this.s, 7 /* wake */) - Date.now();
+        const ms = this.waitMs();
         this.poll = setTimeout(poll, ms > 0 ? Math.min(ms, 250) : 25);
       };
       poll();
@@ -251,11 +394,11 @@ class Ticket {
     let why = 'done';
     this.state = 4 /* done */;
     if (hurt) {
-      op(s, 1 /* failed */, this.tag, hintMs ?? -1);
+      op(s, w.gate_failed, this.tag, hintMs ?? -1, Date.now());
       rounds(s);
-      if (retry) why = !this.spend() ? 'exhausted' : !op(s, 8 /* can wait */, this.deadline) ? 'deadline' : '';
-      if (!why) enqueue(this, op(s, 4 /* hold */));
-    } else op(s, 2 /* succeeded */, this.tag);
+      if (retry) why = !this.spend() ? 'exhausted' : !op(s, w.gate_can_wait, this.deadline) ? 'deadline' : '';
+      if (!why) enqueue(this, op(s, w.gate_hold));
+    } else op(s, w.gate_succeeded, this.tag);
     pump(s);
     return why;
   }
@@ -268,20 +411,48 @@ class Ticket {
     if (this.state === 1 /* held */) out(this, 'aborted', false, null);
     if (this.state !== 2 /* go */) return;
     this.state = 4 /* done */;
-    op(this.s, 3 /* cancelled */, this.tag);
+    op(this.s, w.gate_cancelled, this.tag);
     pump(this.s);
+  }
+
+  /**
+   * The fetch driver's step after an attempt through the gate (so that its
+   * gate logic ships with the gate, not with every fetch). `c` is the
+   * driver's config; `retry`, `reason` its verdict so far. Reports the
+   * outcome to the gate and returns the reason the call ends with, or ''
+   * when the call is held for another attempt (onRetry told, response let go).
+   * @param {any} c
+   * @param {boolean} retry
+   * @param {boolean} failed
+   * @param {number | undefined} status
+   * @param {Response | undefined} res
+   * @param {unknown} error
+   * @param {string} reason
+   * @param {number} attempt
+   */
+  fetched(c, retry, failed, status, res, error, reason, attempt) {
+    const hurt = retry || failed || c.retryOn.has(status);
+    let ra = hurt && res ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
+    // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
+    if (ra > c.maxRetryAfterMs) [retry, reason, ra] = [false, 'retry-after', c.maxRetryAfterMs];
+    if (retry && c.budget && !c.budget.withdraw(Date.now())) [retry, reason] = [false, 'budget'];
+    const why = this.settle(hurt, retry, ra);
+    if (why) return retry ? why : !failed && /** @type {number} */ (status) < 400 ? 'success' : reason;
+    c.onRetry?.({ attempt, delayMs: this.waitMs(), status, error, retryAfterMs: ra });
+    res?.body?.cancel().catch(() => {});
+    return '';
   }
 
   /** How long the target's current round still waits, in ms (0 when not waiting). */
   waitMs() {
-    return Math.max(0, op(this.s, 7 /* wake */) - Date.now());
+    op(this.s, w.gate_status);
+    return Math.max(0, st(GATE_WAKE) - Date.now());
   }
 }
 
 function go(t, tag) {
   t.tag = tag;
   t.state = 2 /* go */;
-  if (tag & 1) t.s.n.probes++;
 }
 
 /** Holds `t` in arrival order, then evicts as the core said (`code`: -1, -2 head, -3 tail). */
@@ -292,13 +463,12 @@ function enqueue(t, code) {
   q.splice(i, 0, t);
   t.state = 1 /* held */;
   if (code < -1) {
-    t.s.n.evictions++;
     const victim = code === -2 ? q[0] : q[q.length - 1];
     out(victim, 'evicted', false, new GateOverflowError(t.key));
     if (victim === t) return;
   }
   if (t.signal?.aborted) return out(t, 'aborted');
-  if (!op(t.s, 8 /* can wait */, t.deadline)) return out(t, 'deadline');
+  if (!op(t.s, w.gate_can_wait, t.deadline)) return out(t, 'deadline');
   if (t.signal) t.signal.addEventListener('abort', (t.onAbort = () => out(t, 'aborted', true)), { once: true });
   // (re-armed when the timer was clamped to MAX_TIMER, or fired early)
   const arm = () => (t.timer = at(() => (Date.now() < t.deadline ? arm() : out(t, 'deadline', true)), t.deadline));
@@ -323,8 +493,7 @@ function out(t, why, own, error = why === 'aborted' ? t.signal.reason : new Gate
   if (i < 0) return;
   s.queue.splice(i, 1);
   unhook(t);
-  if (why !== 'evicted') op(s, 5 /* left */);
-  s.n.timeouts += why === 'deadline' || why === 'exhausted';
+  if (why !== 'evicted') op(s, w.gate_left, why === 'deadline' || why === 'exhausted');
   Object.assign(t, { state: 3 /* out */, error, why });
   if (own) clearTimeout(t.poll);
   wake(t);
@@ -341,20 +510,19 @@ function wake(t) {
  * When a round started (a failure, or a probe that timed out), each held call
  * was tried by proxy and spends an attempt.
  */
-function rounds(s) {
-  const r = op(s, 12 /* rounds */);
+function rounds(/** @type {Slot} */ s) {
+  const r = st(GATE_ROUNDS);
   if (r === s.rounds || s.dead) return;
-  s.n.rounds += r - s.rounds;
   s.rounds = r;
   for (const t of [...s.queue]) {
     if (!t.spend()) out(t, 'exhausted');
-    else if (!op(s, 8 /* can wait */, t.deadline)) out(t, 'deadline');
+    else if (!op(s, w.gate_can_wait, t.deadline)) out(t, 'deadline');
   }
 }
 
 /** Sends whatever the core releases (the probe, or the held calls in order), then syncs the timer. */
 function pump(s) {
-  for (let tag; s.queue.length > 0 && (tag = op(s, 6 /* take */)) >= 0; ) {
+  for (let tag; s.queue.length > 0 && (tag = op(s, w.gate_take, Date.now())) >= 0; ) {
     const t = s.queue.shift();
     unhook(t);
     go(t, tag);
@@ -364,46 +532,32 @@ function pump(s) {
   sync(s);
 }
 
-/** One timer per target, armed exactly while the core wants a wake-up; an idle slot is dropped. */
+/**
+ * One timer per target, armed exactly while the core wants a wake-up (the
+ * status of the last operation on `s` says when).
+ * @param {Slot} s
+ */
 function sync(s) {
-  const t = op(s, 7 /* wake */);
+  const t = Math.max(st(GATE_WAKE), -1);
   if (t !== s.at) {
     clearTimeout(s.timer);
     s.at = t;
-    s.timer = t < 0 ? undefined : at(() => {
-      s.at = -1;
-      s.timer = undefined;
-      pump(s);
-    }, t);
-  }
-  if (t === -2 && s.slots.get(s.key) === s) {
-    s.dead = true;
-    s.raw.free();
-    s.slots.delete(s.key);
+    s.timer =
+      t < 0
+        ? undefined
+        : at(() => {
+            s.at = -1;
+            s.timer = undefined;
+            op(s, w.gate_status);
+            pump(s);
+          }, t);
   }
 }
-
-/** A gate for `run(key, task)` and for the `gate` option of the fetch driver. */
-export function createGate(options) {
-  return new Gate(options);
-}
-
-const cached = new WeakMap();
-const DEFAULTS = {}; // the key of the gate shared by `true`
 
 /**
- * The `gate` option of the fetch driver: `own` (withBackoff) makes the
- * wrapper's own gate, timed by its schedule unless the object says
- * otherwise; fetchWithBackoff shares one gate per options object (one for
- * `true`), since a gate made per call would supervise nothing.
+ * A gate for `run(key, task)` and for the `gate` option of the fetch driver.
+ * @param {import('../pkg/gate/index.js').GateOptions} [options]
  */
-export function gateOption(g, schedule, own) {
-  if (g === undefined || g === false) return undefined;
-  if (g instanceof Gate) return g;
-  if (g !== true && (g === null || typeof g !== 'object')) throw new TypeError('gate must be a boolean, a Gate from createGate or gate options');
-  if (own) return new Gate({ ...schedule, ...g }); // (`...true` adds nothing)
-  if (g === true) g = DEFAULTS;
-  let x = cached.get(g);
-  if (!x) cached.set(g, (x = new Gate(g)));
-  return x;
+export function createGate(options) {
+  return new Gate(options);
 }

@@ -2,20 +2,27 @@
 // Supervisor pattern over a pluggable state store.
 //
 // The state machine — when a task may be claimed, what a failure does, the
-// retry delay, the failure threshold — is the Rust core's (`RawQueue`); this
+// retry delay, the failure threshold — is the Rust core's (src/queue.rs); this
 // file holds what is JavaScript's: the store, promises, timers, the abort
 // signal and the events. Every write goes through the store's compare-and-set
 // (`swap`), so two instances (tabs, workers, processes sharing a store) that
 // decide the same transition at once cannot both win: one claims the task,
 // the other moves on.
-import { RawQueue, queue_out } from './wasm_backoff.js';
-import { rawBackoff, memory, number, fn, entropy, MAX_TIMER } from './backoff.js';
+import { w, mem, own, write, record, check, number, fn, entropy, OPTS, OUT } from './wasm.js';
+import {
+  ALL_MESSAGES,
+  MAX_TIMER,
+  QUEUE,
+  SCHEDULE,
+  TASK_COMPLETE_BY,
+  TASK_FAILURE_COUNT,
+  TASK_NEXT_ATTEMPT_AT,
+  TASK_STATE,
+  TASK_STATES,
+} from './gen/boundary.js';
 
-const STATES = ['pending', 'processing', 'processed', 'error'];
 /** The longest wait between passes while the store keeps failing (unless pollMs is longer). */
 const STORE_ERROR_CAP = 30000;
-// The core's QueueError messages by code (core/tests/queue.rs checks the texts).
-const MSG = { 40: 'leaseMs must be a number > 0 and <= 2147483647', 41: 'maxFailures must be an integer >= 1' };
 
 /**
  * Thrown (or rejected with) by a handler when the task can never succeed:
@@ -23,10 +30,14 @@ const MSG = { 40: 'leaseMs must be a number > 0 and <= 2147483647', 41: 'maxFail
  * `permanent: true` counts too (e.g. one made in another realm).
  */
 export class PermanentError extends Error {
+  /**
+   * @param {string} [message]
+   * @param {{ cause?: unknown }} [options]
+   */
   constructor(message, options) {
     super(message, options);
     this.name = 'PermanentError';
-    this.permanent = true;
+    this.permanent = /** @type {const} */ (true);
   }
 }
 
@@ -179,6 +190,7 @@ export class IndexedDBStore {
   }
 
   async get(id) {
+    /** @type {IDBRequest} */
     let req;
     await this.#tx('readonly', (s) => (req = s.get(id)));
     return req.result;
@@ -212,6 +224,7 @@ export class IndexedDBStore {
 
   /** Every record (for inspection and tests). */
   async list() {
+    /** @type {IDBRequest} */
     let req;
     await this.#tx('readonly', (s) => (req = s.getAll()));
     return req.result;
@@ -227,22 +240,33 @@ export class IndexedDBStore {
 
 /** An integer or number option in [lo, hi]. */
 const bounded = (o, key, dflt, lo, integer, hi = Infinity) =>
-  number(o, key, dflt, (v) => v >= lo && v <= hi && (!integer || Number.isInteger(v)),
-    `${integer ? 'an integer' : 'a number'} ${hi < Infinity ? `in [${lo}, ${hi}]` : `>= ${lo}`}`);
+  number(
+    o,
+    key,
+    dflt,
+    (v) => v >= lo && v <= hi && (!integer || Number.isInteger(v)),
+    `${integer ? 'an integer' : 'a number'} ${hi < Infinity ? `in [${lo}, ${hi}]` : `>= ${lo}`}`,
+  );
 
-
-/** FNV-1a of a string, for seeding a task from (options seed, task id) reproducibly. */
-function hash(s) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
-/** A task's seed from the options' seed and its id: the high bits of |seed|, the low 32 xored with a hash of the id. */
-function mix(seed, id) {
-  const s = Math.abs(seed);
-  const lo = s % 2 ** 32;
-  return s - lo + ((lo ^ hash(id)) >>> 0);
+/**
+ * A task's seed from the queue's seed and the task's id: 53 bits of a
+ * 64-bit hash of both (cyrb53, by bryc, public domain), so two distinct ids
+ * share a stream with probability about n²/2^54 (a 32-bit hash made that a
+ * coin toss at 77 000 tasks).
+ * @param {number} seed a safe integer
+ * @param {string} id
+ */
+function taskSeed(seed, id) {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ Math.floor(seed / 2 ** 32);
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 const randomId = () => [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('');
@@ -256,7 +280,7 @@ const COMPENSATE_LATE = 'onCompensate did not settle within leaseMs';
  * backoff schedule, and given up after `maxFailures`. See queue/index.d.ts.
  */
 export class TaskQueue extends EventTarget {
-  #raw;
+  #rec;
   #store;
   #handler;
   #compensate;
@@ -276,7 +300,7 @@ export class TaskQueue extends EventTarget {
   constructor(options) {
     super();
     if (options == null || typeof options !== 'object') throw new TypeError('options must be an object');
-    const o = options;
+    const o = own(options);
     this.#handler = fn(o, 'handler', true);
     this.#compensate = fn(o, 'onCompensate', false);
     const store = o.store ?? new MemoryStore();
@@ -290,26 +314,17 @@ export class TaskQueue extends EventTarget {
     this.#instance = o.instanceId;
     this.#concurrency = bounded(o, 'concurrency', 4, 1, true);
     this.#pollMs = bounded(o, 'pollMs', 1000, 1, false, MAX_TIMER);
-    const lease = o.leaseMs === undefined ? 30000 : o.leaseMs;
-    if (typeof lease !== 'number') throw new TypeError(MSG[40]);
-    this.#leaseMs = lease; // the core validates it below
-    const maxFailures = o.maxFailures === undefined ? 5 : o.maxFailures;
-    if (typeof maxFailures !== 'number') throw new TypeError(MSG[41]);
-    if (o.backoff != null && typeof o.backoff !== 'object') throw new TypeError('backoff must be an object');
-    // Each task carries its own seed, so the schedule's is not used as is:
-    // a given seed makes every task's seed a function of it and the task id.
-    const backoff = rawBackoff({ ...o.backoff, seed: undefined }, NaN, () => 0);
-    const seed = o.backoff?.seed;
-    if (seed !== undefined) rawBackoff({ seed }, NaN).free(); // validates it (TypeError / RangeError)
-    this.#seed = seed;
-    const raw = new RawQueue(backoff, lease, maxFailures);
-    backoff.free();
-    if (raw.error !== 0) {
-      const code = raw.error;
-      raw.free();
-      throw new RangeError(MSG[code]);
-    }
-    this.#raw = raw;
+    // The policy (the retry schedule, leaseMs, maxFailures), checked now and
+    // kept as the record every transition is computed from. Each task
+    // carries its own seed: a given one makes each task's a hash of it and
+    // the task id.
+    const b = own(o.backoff, 'backoff');
+    write(b, SCHEDULE, () => 0);
+    write(o, QUEUE);
+    this.#rec = record(QUEUE);
+    check(w.queue_check(), ALL_MESSAGES);
+    this.#seed = b.seed;
+    this.#leaseMs = o.leaseMs ?? 30000;
   }
 
   /** This instance's lock owner id (`lockedBy` of the records it claims). */
@@ -338,7 +353,7 @@ export class TaskQueue extends EventTarget {
     let id = options?.id;
     if (id === undefined) id = `${Date.now().toString(36)}-${randomId()}`;
     else if (typeof id !== 'string' || !id) throw new TypeError('id must be a non-empty string');
-    const seed = this.#seed === undefined ? entropy() : mix(this.#seed, id);
+    const seed = this.#seed === undefined ? entropy() : taskSeed(this.#seed, id);
     const now = Date.now();
     await this.#store.add({
       id,
@@ -385,12 +400,27 @@ export class TaskQueue extends EventTarget {
     await Promise.all(this.#compensating);
   }
 
-  /** The core's decision `op` about `r` at `now`: for op 0 the Due code, else the new record or undefined. */
-  #step(op, r, now) {
-    const code = this.#raw.step(op, STATES.indexOf(r.state), r.failureCount, r.nextAttemptAt, r.completeBy, r.seed, now);
-    if (op === 0 || code === 0) return op === 0 ? code : undefined;
-    const [state, failureCount, nextAttemptAt, completeBy] = new Float64Array(memory.buffer, queue_out(), 4);
-    return { ...r, state: STATES[state], failureCount, nextAttemptAt, completeBy, version: r.version + 1 };
+  /**
+   * The core's transition `f` of record `r` at `now` (w.queue_due answers a
+   * number: 0 wait, 1 claim, 2 sweep); the new record, or undefined when
+   * the transition is not allowed from its state.
+   * @param {(state: number, failures: number, next: number, completeBy: number, seed: number, now: number) => number} f
+   * @param {any} r
+   * @param {number} now
+   */
+  #step(f, r, now) {
+    mem().set(this.#rec, OPTS);
+    const code = f(TASK_STATES.indexOf(r.state), r.failureCount, r.nextAttemptAt, r.completeBy, r.seed, now);
+    if (f === w.queue_due || !code) return f === w.queue_due ? code : undefined;
+    const m = mem();
+    return {
+      ...r,
+      state: TASK_STATES[m[OUT + TASK_STATE]],
+      failureCount: m[OUT + TASK_FAILURE_COUNT],
+      nextAttemptAt: m[OUT + TASK_NEXT_ATTEMPT_AT],
+      completeBy: m[OUT + TASK_COMPLETE_BY],
+      version: r.version + 1,
+    };
   }
 
   #wake() {
@@ -435,17 +465,17 @@ export class TaskQueue extends EventTarget {
     for (const r of records) {
       if (!this.#started) break;
       const now = Date.now();
-      const due = this.#step(0, r, now);
+      const due = this.#step(w.queue_due, r, now);
       if (due === 2) {
         // The supervisor: the instance holding the lease crashed, hung or was closed.
-        const n = this.#step(5, r, now);
+        const n = this.#step(w.queue_sweep, r, now);
         if (await this.#store.swap(r, { ...n, lockedBy: null, lastError: LEASE_EXPIRED })) {
           if (n.state === 'pending') next = Math.min(next, n.nextAttemptAt);
           this.#failed(n, new DOMException(LEASE_EXPIRED, 'TimeoutError'), now);
         }
       } else if (due === 1) {
         if (this.#running.size >= this.#concurrency || this.#running.has(r.id)) continue;
-        const c = this.#step(1, r, now);
+        const c = this.#step(w.queue_claim, r, now);
         c.lockedBy = this.instanceId;
         if (await this.#store.swap(r, c)) {
           if (!this.#started) {
@@ -472,10 +502,13 @@ export class TaskQueue extends EventTarget {
     const ac = new AbortController();
     let timer;
     const expired = new Promise((resolve) => {
-      timer = setTimeout(() => {
-        ac.abort(new DOMException(LEASE_EXPIRED, 'TimeoutError'));
-        resolve({ expired: true });
-      }, Math.max(0, rec.completeBy - Date.now()));
+      timer = setTimeout(
+        () => {
+          ac.abort(new DOMException(LEASE_EXPIRED, 'TimeoutError'));
+          resolve({ expired: true });
+        },
+        Math.max(0, rec.completeBy - Date.now()),
+      );
     });
     const task = clone(rec);
     const work = (async () => this.#handler(task, { signal: ac.signal, completeBy: rec.completeBy }))().then(
@@ -489,12 +522,12 @@ export class TaskQueue extends EventTarget {
         if (outcome.expired) return;
         const now = Date.now();
         if (outcome.ok) {
-          const n = this.#step(2, rec, now);
+          const n = this.#step(w.queue_complete, rec, now);
           if (n && (await this.#store.swap(rec, { ...n, lockedBy: null }))) this.#emit('processed', { task: n });
           return;
         }
         const permanent = outcome.error?.permanent === true;
-        const n = this.#step(permanent ? 4 : 3, rec, now);
+        const n = this.#step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now);
         if (!n) return;
         n.lockedBy = null;
         n.lastError = String(outcome.error?.message ?? outcome.error);

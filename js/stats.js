@@ -1,19 +1,28 @@
+// @ts-check
 // backoffStats: what the delay before a given retry looks like — min, max,
 // median, 90th percentile, mean. Exact (from the Rust core's closed forms)
 // where the law has one; otherwise from 100 000 seeded draws.
-import { Backoff, rawBackoff, integer, memory } from './backoff.js';
+import { w, mem, own, write, check, integer, OUT } from './wasm.js';
+import { Backoff } from './backoff.js';
+import { SCHEDULE, STAT_EXACT, STAT_MAX, STAT_MEAN, STAT_MIN, STAT_P50, STAT_P90 } from './gen/boundary.js';
 
+/**
+ * @param {import('../pkg/stats/index.js').BackoffOptions | undefined} options
+ * @param {number} attempt
+ * @returns {import('../pkg/stats/index.js').DelayStats}
+ */
 export function backoffStats(options, attempt) {
   const n = integer(attempt, 'attempt', 1, 4294967295);
+  const o = own(options);
   // Statistics describe the law, not one stream: a fixed seed when none is given.
-  const raw = rawBackoff(options, NaN, () => 1);
-  try {
-    const [exact, min, max, p50, p90, mean] = new Float64Array(memory.buffer, raw.stats(n), 6);
-    if (exact) return { exact: true, min, max, p50, p90, mean };
-  } finally {
-    raw.free();
-  }
-  const xs = Backoff.sample({ ...options, seed: options?.seed ?? 1 }, n, 100000).sort();
-  const at = (q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
-  return { exact: false, min: xs[0], max: xs[xs.length - 1], p50: at(0.5), p90: at(0.9), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
+  write(o, SCHEDULE, () => 1);
+  w.backoff_free(check(w.backoff_new())); // the options' errors (the record stays as written)
+  w.stats(n);
+  const m = mem();
+  const at = (/** @type {number} */ k) => m[OUT + k];
+  if (at(STAT_EXACT))
+    return { exact: true, min: at(STAT_MIN), max: at(STAT_MAX), p50: at(STAT_P50), p90: at(STAT_P90), mean: at(STAT_MEAN) };
+  const xs = Backoff.sample({ ...o, seed: o.seed ?? 1 }, n, 100000).sort();
+  const q = (/** @type {number} */ p) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+  return { exact: false, min: xs[0], max: xs[xs.length - 1], p50: q(0.5), p90: q(0.9), mean: xs.reduce((a, b) => a + b, 0) / xs.length };
 }

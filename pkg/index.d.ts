@@ -105,6 +105,16 @@ export class Backoff {
   /** Sum of the delays handed out since the last reset, in ms. */
   readonly elapsedMs: number;
   /**
+   * Releases the schedule's slot in the wasm module now (O(1); the slot is
+   * reused by the next `new Backoff()`). Optional: a schedule that is garbage
+   * collected is freed too, later. Using the object afterwards throws
+   * `TypeError`; calling `free()` again does nothing. At run time the class
+   * also has `[Symbol.dispose]` (the same function), so `using b = new
+   * Backoff()` frees at the end of the block; it is not declared here, so
+   * that these types compile without the `esnext.disposable` lib.
+   */
+  free(): void;
+  /**
    * `count` independent draws of the delay before retry `attempt` (1 = the first retry),
    * ignoring `maxAttempts` and `maxElapsedMs`. Seeded options give the same array every time.
    * @param attempt integer in [1, 2^32 − 1]
@@ -177,25 +187,26 @@ export interface RetryOptions extends BackoffOptions {
   onDone?: (info: DoneInfo) => void;
   /** Decide yourself: `true` forces a retry, `false` vetoes one, `undefined` keeps the default decision. */
   shouldRetry?: (info: { attempt: number; status?: number; error?: unknown; response?: Response }) => boolean | undefined;
-  /** A budget shared by many calls: when it is empty, failures are returned at once. @default undefined (none) */
-  budget?: RetryBudget;
   /**
-   * Back off per target instead of per call (see {@link createGate}): while the
-   * target is down, calls are held and one probe per round is sent. `true` or
-   * {@link GateOptions}: with `withBackoff`, a gate of the wrapper's own, timed by
-   * these options' schedule unless the object sets its own; with
-   * `fetchWithBackoff`, one gate shared by every call given `true` (default
-   * options), or by every call given the same options object (identity, not
-   * contents: an inline `gate: { … }` literal makes a new gate per call, which
-   * supervises nothing; keep the object in a constant). A {@link Gate}
-   * from `createGate` is shared by everyone given it. Per-call limits still
-   * apply: `maxAttempts` counts the call's own attempts plus each failed round
-   * it waited through; `maxElapsedMs` bounds its wait. A held call that runs
-   * out rejects with {@link GateTimeoutError}; its own last response is
-   * returned only when it runs out right after its own attempt.
+   * A budget shared by many calls (a `RetryBudget` from `'wasm-backoff/budget'`,
+   * or any object with these two methods): when it is empty, failures are
+   * returned at once. @default undefined (none)
+   */
+  budget?: { deposit(nowMs?: number): void; withdraw(nowMs?: number): boolean };
+  /**
+   * Back off per target instead of per call: a {@link Gate} from `createGate`
+   * of `'wasm-backoff/gate'` (the full module, so the gate costs nothing to
+   * those who do not use it), shared by every call given it. While the
+   * target is down, calls are held and one probe per round is sent.
+   * Per-call limits still apply: `maxAttempts` counts the call's own
+   * attempts plus each failed round it waited through; `maxElapsedMs` bounds
+   * its wait. A held call that runs out rejects with `GateTimeoutError`; its
+   * own last response is returned only when it runs out right after its own
+   * attempt. `true` or gate options throw `TypeError` (make the gate with
+   * `createGate(options)`).
    * @default undefined (no gate: every call backs off on its own)
    */
-  gate?: boolean | GateOptions | Gate;
+  gate?: Gate | false;
 }
 
 /**
@@ -209,113 +220,12 @@ export function fetchWithBackoff(input: Request | string | URL, init?: RequestIn
 /** Wraps a fetch function (e.g. the global `fetch` in an edge worker); `options` are validated now. */
 export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
-/** Options of {@link RetryBudget} (defaults of tower's `TpsBudget`). */
-export interface RetryBudgetOptions {
-  /** The sliding window, in ms. @default 10000 */
-  ttlMs?: number;
-  /** Retries always allowed per second of window, whatever the traffic. @default 10 */
-  minPerSec?: number;
-  /** Extra retries allowed per request seen in the window. @default 0.2 */
-  retryRatio?: number;
-}
-
 /**
- * Retries limited to a fraction of recent traffic plus a small floor, so a
- * failing service sees at most about (1 + retryRatio) times its normal load.
- * Share one instance between calls (and `withBackoff` wrappers) to one service.
+ * The wait a `Retry-After` value asks for, in ms (delta-seconds or any RFC 9110
+ * HTTP-date); `undefined` if absent, invalid (any non-ASCII character
+ * included) or a date not after `nowMs`. Parsed in JavaScript (it is a string);
+ * the Rust core's parser is tested against the same vectors.
  */
-export class RetryBudget {
-  constructor(options?: RetryBudgetOptions);
-  /** Records one request (fetchWithBackoff does this once per call). */
-  deposit(nowMs?: number): void;
-  /** Takes one retry if available (fetchWithBackoff does this before each retry). */
-  withdraw(nowMs?: number): boolean;
-  /** Retries available now. */
-  available(nowMs?: number): number;
-}
-
-/** The wait a `Retry-After` value asks for, in ms (delta-seconds or any RFC 9110 HTTP-date); `undefined` if invalid or past. */
 export function parseRetryAfter(value: string | null | undefined, nowMs?: number): number | undefined;
 
-/**
- * Options of {@link createGate}: the schedule of the backoff rounds (any
- * {@link BackoffOptions}; a gate never gives a target up, so the schedule's own
- * `maxAttempts` and `maxElapsedMs` are not used for it), the queue, and the
- * per-call defaults of {@link Gate.run}.
- */
-export interface GateOptions extends BackoffOptions {
-  /** Most calls held per target (integer >= 0, or `Infinity`); beyond it, `overflow` decides. @default 1000 */
-  maxQueued?: number;
-  /** When the queue is full: drop the oldest held call, or refuse the newest; either rejects with {@link GateOverflowError} and counts in `stats().evictions`. @default 'evict-oldest' */
-  overflow?: 'evict-oldest' | 'reject-newest';
-  /**
-   * Most calls in flight per target (integer >= 1, or `Infinity`); more wait in the queue, in order.
-   * The probe is always sent. So that hung calls cannot hold the queue forever, once nothing has been
-   * sent for `probeTimeoutMs` while calls wait, the calls in flight (all that old) stop counting
-   * against the limit (they still count in `inFlight`; their late failures start no round).
-   * @default Infinity
-   */
-  concurrency?: number;
-  /** A probe still unsettled after this many ms counts as failed: the next round starts and another held call probes (the hung one is left to its own timeout). Also ends the slots of hung calls (see `concurrency`). `Infinity` = wait for them. @default 30000 */
-  probeTimeoutMs?: number;
-  /** The target of a fetch call. @default the request URL's origin */
-  key?: (input: Request | string | URL, init?: RequestInit) => unknown;
-  /** {@link Gate.run}: whether a rejection means the target is failing (held and retried) or not (returned at once, the target stays healthy). @default every rejection is a failure */
-  retryable?: (error: unknown) => boolean;
-  /** {@link Gate.run}: default per-call limit of attempts, counting each failed round a held call waited through (integer >= 1, or `Infinity`). @default 5 */
-  maxAttempts?: number;
-  /** {@link Gate.run}: default per-call deadline in ms from the call: no wait for a round that ends past it. @default undefined (none) */
-  maxElapsedMs?: number;
-}
-
-/** Where a target stands: `'healthy'` (calls pass), `'backing-off'` (all held until the round ends), `'open'` (the next call probes), `'probing'` (one probe out, the rest held). */
-export type GatePhase = 'healthy' | 'backing-off' | 'open' | 'probing';
-
-/**
- * A per-target backoff gate (the actor-supervisor pattern): while a target is
- * healthy, calls pass straight through. The first failure of a call sent while
- * it was healthy starts a backoff round (the other calls failing with it join
- * that round instead of starting their own); the call and every new call for
- * the target are held. When the round ends, one held call (the oldest) is sent
- * as the probe; its success resets the schedule and releases the held calls in
- * arrival order (up to `concurrency` at a time); its failure starts the next,
- * longer round. Timers exist only while calls are held.
- */
-export class Gate {
-  /** @throws {TypeError | RangeError} naming the offending option. */
-  constructor(options?: GateOptions);
-  /**
-   * Runs `task` through the gate of `key` (any value; compared with `Map` semantics),
-   * retrying it (held) while it rejects, within its limits. Resolves with its value;
-   * rejects with its last error, {@link GateOverflowError}, {@link GateTimeoutError},
-   * or the signal's reason at once on abort.
-   */
-  run<T>(key: unknown, task: (ctx: { signal?: AbortSignal }) => Promise<T> | T, options?: { signal?: AbortSignal; maxAttempts?: number; maxElapsedMs?: number }): Promise<T>;
-  /**
-   * Counters since creation — `evictions` (calls dropped by `maxQueued`), `rounds` (backoff
-   * rounds started), `probes` (probes sent), `timeouts` (held calls that gave up with
-   * {@link GateTimeoutError}) — and now, over all targets: calls `held`, calls `inFlight`,
-   * and `targets` that are not idle.
-   */
-  stats(): { evictions: number; rounds: number; probes: number; timeouts: number; held: number; inFlight: number; targets: number };
-  /** Where the target `key` stands now. */
-  state(key: unknown): { phase: GatePhase; held: number; inFlight: number };
-}
-
-/** A gate for {@link Gate.run} and for the `gate` option of {@link fetchWithBackoff} / {@link withBackoff}. */
-export function createGate(options?: GateOptions): Gate;
-
-/** A held call dropped because its target's queue was full (`maxQueued`); `name` is `'GateOverflowError'`. */
-export class GateOverflowError extends Error {
-  readonly name: 'GateOverflowError';
-  /** The target's key. */
-  readonly key: unknown;
-}
-
-/** A held call that ran out of attempts or time before its target recovered; `name` is `'GateTimeoutError'`. */
-export class GateTimeoutError extends Error {
-  readonly name: 'GateTimeoutError';
-  readonly key: unknown;
-  /** `'exhausted'` (maxAttempts) or `'deadline'` (maxElapsedMs). */
-  readonly reason: 'exhausted' | 'deadline';
-}
+import type { Gate } from './gate/index.js';

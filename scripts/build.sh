@@ -1,56 +1,68 @@
 #!/usr/bin/env bash
-# Builds pkg/ from the Rust crate and the hand-written sources in js/, as
-# three modules (a wasm module cannot be tree-shaken, so each import gets
-# only the code it uses), each with an entry per runtime (index.js for
-# browsers, node.mjs/node.cjs, workerd.js, and bundler.js with the wasm
-# inlined for bundlers):
-#   pkg/          Backoff, the fetch driver and the backoff gate (`'wasm-backoff'`)
-#   pkg/backoff/  the calculator alone (`'wasm-backoff/backoff'`)
-#   pkg/stats/    the calculator and backoffStats (`'wasm-backoff/stats'`)
-#   pkg/queue/    the calculator and the durable TaskQueue (`'wasm-backoff/queue'`)
-# For each: the wasm module, size-optimised (opt-level z, LTO, panic=abort,
-# our own trap panic handler, a small allocator) then wasm-opt; wasm-bindgen's
-# glue (target web); and one minified ES module per runtime entry (esbuild
-# bundles entry + js/ + glue), so a browser fetches one .js and one .wasm.
-# Assumes scripts/setup.sh has run.
+# Builds pkg/ from the Rust crate and the sources in js/: two wasm modules
+# (a wasm module cannot be tree-shaken, so what most users import is kept
+# small), each shared by its subpaths:
+#   small  pkg/wasm_backoff_bg.wasm    `wasm-backoff` (Backoff, fetchWithBackoff, …), `wasm-backoff/backoff`
+#   full   pkg/wasm_backoff_full.wasm  `wasm-backoff/gate`, `/stats`, `/queue`
+# and one subpath without wasm: `wasm-backoff/budget` (RetryBudget, plain JS).
+# For each: the boundary description rendered for JS (js/gen/boundary.js,
+# by `cargo run -p xtask`), the wasm module size-optimised (opt-level z, LTO,
+# panic=abort, a trap panic handler, no allocator) then wasm-opt,
+# wasm-bindgen's exports without its runtime for JS values (scripts/dce.mjs;
+# the JS calls the raw exports and needs no glue), and scripts/bundle.mjs: every runtime form of every subpath
+# (index.js for browsers, node.mjs/node.cjs, workerd.js, bundler.js with
+# the wasm inlined), minified, code-split so a module's subpaths share one chunk.
+#
+#   bash scripts/build.sh [--only small|full|main|backoff|gate|stats|queue] [--dev]
+#
+# --only builds the one module that entry belongs to; --dev leaves the JS
+# unminified. Assumes scripts/setup.sh has run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[build]\033[0m %s\n' "$*"; }
 
-variant() { # <out dir> <cargo feature flags> [what js/extra.js becomes]
-  local dest=$1 features=$2 extra=${3-} stage
-  stage=target/js/$(basename "$dest")
-  cargo build --quiet --release --target wasm32-unknown-unknown -p wasm-backoff $features
-  rm -rf "$stage" && mkdir -p "$stage" "$dest"
-  wasm-bindgen --target web --no-typescript --out-dir "$stage" \
-    target/wasm32-unknown-unknown/release/wasm_backoff.wasm
-  # The features rustc's wasm32 target emits; wasm-opt must be told it may keep them.
-  node_modules/.bin/wasm-opt -O3 -Oz --strip-debug --strip-producers \
+only=""
+for ((i = 1; i <= $#; i++)); do
+  if [ "${!i}" = --only ]; then j=$((i + 1)); only=${!j:-}; fi
+done
+case "$only" in
+  "") modules="small full" ;;
+  small | main | backoff) modules=small ;;
+  full | gate | stats | queue) modules=full ;;
+  *) echo "build: --only takes small, full, main, backoff, gate, stats or queue" >&2; exit 2 ;;
+esac
+
+say "js/gen/boundary.js from src/schema.rs"
+cargo run --quiet -p xtask
+
+module() { # <name> <features> <wasm file in pkg/>
+  local name=$1 features=$2 file=$3 stage=target/js/$1
+  say "$name module: cargo build --release --target wasm32-unknown-unknown $features"
+  cargo build --quiet --release --target wasm32-unknown-unknown -p wasm-backoff --lib --no-default-features --features "$features"
+  rm -rf "$stage" && mkdir -p "$stage" pkg
+  wasm-bindgen --target web --out-dir "$stage" target/wasm32-unknown-unknown/release/wasm_backoff.wasm
+  # wasm-bindgen's runtime for JS values and panics, unused here: out (scripts/dce.mjs).
+  node scripts/dce.mjs "$stage/wasm_backoff_bg.wasm" "$stage/dce.wasm"
+  # (the target_features section is only informative: 134 B gzip less)
+  node_modules/.bin/wasm-opt -O3 -Oz --strip-debug --strip-producers --strip-target-features \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
-    "$stage/wasm_backoff_bg.wasm" -o "$dest/wasm_backoff_bg.wasm"
-  cp js/*.js js/*.mjs "$stage/"
-  if [ -n "$extra" ]; then echo "$extra" >"$stage/extra.js"; fi
-  # The bundler entry carries the optimised module inline.
-  printf 'export default "%s";\n' "$(base64 -w0 "$dest/wasm_backoff_bg.wasm")" >"$stage/wasm_base64.js"
-  for entry in index.js node.mjs workerd.js bundler.js; do
-    node_modules/.bin/esbuild "$stage/$entry" --bundle --minify --format=esm --target=es2022 \
-      --platform=neutral --external:node:fs --external:./wasm_backoff_bg.wasm \
-      --log-level=warning --outfile="$dest/$entry"
-  done
-  cp js/node.cjs "$dest/node.cjs"
-  say "$dest: $(wc -c <"$dest/wasm_backoff_bg.wasm") B wasm, $(wc -c <"$dest/index.js") B browser entry"
+    "$stage/dce.wasm" -o "pkg/$file"
+  say "pkg/$file: $(wc -c <"pkg/$file") B"
 }
+for m in $modules; do
+  case $m in
+    small) module small bare wasm_backoff_bg.wasm ;;
+    full) module full bare,full wasm_backoff_full.wasm ;;
+  esac
+done
 
-say "cargo build --release --target wasm32-unknown-unknown (four modules)"
-variant pkg "--no-default-features --features bare,fetch,gate"
-variant pkg/backoff "--no-default-features --features bare" 'export {};'
-variant pkg/stats "--no-default-features --features bare,stats" "export { backoffStats } from './stats.js';"
-variant pkg/queue "--no-default-features --features bare,queue" "export { TaskQueue, TaskEvent, PermanentError, MemoryStore, IndexedDBStore } from './queue.js';"
+say "bundling js/ into pkg/ ($modules)"
+node scripts/bundle.mjs "$@"
 
 # Types for CommonJS consumers (TypeScript's node16 resolution reads .d.cts
 # for require), and the README and licence that npm shows and ships.
-cp pkg/index.d.ts pkg/index.d.cts
-for sub in backoff stats queue; do sed "s#'../index.js'#'../index.cjs'#g" "pkg/$sub/index.d.ts" >"pkg/$sub/index.d.cts"; done
+sed "s#'./gate/index.js'#'./gate/index.cjs'#g" pkg/index.d.ts >pkg/index.d.cts
+for sub in backoff budget stats queue gate; do sed "s#'../index.js'#'../index.cjs'#g" "pkg/$sub/index.d.ts" >"pkg/$sub/index.d.cts"; done
 cp README.md LICENSE pkg/

@@ -71,7 +71,16 @@ export const DEMO_ROUTES = {
  * - `onMiss(path)`: told of every 404.
  * Port 0 = any free port.
  */
-export function serve({ root = ROOT, mounts, port = 0, host = '127.0.0.1', csp = CSP, routes = DEMO_ROUTES, hidden = /[\\/](node_modules|\.git)[\\/]/, onMiss } = {}) {
+export function serve({
+  root = ROOT,
+  mounts,
+  port = 0,
+  host = '127.0.0.1',
+  csp = CSP,
+  routes = DEMO_ROUTES,
+  hidden = /[\\/](node_modules|\.git)[\\/]/,
+  onMiss,
+} = {}) {
   const mountsNow = typeof mounts === 'function' ? mounts : () => mounts ?? [['/', root]];
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -109,7 +118,7 @@ export function serve({ root = ROOT, mounts, port = 0, host = '127.0.0.1', csp =
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const i = process.argv.indexOf('--port');
-  const wanted = Number(i > 0 ? process.argv[i + 1] : process.env.PORT ?? 8080);
+  const wanted = Number(i > 0 ? process.argv[i + 1] : (process.env.PORT ?? 8080));
   let started;
   try {
     started = await serve({ port: wanted });

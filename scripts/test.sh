@@ -1,37 +1,62 @@
 #!/usr/bin/env bash
 # Runs every test (the README's second command; .ci/run runs exactly this).
 # Installs what is missing first (scripts/setup.sh), builds pkg/, then:
-# formatting and lints, the no_std proof, native Rust tests, wasm tests in
-# Node and headless Chromium, and the JS API in Node, Chromium and workerd.
+# formatting and lints (Rust and JS), the JS type check against the
+# published .d.ts, the no_std proof, native Rust tests, wasm tests in Node and
+# headless Chromium, and the JS package in Node, Chromium, workerd, Deno and
+# Bun, the bundler and install matrices. Its last line is `total: N passed, N failed`.
+#
+#   bash scripts/test.sh          everything (npm test)
+#   bash scripts/test.sh rust     formatting, clippy, no_std, native and wasm Rust tests (npm run test:rust)
+#   bash scripts/test.sh js       lint, types, and the JS tests against an unminified build (npm run test:js)
+#   bash scripts/test.sh js tests/js/gate.node.test.mjs …   only those test files
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+what=${1:-all}
+[ $# -gt 0 ] && shift
+
 bash scripts/setup.sh
-bash scripts/build.sh
 
 log=$(mktemp -d)/test.log
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { "$@" 2>&1 | tee -a "$log"; }
 
-step "cargo fmt --check, clippy -D warnings (native and wasm32)"
-cargo fmt --all --check
-cargo clippy --quiet --workspace --all-targets -- -D warnings
-cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --features bare -- -D warnings
-cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --no-default-features --features bare -- -D warnings
-cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --no-default-features --features bare,stats -- -D warnings
-cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --no-default-features --features bare,queue -- -D warnings
+if [ "$what" = all ] || [ "$what" = rust ]; then
+  step "cargo fmt --check, clippy -D warnings (native, and both wasm32 modules)"
+  cargo fmt --all --check
+  cargo clippy --quiet --workspace --all-targets -- -D warnings
+  cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features bare -- -D warnings
+  cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features bare,full -- -D warnings
 
-step "the core is no_std: build for bare-metal thumbv7em-none-eabihf"
-cargo build --quiet -p wasm-backoff-core --target thumbv7em-none-eabihf
+  step "the core is no_std: build for bare-metal thumbv7em-none-eabihf"
+  cargo build --quiet -p wasm-backoff-core --target thumbv7em-none-eabihf
 
-step "native Rust tests (presets, properties, distributions, golden file, boundary)"
-run cargo test --workspace
+  step "native Rust tests (presets, properties, distributions, golden file, boundary, Retry-After vectors)"
+  run cargo test --workspace
 
-step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"
-run cargo test --target wasm32-unknown-unknown -p wasm-backoff --test wasm_node --test wasm_browser
+  step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"
+  run cargo test --target wasm32-unknown-unknown -p wasm-backoff --test wasm_node --test wasm_browser
+fi
 
-step "the JS package in Node, Chromium (page, worker) and workerd, against the scripted server"
-run node --test --test-force-exit --test-reporter=spec tests/js/ tests/server/ tests/bundlers/ tests/install/
+if [ "$what" = all ] || [ "$what" = js ]; then
+  if [ "$what" = js ]; then
+    bash scripts/build.sh --dev # unminified: readable stacks while iterating
+  else
+    bash scripts/build.sh
+  fi
+
+  step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
+  node_modules/.bin/biome check .
+  node_modules/.bin/tsc -p tsconfig.json
+
+  step "the JS package in Node, Chromium (page, worker), workerd, Deno and Bun, against the scripted server"
+  if [ $# -gt 0 ]; then
+    run node --test --test-force-exit --test-reporter=spec "$@"
+  else
+    run node --test --test-force-exit --test-reporter=spec tests/js/ tests/server/ tests/bundlers/ tests/install/
+  fi
+fi
 
 # One closing line over every runner (cargo's and node's summaries).
 awk '

@@ -1,105 +1,162 @@
-//! `RawGate`: the per-target backoff gate behind `createGate` in js/gate.js.
-//! The decisions (phases, which request probes, when to release, eviction)
-//! are `wasm_backoff_core::gate`; JavaScript holds the promises, the timers
-//! and the held list, and does what the answers say. Plain numbers only:
-//! one `op` entry point instead of a method per event, because each exported
-//! method costs every user its shim and glue.
+//! The per-target gate's exports (js/gate.js, full module only). The state
+//! machine is `wasm_backoff_core::gate`; JavaScript holds the promises of
+//! the held calls, their timers and one wake-up timer per target.
+//!
+//! Every operation answers the target's whole status in the result record
+//! (`schema::GATE_STATUS`), so the JS side never asks a second question:
+//! a healthy call through the gate is two calls into wasm (admit, then
+//! succeeded), and nothing is counted on both sides.
 
-use crate::RawBackoff;
+use crate::calc::{count, decode, given, handle};
+use crate::io::{answer, record, Cell};
+use crate::schema::{Error, Field};
+use crate::slab::{self, Pool};
 use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow};
-use wasm_backoff_core::DefaultRng;
+use wasm_backoff_core::{seeded_rng, Backoff, DefaultRng};
 use wasm_bindgen::prelude::*;
 
-/// One target's gate.
-#[wasm_bindgen]
-pub struct RawGate {
-    /// `None` only if handed a rejected schedule (js/gate.js never does).
-    inner: Option<Gate<DefaultRng>>,
+static GATES: Cell<Pool> = Pool::new();
+
+/// The gate behind a handle of [`gate_new`].
+fn gate<'a>(h: usize) -> &'a mut Gate<DefaultRng> {
+    // SAFETY: js/gate.js passes only live handles of this pool (see slab::get).
+    unsafe { slab::get(h) }
 }
 
-/// A count option as u32: `as` saturates, so anything past u32::MAX
-/// (Infinity included) is "no limit" (js/gate.js has validated them).
-fn count(x: f64) -> u32 {
-    x as u32
+/// Writes the status of the gate of `h` to the result record: phase, held,
+/// in flight, rounds, wake time (-1 none, -2 idle: the gate may be
+/// dropped), probes, evictions, timeouts.
+fn status(h: usize) {
+    let g = gate(h);
+    let wake = if g.idle() {
+        -2.0
+    } else {
+        g.wake_at().unwrap_or(-1.0)
+    };
+    answer(&[
+        g.phase() as u8 as f64,
+        g.held() as f64,
+        g.in_flight() as f64,
+        g.rounds() as f64,
+        wake,
+        g.probes() as f64,
+        g.evictions() as f64,
+        g.timeouts() as f64,
+    ]);
 }
 
-/// Answers to holding, as numbers: -1 held, -2 evict the head, -3 the tail
-/// (the declaration order of `Hold`).
+/// A hold answer as a number: -1 held, -2 evict the head, -3 the tail.
 fn hold_code(h: Hold) -> f64 {
     -1.0 - h as u8 as f64
 }
 
+/// A gate from the options record (the schedule's fields and the gate's):
+/// its handle, or minus the error code. The rounds' schedule has no limits
+/// of its own: a target is never given up on (its callers are, by theirs).
 #[wasm_bindgen]
-impl RawGate {
-    /// Takes the schedule out of `schedule`, which times the rounds (give
-    /// it no limits); the caller frees the emptied object. Borrowed, not
-    /// moved: a Rust object passed by value costs wasm-bindgen's ownership
-    /// glue, and a copy of the schedule costs code.
-    #[wasm_bindgen(constructor)]
-    pub fn new(
-        schedule: &mut RawBackoff,
-        max_queued: f64,
-        reject_newest: bool,
-        concurrency: f64,
-        probe_timeout_ms: f64,
-    ) -> RawGate {
-        let limits = Limits {
-            max_queued: count(max_queued),
-            overflow: if reject_newest {
+pub fn gate_new() -> f64 {
+    let r = record();
+    let limits = || -> Result<Limits, Error> {
+        let or = |f, d| given(&r, f).unwrap_or(d);
+        let probe_timeout_ms = or(Field::ProbeTimeoutMs, 30_000.0);
+        if probe_timeout_ms.is_nan() || probe_timeout_ms <= 0.0 {
+            return Err(Error::ProbeTimeoutMs);
+        }
+        Ok(Limits {
+            max_queued: count(or(Field::MaxQueued, 1000.0), 0.0, Error::MaxQueued)?,
+            overflow: if or(Field::Overflow, 0.0) == 1.0 {
                 Overflow::RejectNewest
             } else {
                 Overflow::EvictOldest
             },
-            concurrency: count(concurrency),
+            concurrency: count(
+                or(Field::Concurrency, f64::INFINITY),
+                1.0,
+                Error::Concurrency,
+            )?,
             probe_timeout_ms,
-        };
-        RawGate {
-            inner: schedule.take_inner().map(|b| Gate::new(b, limits)),
-        }
-    }
+        })
+    };
+    let made = decode(&r).and_then(|(cfg, seed)| {
+        let limits = limits()?;
+        let cfg = cfg.max_attempts(None).max_elapsed_ms(None);
+        let b = Backoff::new(cfg, seeded_rng(seed)).map_err(Error::from_config)?;
+        Ok(slab::alloc(&GATES, Gate::new(b, limits)))
+    });
+    handle(made)
+}
 
-    /// One event or question (`a` = a tag or a deadline, `b` = a hint):
-    /// 0 admit → tag to send with, or a hold code (-1 held, -2 evict head,
-    /// -3 evict tail); 1 failed(tag a, Retry-After b or -1) → 1 if a round
-    /// started; 2 succeeded(a); 3 cancelled(a); 4 hold → a hold code;
-    /// 5 left; 6 take → tag for the head, or -1; 7 wake time, or -1 (-2
-    /// when idle: the caller may drop the gate); 8 can wait until deadline
-    /// a → 1/0; 9 phase (healthy, waiting, open, probing); 10 held;
-    /// 11 in flight; 12 rounds. (Probes and evictions are counted by the
-    /// caller, which sees both.)
-    pub fn op(&mut self, op: u32, a: f64, b: f64, now_ms: f64) -> f64 {
-        let Some(g) = self.inner.as_mut() else {
-            return -1.0;
-        };
-        let tag = a as u32;
-        match op {
-            0 => match g.admit(now_ms) {
-                Admit::Send(t) => t as f64,
-                Admit::Hold(h) => hold_code(h),
-            },
-            1 => g.failed(tag, b, now_ms) as u8 as f64,
-            2 => {
-                g.succeeded(tag);
-                0.0
-            }
-            3 => {
-                g.cancelled(tag);
-                0.0
-            }
-            4 => hold_code(g.hold()),
-            5 => {
-                g.left();
-                0.0
-            }
-            6 => g.take(now_ms).map_or(-1.0, |t| t as f64),
-            7 if g.idle() => -2.0,
-            7 => g.wake_at().unwrap_or(-1.0),
-            8 => g.can_wait(a) as u8 as f64,
-            9 => g.phase() as u8 as f64, // in declaration order
-            10 => g.held() as f64,
-            11 => g.in_flight() as f64,
-            12 => g.rounds() as f64,
-            _ => -1.0,
-        }
-    }
+/// Frees the gate of `h`.
+#[wasm_bindgen]
+pub fn gate_free(h: usize) {
+    // SAFETY: as in `gate`; JS forgets the handle first.
+    unsafe { slab::free(&GATES, h) }
+}
+
+/// A new call at `now`: its tag (>= 0) to send with, or a hold code.
+#[wasm_bindgen]
+pub fn gate_admit(h: usize, now: f64) -> f64 {
+    let r = match gate(h).admit(now) {
+        Admit::Send(t) => t as f64,
+        Admit::Hold(x) => hold_code(x),
+    };
+    status(h);
+    r
+}
+
+/// The call sent with `tag` failed (the target is down); `hint` is a
+/// server-named wait or -1.
+#[wasm_bindgen]
+pub fn gate_failed(h: usize, tag: u32, hint: f64, now: f64) {
+    gate(h).failed(tag, hint, now);
+    status(h);
+}
+
+/// The call sent with `tag` reached the target.
+#[wasm_bindgen]
+pub fn gate_succeeded(h: usize, tag: u32) {
+    gate(h).succeeded(tag);
+    status(h);
+}
+
+/// The call sent with `tag` ended without an outcome (aborted).
+#[wasm_bindgen]
+pub fn gate_cancelled(h: usize, tag: u32) {
+    gate(h).cancelled(tag);
+    status(h);
+}
+
+/// One more call is held (a failed one waiting for the target): a hold code.
+#[wasm_bindgen]
+pub fn gate_hold(h: usize) -> f64 {
+    let r = hold_code(gate(h).hold());
+    status(h);
+    r
+}
+
+/// A held call left: aborted, or (`timed_out`) out of time or attempts.
+#[wasm_bindgen]
+pub fn gate_left(h: usize, timed_out: bool) {
+    gate(h).left(timed_out);
+    status(h);
+}
+
+/// The tag to send the head of the held list with, or -1 for none.
+#[wasm_bindgen]
+pub fn gate_take(h: usize, now: f64) -> f64 {
+    let r = gate(h).take(now).map_or(-1.0, |t| t as f64);
+    status(h);
+    r
+}
+
+/// Answers the status of the gate of `h` (see `status`), changing nothing.
+#[wasm_bindgen]
+pub fn gate_status(h: usize) {
+    status(h);
+}
+
+/// Whether a call whose deadline is `deadline` can still wait for the target.
+#[wasm_bindgen]
+pub fn gate_can_wait(h: usize, deadline: f64) -> bool {
+    gate(h).can_wait(deadline)
 }

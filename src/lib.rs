@@ -1,37 +1,36 @@
 //! The WebAssembly face of wasm-backoff.
 //!
-//! The split with JavaScript follows what each side is good at: the hand-
-//! written `pkg/backoff.js` reads the options object (JS is the natural place
-//! to look at JS values, and type errors are its to raise), while everything
-//! with meaning — presets, ranges, the arithmetic, the random stream — is
-//! here and in `wasm-backoff-core`. The boundary is plain numbers: no
-//! `JsValue`, no strings, so the module needs no externref table, no string
-//! codecs and no formatting, which is what keeps it a few KB.
+//! The split with JavaScript follows what each side is good at: JavaScript
+//! reads option objects, owns strings, promises, timers and signals; this
+//! crate and `wasm-backoff-core` compute numbers from numbers (presets,
+//! ranges, schedules, statistics, the gate's and the queue's state
+//! machines). The boundary is described once, in [`schema`], and only
+//! numbers cross it: options through one record in wasm memory ([`io`]),
+//! objects as handles into per-type slabs ([`slab`]), answers as numbers or
+//! in a result record. No `JsValue`, no strings, no imports: the module
+//! needs no externref table, no string codecs and no formatting.
+//!
+//! Two modules are built from this crate: the small one (no features: the
+//! calculator and what `fetchWithBackoff` needs) and the full one (feature
+//! `full`: statistics, the gate and the task queue as well).
 //!
 //! Nothing a caller passes can reach a panic: every field is range-checked by
-//! `Config::validate` and reported as an error code (a wasm trap would poison
+//! [`calc::decode`] and reported as an error code (a wasm trap would poison
 //! the module for the whole page).
 // no_std on wasm32 (the shipped module); natively std links in, so the crate
-// also builds as a cdylib for the fuzzer and the native tests.
+// also builds for the fuzzer, the generator and the native tests.
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
-extern crate alloc;
-
-#[cfg(feature = "fetch")]
-mod fetch;
-#[cfg(feature = "gate")]
-mod gate;
-#[cfg(feature = "queue")]
-mod queue;
-mod raw;
-
-#[cfg(feature = "fetch")]
-pub use fetch::{input_buffer, retry_after, RawBudget, INPUT_LEN};
-#[cfg(feature = "gate")]
-pub use gate::RawGate;
-#[cfg(feature = "queue")]
-pub use queue::{queue_out, RawQueue};
-pub use raw::{decode, RawBackoff, CHUNK, ERROR_SEED};
+pub mod calc;
+#[cfg(feature = "full")]
+pub mod gate;
+pub mod io;
+#[cfg(feature = "full")]
+pub mod queue;
+pub mod schema;
+pub mod slab;
+#[cfg(feature = "full")]
+pub mod stats;
 
 #[cfg(all(feature = "bare", target_arch = "wasm32"))]
 mod bare {
@@ -44,32 +43,22 @@ mod bare {
         core::arch::wasm32::unreachable()
     }
 
-    use core::alloc::{GlobalAlloc, Layout};
-    use lol_alloc::{AssumeSingleThreaded, FreeListAllocator};
+    /// Nothing in the module allocates (objects live in `slab`'s pages),
+    /// but wasm-bindgen links the `alloc` crate, which wants an allocator.
+    /// This one traps: were anything to allocate, the tests would say so
+    /// at once, instead of a general-purpose allocator shipping unseen.
+    struct NoAlloc;
 
-    /// The module allocates only small things (the `RawBackoff` boxes): a
-    /// free list is enough, and about 6 KB smaller than dlmalloc.
-    /// Out of memory traps here, so the compiler sees that allocations never
-    /// return null and drops `handle_alloc_error`, whose message formatting
-    /// would otherwise ship in the module.
-    struct TrapOnOom(AssumeSingleThreaded<FreeListAllocator>);
-
-    // SAFETY: forwards to lol_alloc; AssumeSingleThreaded is sound because
-    // this module is built for wasm32 without atomics (one thread).
-    unsafe impl GlobalAlloc for TrapOnOom {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            let p = self.0.alloc(layout);
-            if p.is_null() {
-                core::arch::wasm32::unreachable()
-            }
-            p
+    // SAFETY: never returns memory at all.
+    unsafe impl core::alloc::GlobalAlloc for NoAlloc {
+        unsafe fn alloc(&self, _: core::alloc::Layout) -> *mut u8 {
+            core::arch::wasm32::unreachable()
         }
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            self.0.dealloc(ptr, layout)
+        unsafe fn dealloc(&self, _: *mut u8, _: core::alloc::Layout) {
+            core::arch::wasm32::unreachable()
         }
     }
 
     #[global_allocator]
-    static ALLOC: TrapOnOom =
-        TrapOnOom(unsafe { AssumeSingleThreaded::new(FreeListAllocator::new()) });
+    static ALLOC: NoAlloc = NoAlloc;
 }

@@ -1,7 +1,10 @@
 #![cfg(not(target_arch = "wasm32"))]
-//! The JS boundary, natively: `decode` under arbitrary f64 input never
-//! panics and only yields valid configs (the fuzz target's body, under
-//! proptest), and the messages backoff.js throws match the core's.
+//! The JS boundary, natively: the options record under arbitrary f64 input
+//! never panics and only yields valid configs (the fuzz target's body, under
+//! proptest); fields decode as the JS side means them; the exported
+//! functions behave through handles and the result record exactly as
+//! js/*.js uses them. (The messages need no test here: JS gets them
+//! generated from `schema::Error::message`.)
 
 mod common {
     pub mod fuzz_body;
@@ -9,10 +12,19 @@ mod common {
 
 use proptest::prelude::*;
 use proptest::strategy::Strategy as _;
-use wasm_backoff::{decode, ERROR_SEED};
-use wasm_backoff_core::{Config, ConfigError, Jitter, Strategy};
+use wasm_backoff::calc::{self, decode};
+use wasm_backoff::io::{answered, set_record};
+use wasm_backoff::schema::{Error, Field, RECORD_LEN};
+use wasm_backoff_core::{Config, Jitter, Strategy};
 
 const NAN: f64 = f64::NAN;
+
+/// The records are the module's statics (one wasm thread); natively the
+/// tests that use them take turns.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn f64_any() -> impl proptest::strategy::Strategy<Value = f64> {
     prop_oneof![
@@ -32,67 +44,60 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 5000, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn fuzz_body_holds_on_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..120)) {
+    fn fuzz_body_holds_on_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..(RECORD_LEN * 8 + 8))) {
         common::fuzz_body::check(&data);
     }
 
     #[test]
-    fn fuzz_body_holds_on_structured_fields(fields in proptest::collection::vec(f64_any(), 14), tail in proptest::collection::vec(any::<u8>(), 5)) {
+    fn fuzz_body_holds_on_structured_fields(fields in proptest::collection::vec(f64_any(), RECORD_LEN), tail in proptest::collection::vec(any::<u8>(), 5)) {
         let mut data: Vec<u8> = fields.iter().flat_map(|f| f.to_le_bytes()).collect();
         data.extend(tail);
         common::fuzz_body::check(&data);
     }
 }
 
-// Field positions of `decode`.
-const PRESET: usize = 0;
-const STRATEGY: usize = 1;
-const BASE: usize = 2;
-const ATTEMPTS: usize = 7;
-const SEED: usize = 12;
-const FALLBACK: usize = 13;
-
-/// `decode` with every field NaN ("not given") except `set`; seed 1 unless set.
-fn dec(set: &[(usize, f64)]) -> Result<Config, u8> {
-    let mut f = [NAN; 14];
-    f[SEED] = 1.0;
-    for &(i, v) in set {
-        f[i] = v;
+/// A record with every field NaN ("not given") except `set`; seed 1 unless set.
+fn rec(set: &[(Field, f64)]) -> [f64; RECORD_LEN] {
+    let mut r = [NAN; RECORD_LEN];
+    r[Field::Seed as usize] = 1.0;
+    for &(f, v) in set {
+        r[f as usize] = v;
     }
-    decode(
-        f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13],
-    )
-    .map(|(c, _)| c)
+    r
+}
+
+fn dec(set: &[(Field, f64)]) -> Result<Config, Error> {
+    decode(&rec(set)).map(|(c, _)| c)
 }
 
 #[test]
 fn error_codes() {
-    assert!(dec(&[(BASE, 10.0)]).is_ok());
-    assert_eq!(dec(&[(BASE, -1.0)]).err(), Some(ConfigError::BaseMs.code()));
+    assert!(dec(&[(Field::BaseMs, 10.0)]).is_ok());
+    assert_eq!(dec(&[(Field::BaseMs, -1.0)]).err(), Some(Error::BaseMs));
     assert_eq!(
-        dec(&[(SEED, NAN)]).err(),
-        Some(ERROR_SEED),
+        dec(&[(Field::Seed, NAN)]).err(),
+        Some(Error::Seed),
         "the JS side always passes a seed"
     );
-    assert_eq!(dec(&[(SEED, 0.5)]).err(), Some(ERROR_SEED));
+    assert_eq!(dec(&[(Field::Seed, 0.5)]).err(), Some(Error::Seed));
     assert_eq!(
-        dec(&[(SEED, 9_007_199_254_740_992.0)]).err(),
-        Some(ERROR_SEED)
+        dec(&[(Field::Seed, 9_007_199_254_740_992.0)]).err(),
+        Some(Error::Seed)
     );
-    assert!(dec(&[(SEED, -9_007_199_254_740_991.0)]).is_ok());
+    assert!(dec(&[(Field::Seed, -9_007_199_254_740_991.0)]).is_ok());
     // hadoop (index 8) with maxAttempts 64
     assert_eq!(
-        dec(&[(PRESET, 8.0), (ATTEMPTS, 64.0)]).err(),
-        Some(ConfigError::HadoopMaxAttempts.code())
+        dec(&[(Field::Preset, 8.0), (Field::MaxAttempts, 64.0)]).err(),
+        Some(Error::HadoopMaxAttempts)
     );
     for bad in [2.5, 0.0, -1.0, f64::NEG_INFINITY] {
         assert_eq!(
-            dec(&[(ATTEMPTS, bad)]).err(),
-            Some(ConfigError::MaxAttempts.code()),
+            dec(&[(Field::MaxAttempts, bad)]).err(),
+            Some(Error::MaxAttempts),
             "{bad}"
         );
     }
-    let cfg = dec(&[(PRESET, 1.0), (ATTEMPTS, f64::INFINITY)]).unwrap();
+    let cfg = dec(&[(Field::Preset, 1.0), (Field::MaxAttempts, f64::INFINITY)]).unwrap();
     assert_eq!(
         cfg.max_attempts, None,
         "Infinity lifts the aws preset's limit"
@@ -100,102 +105,229 @@ fn error_codes() {
 }
 
 #[test]
+fn documented_ranges_hold_for_huge_integers() {
+    // The .d.ts says "an integer >= 1": 2^53 and beyond are integers too
+    // (they saturate to the largest count the core holds, as Infinity nearly does).
+    for big in [9_007_199_254_740_992.0, 1e300] {
+        let cfg = dec(&[(Field::MaxAttempts, big)]).unwrap();
+        assert_eq!(cfg.max_attempts, Some(u32::MAX), "{big}");
+    }
+    assert_eq!(
+        calc::count(4_294_967_296.0, 1.0, Error::MaxFailures),
+        Ok(u32::MAX)
+    );
+    assert_eq!(
+        calc::count(1.5, 1.0, Error::MaxFailures),
+        Err(Error::MaxFailures)
+    );
+    assert_eq!(dec(&[(Field::Ceiling, 1024.0)]).err(), Some(Error::Ceiling));
+    assert_eq!(dec(&[(Field::Ceiling, 1e300)]).err(), Some(Error::Ceiling));
+}
+
+#[test]
 fn strategy_without_preset_picks_its_natural_jitter() {
-    let cfg = dec(&[(STRATEGY, 4.0)]).unwrap();
+    let cfg = dec(&[(Field::Strategy, 4.0)]).unwrap();
     assert_eq!(
         (cfg.strategy, cfg.jitter, cfg.factor),
         (Strategy::Decorrelated, Jitter::None, 3.0)
     );
-    let cfg = dec(&[(STRATEGY, 2.0)]).unwrap();
+    let cfg = dec(&[(Field::Strategy, 2.0)]).unwrap();
     assert_eq!((cfg.strategy, cfg.jitter), (Strategy::Linear, Jitter::Full));
 }
 
 #[test]
 fn fallback_attempts_apply_only_without_a_limit() {
-    let attempts = |set: &[(usize, f64)]| {
-        let mut all = vec![(FALLBACK, 5.0)];
+    let attempts = |set: &[(Field, f64)]| {
+        let mut all = vec![(Field::FallbackAttempts, 5.0)];
         all.extend_from_slice(set);
         dec(&all).unwrap().max_attempts
     };
     assert_eq!(attempts(&[]), Some(5), "no options: the fallback");
-    assert_eq!(attempts(&[(PRESET, 1.0)]), Some(3), "aws keeps its 3");
     assert_eq!(
-        attempts(&[(PRESET, 0.0)]),
+        attempts(&[(Field::Preset, 1.0)]),
+        Some(3),
+        "aws keeps its 3"
+    );
+    assert_eq!(
+        attempts(&[(Field::Preset, 0.0)]),
         Some(5),
         "gcs has none: the fallback"
     );
-    assert_eq!(attempts(&[(ATTEMPTS, 2.0)]), Some(2), "explicit wins");
     assert_eq!(
-        attempts(&[(ATTEMPTS, f64::INFINITY)]),
+        attempts(&[(Field::MaxAttempts, 2.0)]),
+        Some(2),
+        "explicit wins"
+    );
+    assert_eq!(
+        attempts(&[(Field::MaxAttempts, f64::INFINITY)]),
         None,
         "explicit Infinity lifts it"
     );
 }
 
 #[test]
-fn js_messages_match_the_core() {
-    let js = include_str!("../js/backoff.js");
-    let all = [
-        ConfigError::BaseMs,
-        ConfigError::Factor,
-        ConfigError::MaxDelayMs,
-        ConfigError::JitterRatio,
-        ConfigError::JitterAddMaxMs,
-        ConfigError::MaxAttempts,
-        ConfigError::MaxElapsedMs,
-        ConfigError::Ceiling,
-        ConfigError::HadoopMaxAttempts,
-    ];
-    for e in all {
-        let quoted = [format!("'{}'", e.message()), format!("\"{}\"", e.message())];
-        assert!(
-            quoted.iter().any(|q| js.contains(q.as_str())),
-            "js/backoff.js lacks {:?}",
-            e.message()
-        );
-    }
-    // …and in code order: MSG[code] is the message of that code.
-    let table = js
-        .split("const MSG = [")
-        .nth(1)
-        .unwrap()
-        .split("];")
-        .next()
-        .unwrap();
-    let order: Vec<usize> = all
-        .iter()
-        .map(|e| table.find(e.message()).unwrap())
-        .collect();
-    assert!(
-        order.windows(2).all(|w| w[0] < w[1]),
-        "MSG order differs from ConfigError codes"
-    );
-    assert_eq!(all.map(|e| e.code()), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+fn handles_step_give_up_and_free() {
+    let _t = turn();
+    // flume (index 7), 3 attempts: 250, 500, then -1 (give up) for ever.
+    set_record(rec(&[(Field::Preset, 7.0), (Field::MaxAttempts, 3.0)]));
+    let h = calc::backoff_new();
+    assert!(h > 0.0);
+    let h = h as usize;
+    let steps: Vec<f64> = (0..4).map(|_| calc::backoff_next(h, -1.0)).collect();
+    assert_eq!(steps, [250.0, 500.0, -1.0, -1.0]);
+    calc::backoff_counters(h);
+    assert_eq!(answered()[..4], [2.0, 2.0, 0.0, 750.0]);
+    calc::backoff_reset(h);
+    calc::backoff_counters(h);
+    assert_eq!(answered()[..3], [0.0, 2.0, 1.0]);
+    assert_eq!(calc::backoff_next(h, -1.0), 250.0);
+    // A freed slot is the next one handed out (O(1) reuse).
+    calc::backoff_free(h);
+    set_record(rec(&[(Field::Preset, 7.0)]));
+    assert_eq!(calc::backoff_new() as usize, h);
+    calc::backoff_free(h);
 }
 
 #[test]
-fn js_budget_messages_match_the_core() {
-    use wasm_backoff_core::BudgetError;
-    let js = include_str!("../js/fetch.js");
-    let table = js
-        .split("const BUDGET_MSG = [")
-        .nth(1)
-        .unwrap()
-        .split("];")
-        .next()
-        .unwrap();
-    let all = [BudgetError::Ttl, BudgetError::MinPerSec, BudgetError::Ratio];
-    // BUDGET_MSG[code] with code = the RawBudget error (BudgetError order, from 1).
-    let at: Vec<usize> = all
-        .iter()
-        .map(|e| {
-            table
-                .find(e.message())
-                .unwrap_or_else(|| panic!("{}", e.message()))
-        })
-        .collect();
+fn rejected_options_answer_minus_the_code_and_the_module_goes_on() {
+    let _t = turn();
+    set_record(rec(&[(Field::BaseMs, -5.0)]));
+    assert_eq!(calc::backoff_new(), -(Error::BaseMs.code() as f64));
+    set_record(rec(&[(Field::Seed, 0.5)]));
+    assert_eq!(calc::backoff_new(), -(Error::Seed.code() as f64));
+    set_record(rec(&[(Field::Preset, 7.0)]));
+    let h = calc::backoff_new() as usize;
+    assert_eq!(calc::backoff_next(h, -1.0), 250.0);
+    calc::backoff_free(h);
+}
+
+#[test]
+fn hint_waits_at_least_the_server_time_with_jitter_above() {
+    let _t = turn();
+    set_record(rec(&[(Field::Seed, 3.0)]));
+    let h = calc::backoff_new() as usize;
+    let w = calc::backoff_next(h, 1000.0);
     assert!(
-        at.windows(2).all(|w| w[0] < w[1]),
-        "BUDGET_MSG order differs from BudgetError"
+        (1000.0..1100.0).contains(&w),
+        "{w}: the first delay (< 100 ms) lifted to the hint and a jitter above"
     );
+    calc::backoff_free(h);
+}
+
+#[test]
+fn draws_fill_the_scratch_buffer() {
+    let _t = turn();
+    use wasm_backoff::io::{scratch, CHUNK};
+    set_record(rec(&[(Field::Seed, 99.0)]));
+    let h = calc::backoff_new() as usize;
+    calc::backoff_draws(h, 3, CHUNK as u32 + 10); // clamped to CHUNK
+                                                  // SAFETY: natively the static lives in this process; read right after.
+    let xs = unsafe { core::slice::from_raw_parts(scratch(), CHUNK) };
+    assert!(
+        xs.iter().all(|&d| (0.0..400.0).contains(&d)),
+        "full jitter on 400 ms"
+    );
+    assert!(xs.iter().any(|&d| d > 300.0) && xs.iter().any(|&d| d < 100.0));
+    calc::backoff_free(h);
+}
+
+#[test]
+fn queue_transitions_on_numeric_records() {
+    use wasm_backoff::queue::*;
+    let _t = turn();
+    // base 100 ms, no jitter (index 0); lease 1000 ms, 2 failures.
+    let policy = rec(&[
+        (Field::BaseMs, 100.0),
+        (Field::Jitter, 0.0),
+        (Field::LeaseMs, 1000.0),
+        (Field::MaxFailures, 2.0),
+    ]);
+    set_record(policy);
+    assert_eq!(queue_check(), 0.0);
+    // due: pending and due → claim (1); before next_attempt_at → wait (0).
+    assert_eq!(queue_due(0, 0.0, 50.0, 0.0, 7.0, 50.0), 1);
+    assert_eq!(queue_due(0, 0.0, 50.0, 0.0, 7.0, 49.0), 0);
+    // claim → processing, complete_by = now + lease.
+    assert_eq!(queue_claim(0, 0.0, 50.0, 0.0, 7.0, 60.0), 1);
+    assert_eq!(answered()[..4], [1.0, 0.0, 50.0, 1060.0]);
+    // complete within the lease → processed; after it, refused.
+    assert_eq!(queue_complete(1, 0.0, 50.0, 1060.0, 7.0, 1060.0), 1);
+    assert_eq!(answered()[0], 2.0);
+    assert_eq!(queue_complete(1, 0.0, 50.0, 1060.0, 7.0, 1061.0), 0);
+    // fail → pending after 100 ms (base, no jitter).
+    assert_eq!(queue_fail(1, 0.0, 50.0, 1060.0, 7.0, 500.0), 1);
+    assert_eq!(answered()[..4], [0.0, 1.0, 600.0, 1060.0]);
+    // the second failure of 2 → error; permanent failure → error at once.
+    assert_eq!(queue_fail(1, 1.0, 50.0, 1060.0, 7.0, 500.0), 1);
+    assert_eq!(answered()[..2], [3.0, 2.0]);
+    assert_eq!(queue_fail_permanently(1, 0.0, 50.0, 1060.0, 7.0, 500.0), 1);
+    assert_eq!(answered()[..2], [3.0, 1.0]);
+    // sweep: due code 2 past complete_by, then back to pending.
+    assert_eq!(queue_due(1, 0.0, 50.0, 1060.0, 7.0, 1061.0), 2);
+    assert_eq!(queue_sweep(1, 0.0, 50.0, 1060.0, 7.0, 1061.0), 1);
+    assert_eq!(answered()[..4], [0.0, 1.0, 1161.0, 1060.0]);
+    assert_eq!(
+        queue_sweep(1, 0.0, 50.0, 1060.0, 7.0, 1060.0),
+        0,
+        "not before the lease is over"
+    );
+    // Unknown states are refused.
+    assert_eq!(queue_claim(4, 0.0, 0.0, 0.0, 7.0, 10.0), 0);
+    // Option errors are codes; a rejected policy refuses every step.
+    for (lease, max, err) in [
+        (0.0, 5.0, Error::LeaseMs),
+        (2_147_483_648.0, 5.0, Error::LeaseMs),
+        (1000.0, 0.0, Error::MaxFailures),
+        (1000.0, 1.5, Error::MaxFailures),
+        (1000.0, -1.0, Error::MaxFailures),
+    ] {
+        set_record(rec(&[(Field::LeaseMs, lease), (Field::MaxFailures, max)]));
+        assert_eq!(queue_check(), -(err.code() as f64), "{lease} {max}");
+        assert_eq!(queue_claim(0, 0.0, 0.0, 0.0, 7.0, 10.0), 0);
+    }
+    set_record(rec(&[(Field::MaxFailures, 4_294_967_296.0)]));
+    assert_eq!(queue_check(), 0.0, "any integer >= 1 (saturating)");
+    set_record(rec(&[(Field::BaseMs, -1.0)]));
+    assert_eq!(
+        queue_check(),
+        -(Error::BaseMs.code() as f64),
+        "the schedule's own errors"
+    );
+}
+
+#[test]
+fn a_healthy_gated_call_is_two_calls_and_the_status_says_everything() {
+    use wasm_backoff::gate::*;
+    let _t = turn();
+    set_record(rec(&[(Field::BaseMs, 20.0), (Field::Jitter, 0.0)]));
+    let h = gate_new() as usize;
+    let tag = gate_admit(h, 0.0);
+    assert!(tag >= 0.0);
+    // status: phase, held, in flight, rounds, wake, probes, evictions, timeouts
+    assert_eq!(answered(), [0.0, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0]);
+    gate_succeeded(h, tag as u32);
+    assert_eq!(answered()[..5], [0.0, 0.0, 0.0, 0.0, -2.0], "idle");
+    // A failure starts a round (backing off until 20 ms); a new call is held.
+    let tag = gate_admit(h, 100.0);
+    gate_failed(h, tag as u32, -1.0, 100.0);
+    assert_eq!(answered()[..5], [1.0, 0.0, 0.0, 1.0, -1.0]);
+    assert_eq!(gate_admit(h, 101.0), -1.0, "held");
+    assert_eq!(
+        answered()[..5],
+        [1.0, 1.0, 0.0, 1.0, 120.0],
+        "wake at the round's end"
+    );
+    gate_left(h, true);
+    assert_eq!(answered()[7], 1.0, "a timeout, counted by the core");
+    gate_free(h);
+    // Gate option errors.
+    for (f, v, e) in [
+        (Field::MaxQueued, -1.0, Error::MaxQueued),
+        (Field::Concurrency, 0.0, Error::Concurrency),
+        (Field::ProbeTimeoutMs, 0.0, Error::ProbeTimeoutMs),
+        (Field::BaseMs, -1.0, Error::BaseMs),
+    ] {
+        set_record(rec(&[(f, v)]));
+        assert_eq!(gate_new(), -(e.code() as f64), "{f:?}");
+    }
 }

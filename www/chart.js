@@ -1,7 +1,12 @@
 // A small SVG chart helper (no dependency: the page must stay tiny and run
 // under a strict CSP, so no inline styles — classes only).
 const NS = 'http://www.w3.org/2000/svg';
-const W = 640, H = 270, L = 56, R = 12, T = 24, B = 34;
+const W = 640,
+  H = 270,
+  L = 56,
+  R = 12,
+  T = 24,
+  B = 34;
 
 function el(parent, name, attrs = {}, text) {
   const e = document.createElementNS(NS, name);
@@ -22,7 +27,7 @@ export function fmtMs(ms) {
 
 function ticks(lo, hi, n = 5) {
   if (hi <= lo) return [lo];
-  const step = Math.pow(10, Math.floor(Math.log10((hi - lo) / n)));
+  const step = 10 ** Math.floor(Math.log10((hi - lo) / n));
   const nice = [1, 2, 5, 10].map((m) => m * step).find((s) => (hi - lo) / s <= n) ?? step * 10;
   const out = [];
   for (let v = Math.ceil(lo / nice) * nice; v <= hi + 1e-9; v += nice) out.push(v);
@@ -64,7 +69,17 @@ export function lineChart(svg, { series = [], bands = [], log = false, xLabel = 
   const xs = all.map((p) => p[0]);
   const yMax = Math.max(...all.map((p) => p[1]).filter(Number.isFinite), 1e-9);
   const { x, y } = frame(svg, { xMin: Math.min(...xs), xMax: Math.max(...xs), yMax: yMax * 1.05, log, xLabel, yLabel, fmtX, fmtY });
-  for (const b of bands) el(svg, 'path', { class: `band ${b.cls}`, d: path(b.upper, x, y) + [...b.lower].reverse().map(([a, v]) => `L${x(a).toFixed(1)},${y(v).toFixed(1)}`).join('') + 'Z' });
+  for (const b of bands)
+    el(svg, 'path', {
+      class: `band ${b.cls}`,
+      d:
+        path(b.upper, x, y) +
+        [...b.lower]
+          .reverse()
+          .map(([a, v]) => `L${x(a).toFixed(1)},${y(v).toFixed(1)}`)
+          .join('') +
+        'Z',
+    });
   for (const s of series) {
     el(svg, 'path', { class: `line ${s.cls}`, d: path(s.points, x, y) });
     if (s.dots) for (const [a, v] of s.points) el(svg, 'circle', { class: `dot ${s.cls}`, cx: x(a), cy: y(v), r: 3 });
@@ -83,7 +98,24 @@ export function lineChart(svg, { series = [], bands = [], log = false, xLabel = 
 export function histogram(svg, { counts, lo, hi, expected, xLabel }) {
   const yMax = Math.max(...counts, expected ?? 0) * 1.1;
   const w = (hi - lo) / counts.length || 1;
-  const { x, y } = frame(svg, { xMin: lo, xMax: lo + w * counts.length, yMax, xLabel, yLabel: 'draws per bin', fmtX: fmtMs, fmtY: (v) => String(Math.round(v)) });
-  counts.forEach((c, i) => el(svg, 'rect', { class: 'bar', x: x(lo + i * w) + 0.5, y: y(c), width: Math.max(x(lo + (i + 1) * w) - x(lo + i * w) - 1, 1), height: H - B - y(c) }));
-  if (expected !== undefined) el(svg, 'line', { class: 'density', x1: x(lo), x2: x(lo + w * counts.length), y1: y(expected), y2: y(expected) });
+  const { x, y } = frame(svg, {
+    xMin: lo,
+    xMax: lo + w * counts.length,
+    yMax,
+    xLabel,
+    yLabel: 'draws per bin',
+    fmtX: fmtMs,
+    fmtY: (v) => String(Math.round(v)),
+  });
+  counts.forEach((c, i) => {
+    el(svg, 'rect', {
+      class: 'bar',
+      x: x(lo + i * w) + 0.5,
+      y: y(c),
+      width: Math.max(x(lo + (i + 1) * w) - x(lo + i * w) - 1, 1),
+      height: H - B - y(c),
+    });
+  });
+  if (expected !== undefined)
+    el(svg, 'line', { class: 'density', x1: x(lo), x2: x(lo + w * counts.length), y1: y(expected), y2: y(expected) });
 }

@@ -77,7 +77,8 @@ function renderSchedule(o, s) {
       return tr;
     }),
   );
-  let run = 0, mean = 0;
+  let run = 0,
+    mean = 0;
   lineChart($('cumulative-chart'), {
     xLabel: 'retry',
     yLabel: 'waited so far',
@@ -94,17 +95,31 @@ function renderHistogram(o, s, retries) {
   const st = backoffStats(o, attempt);
   const draws = Backoff.sample(o, attempt, 100_000);
   const bins = 50;
-  const lo = st.min, hi = st.max > st.min ? st.max : st.min + 1;
+  const lo = st.min,
+    hi = st.max > st.min ? st.max : st.min + 1;
   const counts = new Array(bins).fill(0);
   for (const d of draws) counts[Math.min(bins - 1, Math.floor(((d - lo) / (hi - lo)) * bins))]++;
   // The exact density where the law is uniform on [min, max): full, equal and ratio jitter.
-  const uniform = st.exact && st.max > st.min && Math.abs(st.p50 - (st.min + st.max) / 2) < 1e-9 * st.max && Math.abs(st.p90 - (st.min + 0.9 * (st.max - st.min))) < 1e-9 * st.max;
-  histogram($('histogram'), { counts, lo, hi, expected: uniform ? draws.length / bins : undefined, xLabel: `delay before retry ${attempt}` });
+  const uniform =
+    st.exact &&
+    st.max > st.min &&
+    Math.abs(st.p50 - (st.min + st.max) / 2) < 1e-9 * st.max &&
+    Math.abs(st.p90 - (st.min + 0.9 * (st.max - st.min))) < 1e-9 * st.max;
+  histogram($('histogram'), {
+    counts,
+    lo,
+    hi,
+    expected: uniform ? draws.length / bins : undefined,
+    xLabel: `delay before retry ${attempt}`,
+  });
   Object.assign($('distribution').dataset, { attempt: String(attempt), counts: JSON.stringify(counts), uniform: String(uniform) });
 }
 
 function renderSnippet(o) {
-  const opts = JSON.stringify(o).replace(/"(\w+)":/g, '$1: ').replace(/,/g, ', ').replace(/"/g, "'");
+  const opts = JSON.stringify(o)
+    .replace(/"(\w+)":/g, '$1: ')
+    .replace(/,/g, ', ')
+    .replace(/"/g, "'");
   $('snippet').textContent = `import { Backoff, fetchWithBackoff } from 'wasm-backoff';
 
 // The schedule shown above:
@@ -149,7 +164,12 @@ $('storm-run').addEventListener('click', () => {
   const draw = () => {
     const series = Object.entries(results).map(([name, pts], i) => ({ name, cls: `c${i}`, pts }));
     const sized = (f) => series.map((x) => ({ name: x.name, cls: x.cls, points: x.pts.map((p) => [p.n, f(p)]), dots: true }));
-    lineChart($('storm-calls'), { xLabel: 'clients (N)', yLabel: 'writes', series: sized((p) => p.calls), fmtY: (v) => String(Math.round(v)) });
+    lineChart($('storm-calls'), {
+      xLabel: 'clients (N)',
+      yLabel: 'writes',
+      series: sized((p) => p.calls),
+      fmtY: (v) => String(Math.round(v)),
+    });
     lineChart($('storm-time'), { xLabel: 'clients (N)', yLabel: 'time', series: sized((p) => p.timeMs), log: true });
   };
   worker.onmessage = ({ data }) => {
@@ -215,7 +235,9 @@ $('live-run').addEventListener('click', async () => {
     onRetry: (i) => {
       const start = performance.now() - t0;
       waits.push({ start, end: start + i.delayMs });
-      say(`attempt ${i.attempt} ${i.status ?? i.error?.name ?? 'failed'}${i.retryAfterMs !== undefined ? ` (Retry-After ${fmtMs(i.retryAfterMs)})` : ''}: waiting ${fmtMs(i.delayMs)}`);
+      say(
+        `attempt ${i.attempt} ${i.status ?? i.error?.name ?? 'failed'}${i.retryAfterMs !== undefined ? ` (Retry-After ${fmtMs(i.retryAfterMs)})` : ''}: waiting ${fmtMs(i.delayMs)}`,
+      );
       draw();
     },
   });
@@ -238,7 +260,10 @@ $('live-abort').addEventListener('click', () => abort?.abort(new DOMException('A
 function liveChart(attempts, waits, now) {
   const svg = $('live-chart');
   const NS = 'http://www.w3.org/2000/svg';
-  const W = 640, H = 90, L = 10, R = 10;
+  const W = 640,
+    H = 90,
+    L = 10,
+    R = 10;
   const span = Math.max(now, ...waits.map((w) => w.end), 100);
   const x = (t) => L + (t / span) * (W - L - R);
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
@@ -252,7 +277,13 @@ function liveChart(attempts, waits, now) {
   for (const w of waits) add('line', { class: 'wait', x1: x(w.start), x2: x(w.end), y1: 40, y2: 40 });
   attempts.forEach((a, i) => {
     const end = a.end ?? now;
-    add('rect', { class: `attempt ${a.status && a.status < 400 ? 'ok' : 'fail'}`, x: x(a.start), y: 30, width: Math.max(x(end) - x(a.start), 3), height: 20 });
+    add('rect', {
+      class: `attempt ${a.status && a.status < 400 ? 'ok' : 'fail'}`,
+      x: x(a.start),
+      y: 30,
+      width: Math.max(x(end) - x(a.start), 3),
+      height: 20,
+    });
     add('text', { class: 'live-label', x: x(a.start), y: 24 }, `#${i + 1} ${a.status ?? a.error ?? '…'}`);
   });
   add('text', { class: 'live-label', x: L, y: H - 8 }, `0 — ${fmtMs(span)}`);

@@ -42,7 +42,8 @@ export class Heap {
     if (a.length) {
       a[0] = last;
       for (let i = 0; ; ) {
-        const l = 2 * i + 1, r = l + 1;
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < a.length && less(a[l], a[m])) m = l;
         if (r < a.length && less(a[r], a[m])) m = r;
@@ -59,7 +60,10 @@ export class Heap {
 }
 const less = (x, y) => x[0] < y[0] || (x[0] === y[0] && x[1] < y[1]);
 
-const READ = 0, READ_RSP = 1, WRITE = 2, WRITE_RSP = 3;
+const READ = 0,
+  READ_RSP = 1,
+  WRITE = 2,
+  WRITE_RSP = 3;
 
 /**
  * One run: `clients` clients, `makeBackoff(clientIndex)` → (attempt) => ms.
@@ -69,7 +73,8 @@ export function simulate({ clients, makeBackoff, seed = 1, hopMs = 10, hopSdMs =
   const rand = mulberry32(seed);
   const hop = () => {
     // Box–Muller; |N(mean, sd)| as in the original model.
-    const u = 1 - rand(), v = rand();
+    const u = 1 - rand(),
+      v = rand();
     return Math.abs(hopMs + hopSdMs * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v));
   };
   const heap = new Heap();
@@ -77,7 +82,9 @@ export function simulate({ clients, makeBackoff, seed = 1, hopMs = 10, hopSdMs =
   const at = (t, client, kind, value) => heap.push([t, seq++, client, kind, value]);
   const backoffs = Array.from({ length: clients }, (_, i) => makeBackoff(i));
   const attempts = new Array(clients).fill(0);
-  let version = 0, calls = 0, now = 0;
+  let version = 0,
+    calls = 0,
+    now = 0;
   for (let c = 0; c < clients; c++) at(hop(), c, READ, 0);
   while (heap.size) {
     const [t, , c, kind, value] = heap.pop();
@@ -118,7 +125,8 @@ export const BROOKER = {
 
 /** Mean calls and time over `runs` seeds for `options` (null = no backoff), using `Backoff`. */
 export function storm(Backoff, options, clients, runs = 20, seed0 = 1) {
-  let calls = 0, time = 0;
+  let calls = 0,
+    time = 0;
   for (let r = 0; r < runs; r++) {
     const seed = seed0 + r * 7919;
     const makeBackoff = options

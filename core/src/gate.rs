@@ -1,5 +1,6 @@
 //! The per-target backoff gate: backs off for a target as a whole instead of
-//! per request (the actor-supervisor idea in `DESIGN.md`).
+//! per request (the actor-supervisor idea: a parent holds the messages for a failing child
+//! and re-sends them after a backoff).
 //!
 //! One [`Gate`] supervises one target (an origin, a queue, a database). It
 //! keeps only counters and the phase; the held requests themselves (promises,
@@ -115,6 +116,7 @@ pub struct Gate<R> {
     stalled: u32,
     evictions: u64,
     probes: u64,
+    timeouts: u64,
 }
 
 impl<R: Rng> Gate<R> {
@@ -138,6 +140,7 @@ impl<R: Rng> Gate<R> {
             stalled: 0,
             evictions: 0,
             probes: 0,
+            timeouts: 0,
         }
     }
 
@@ -249,9 +252,11 @@ impl<R: Rng> Gate<R> {
         }
     }
 
-    /// A held request left on its own (aborted, or out of time or attempts).
-    pub fn left(&mut self) {
+    /// A held request left on its own: aborted, or (`timed_out`) out of
+    /// time or attempts, which [`Gate::timeouts`] counts.
+    pub fn left(&mut self, timed_out: bool) {
         self.held = self.held.saturating_sub(1);
+        self.timeouts += timed_out as u64;
     }
 
     /// The request sent with `tag` failed at `now_ms` in a way that says the
@@ -360,6 +365,10 @@ impl<R: Rng> Gate<R> {
     /// Held requests evicted or refused because the list was full.
     pub fn evictions(&self) -> u64 {
         self.evictions
+    }
+    /// Held requests that left out of time or attempts (see [`Gate::left`]).
+    pub fn timeouts(&self) -> u64 {
+        self.timeouts
     }
     /// Whether the gate has nothing to remember: healthy, nothing held or in
     /// flight (the caller may drop it; a fresh one behaves the same).

@@ -166,7 +166,7 @@ impl QueueConfig {
 }
 
 /// A rejected queue option. As with [`ConfigError`], the message starts with
-/// the option's name and the code is stable (the wasm module reports it).
+/// the option's name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueError {
     /// `lease_ms` / `leaseMs`.
@@ -178,22 +178,11 @@ pub enum QueueError {
 }
 
 impl QueueError {
-    /// The backoff's own code for [`QueueError::Backoff`] (1…), else 40
-    /// (`LeaseMs`) or 41 (`MaxFailures`): one number space with
-    /// [`ConfigError::code`], so one message table serves both.
-    pub const fn code(self) -> u8 {
-        match self {
-            QueueError::LeaseMs => 40,
-            QueueError::MaxFailures => 41,
-            QueueError::Backoff(e) => e.code(),
-        }
-    }
-
     /// A message naming the option and the accepted range.
     pub const fn message(self) -> &'static str {
         match self {
             QueueError::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
-            QueueError::MaxFailures => "maxFailures must be an integer >= 1",
+            QueueError::MaxFailures => "maxFailures must be an integer >= 1 or Infinity",
             QueueError::Backoff(e) => e.message(),
         }
     }

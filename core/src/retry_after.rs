@@ -119,9 +119,11 @@ fn http_date(s: &[u8], now_ms: f64) -> Option<f64> {
     let year = match year_len {
         4 => year as i64,
         2 => {
-            let now_year = 1970 + (now_ms / 31_556_952_000.0) as i64;
-            let y = now_year / 100 * 100 + year as i64;
-            if y > now_year + 50 {
+            // Saturating: an absurd `now_ms` (±inf) must not overflow (the
+            // cast saturates; the additions would wrap or panic).
+            let now_year = ((now_ms / 31_556_952_000.0) as i64).saturating_add(1970);
+            let y = (now_year / 100 * 100).saturating_add(year as i64);
+            if y > now_year.saturating_add(50) {
                 y - 100
             } else {
                 y
@@ -210,6 +212,13 @@ mod tests {
             None,
             "1994 is past"
         );
+    }
+
+    #[test]
+    fn an_absurd_clock_gives_none_and_never_panics() {
+        for now in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300, -1e300] {
+            assert_eq!(parse(b"Sunday, 06-Nov-94 08:49:37 GMT", now), None, "{now}");
+        }
     }
 
     #[test]

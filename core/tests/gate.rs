@@ -140,7 +140,7 @@ fn an_open_gate_probes_with_the_next_arrival() {
     assert_eq!(g.wake_at(), None);
     assert_eq!(g.admit(50.0), Admit::Hold(Hold::Held));
     assert_eq!(g.wake_at(), Some(100.0));
-    g.left(); // that one was aborted
+    g.left(false); // that one was aborted
     assert_eq!(g.wake_at(), None);
     // After the wake time, the first arrival is the probe and the next are held.
     let probe = send(&mut g, 150.0);

@@ -224,14 +224,6 @@ fn config_is_validated_with_errors_naming_the_option() {
         QueueError::Backoff(ConfigError::Factor).message(),
         ConfigError::Factor.message()
     );
-    assert_eq!(
-        QueueError::Backoff(ConfigError::Factor).code(),
-        ConfigError::Factor.code()
-    );
-    assert_eq!(
-        (QueueError::LeaseMs.code(), QueueError::MaxFailures.code()),
-        (40, 41)
-    );
     assert!(Queue::new(QueueConfig::new().lease_ms(2_147_483_647.0).max_failures(1)).is_ok());
     assert_eq!(QueueConfig::default(), QueueConfig::new());
 }
@@ -260,16 +252,6 @@ fn decisions_are_pure_functions_of_record_and_time() {
     assert_eq!(q.claim(&t, 20.0), q.claim(&t, 20.0));
     let c = q.claim(&t, 20.0).unwrap();
     assert_eq!(q.sweep(&c, 1000.0), q.sweep(&c, 1000.0));
-}
-
-/// js/queue.js throws the core's messages for the codes RawQueue reports.
-#[test]
-fn the_js_layer_has_the_same_messages() {
-    let js = include_str!("../../js/queue.js");
-    for e in [QueueError::LeaseMs, QueueError::MaxFailures] {
-        let entry = format!("{}: '{}'", e.code(), e.message());
-        assert!(js.contains(&entry), "js/queue.js lacks {entry}");
-    }
 }
 
 /// A simulation with a fake clock: three instances share a compare-and-set

@@ -1,4 +1,4 @@
-//! Arbitrary bytes -> the 13 option fields the JS side passes -> decode ->
+//! Arbitrary bytes -> the options record the JS side writes -> decode ->
 //! delays and samples. Any panic or broken invariant is a finding.
 //! Run: `npm run fuzz` (or `FUZZ_SECONDS=600 npm run fuzz`).
 #![no_main]

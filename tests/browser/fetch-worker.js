@@ -1,8 +1,11 @@
 // A module Web Worker: no window, only the globals fetch/setTimeout. The
 // server URL comes in the worker's own URL (a message could arrive before
 // this module, which awaits the wasm, has installed its handler).
-import * as lib from '/pkg/index.js';
+import * as main from '/pkg/index.js';
+import { RetryBudget } from '/pkg/budget/index.js';
 import { fetchScenarios } from '/tests/js/fetch-checks.mjs';
+
+const lib = { ...main, RetryBudget };
 
 const server = new URL(self.location.href).searchParams.get('server');
 // The slow real-time Retry-After wait already ran in the page.

@@ -1,7 +1,10 @@
 // Runs the shared fetch scenarios in this page, then in a module Web Worker,
 // against the scripted server whose URL is in ?server=…
-import * as lib from '/pkg/index.js';
+import * as main from '/pkg/index.js';
+import { RetryBudget } from '/pkg/budget/index.js';
 import { fetchScenarios } from '/tests/js/fetch-checks.mjs';
+
+const lib = { ...main, RetryBudget };
 
 const server = new URL(location.href).searchParams.get('server');
 const page = await fetchScenarios(lib, server);

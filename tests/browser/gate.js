@@ -1,7 +1,8 @@
 // One outage scenario of the backoff gate in this page, against the scripted
 // server whose URL is in ?server=… (its /gate-outage path is down for the
 // first 23 requests: the 20 first tries and 3 probes).
-import { createGate, withBackoff } from '/pkg/index.js';
+import { withBackoff } from '/pkg/index.js';
+import { createGate } from '/pkg/gate/index.js';
 
 const server = new URL(location.href).searchParams.get('server');
 const gate = createGate({ baseMs: 20, maxDelayMs: 80, jitter: 'none' });

@@ -49,7 +49,14 @@ window.qt = {
     queue = new TaskQueue({ ...options, store, handler, instanceId: `${page}-${Date.now()}` });
     for (const type of ['processed', 'retry', 'error', 'storeerror']) {
       queue.addEventListener(type, (e) =>
-        events.push({ type, id: e.task?.id, state: e.task?.state, failures: e.task?.failureCount, error: e.error?.name, message: String(e.error?.message ?? '') }),
+        events.push({
+          type,
+          id: e.task?.id,
+          state: e.task?.state,
+          failures: e.task?.failureCount,
+          error: e.error?.name,
+          message: String(e.error?.message ?? ''),
+        }),
       );
     }
   },
@@ -62,7 +69,9 @@ window.qt = {
   events: () => events,
   closes: () => closes,
   /** Closes every connection opened so far, as a script can (no 'close' event). */
-  closeConnections: () => connections.forEach((db) => db.close()),
+  closeConnections: () => {
+    for (const db of connections) db.close();
+  },
 };
 document.getElementById('status').textContent = 'ready';
 document.body.dataset.ready = '1';

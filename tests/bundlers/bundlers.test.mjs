@@ -24,7 +24,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { startScripted } from '../server/scripted.mjs';
 import {
-  BUNDLERS, CACHE, ROOT, appSource, build, csp, distBytes, ensureTools, launch, pack, project, pruneCache, runPage, staticServer, toolVersions,
+  BUNDLERS,
+  CACHE,
+  ROOT,
+  appSource,
+  build,
+  csp,
+  distBytes,
+  ensureTools,
+  launch,
+  pack,
+  project,
+  pruneCache,
+  runPage,
+  staticServer,
+  toolVersions,
 } from './harness.mjs';
 import { VARIANTS, snapshotStage, variantTarball } from './variants.mjs';
 
@@ -37,7 +51,11 @@ const pick = (env, all, dflt) => {
   return names;
 };
 const variants = pick('WB_VARIANTS', Object.keys(VARIANTS), ['stock']);
-const bundlers = pick('WB_BUNDLERS', Object.keys(BUNDLERS), Object.keys(BUNDLERS).filter((b) => !BUNDLERS[b].optIn));
+const bundlers = pick(
+  'WB_BUNDLERS',
+  Object.keys(BUNDLERS),
+  Object.keys(BUNDLERS).filter((b) => !BUNDLERS[b].optIn),
+);
 
 let srv, site, browser, stock, snapshot, versions, versionsKey, tmp;
 const rows = [];
@@ -161,7 +179,8 @@ async function check(row) {
     const route2 = `/flaky/${++n}`;
     srv.script(route2, [{ status: 503 }, { status: 200, body: 'ok' }]);
     const noCsp = await runPage(browser, site, b.dist, srv.url + route2, null);
-    const passesWithoutCsp = noCsp.result?.next === 250 && noCsp.result?.status === 200 && noCsp.problems.length === 0 && srv.count(route2) === 2;
+    const passesWithoutCsp =
+      noCsp.result?.next === 250 && noCsp.result?.status === 200 && noCsp.problems.length === 0 && srv.count(route2) === 2;
     row.reason = diagnose(r, got, b.files) + (passesWithoutCsp ? ' (passes WITHOUT the CSP)' : '');
     e.message =
       `${variant} × ${bundler}: ${row.reason}\n` +
@@ -193,7 +212,11 @@ function diagnose(r, got, files) {
 function report() {
   const cols = bundlers;
   const lines = [];
-  lines.push(`tools: ${Object.entries(versions ?? {}).map(([k, v]) => `${k}@${v}`).join(', ')}; stock tarball sha256 ${stock?.sha256.slice(0, 16)}`);
+  lines.push(
+    `tools: ${Object.entries(versions ?? {})
+      .map(([k, v]) => `${k}@${v}`)
+      .join(', ')}; stock tarball sha256 ${stock?.sha256.slice(0, 16)}`,
+  );
   lines.push('');
   lines.push(`| package | ${cols.join(' | ')} |`);
   lines.push(`|---|${cols.map(() => '---').join('|')}|`);

@@ -10,7 +10,18 @@
 // versions hash>/<bundler>/, so a warm run only builds and runs.
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -152,9 +163,15 @@ export const BUNDLERS = {
   'webpack@5.82': {
     optIn: true, // experiments.topLevelAwait became the default in 5.83
     files: (app) => ({ 'src/index.js': app }),
-    build: ['node', ['-e', `require(${JSON.stringify(path.join(HERE, 'node_modules/webpack582'))})({}, (e, s) => {
+    build: [
+      'node',
+      [
+        '-e',
+        `require(${JSON.stringify(path.join(HERE, 'node_modules/webpack582'))})({}, (e, s) => {
       if (e || s.hasErrors()) { console.error(String(e ?? s.toString({ all: false, errors: true }))); process.exit(1); }
-    })`]],
+    })`,
+      ],
+    ],
     html: PAGE('<script defer src="main.js"></script>'),
     config: 'none (webpack({}) through the Node API: webpack-cli 7 needs a newer webpack)',
   },
@@ -186,7 +203,10 @@ export async function project(bundler, tarball, versionsKey, flavor = '') {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  writeFileSync(path.join(tmp, 'package.json'), JSON.stringify({ name: `app-${dirName(bundler)}`, private: true, type: 'module' }, null, 2) + '\n');
+  writeFileSync(
+    path.join(tmp, 'package.json'),
+    JSON.stringify({ name: `app-${dirName(bundler)}`, private: true, type: 'module' }, null, 2) + '\n',
+  );
   copyFileSync(tarball.file, path.join(tmp, 'wasm-backoff.tgz'));
   const r = await sh('npm', ['install', './wasm-backoff.tgz', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], tmp);
   if (!r.ok) throw new Error(`npm install of the tarball into the ${bundler} project failed:\n${r.out}`);
@@ -202,7 +222,9 @@ export function pruneCache(keep = 24) {
   for (const sub of ['projects', 'variants']) {
     const d = path.join(CACHE, sub);
     if (!existsSync(d)) continue;
-    const entries = readdirSync(d).map((n) => ({ p: path.join(d, n), t: statSync(path.join(d, n)).mtimeMs })).sort((a, b) => b.t - a.t);
+    const entries = readdirSync(d)
+      .map((n) => ({ p: path.join(d, n), t: statSync(path.join(d, n)).mtimeMs }))
+      .sort((a, b) => b.t - a.t);
     for (const e of entries.slice(keep)) rmSync(e.p, { recursive: true, force: true });
   }
 }
@@ -223,10 +245,12 @@ export async function build(bundler, dir, app) {
 }
 
 function listFiles(dir, base = dir) {
-  return readdirSync(dir).flatMap((n) => {
-    const p = path.join(dir, n);
-    return statSync(p).isDirectory() ? listFiles(p, base) : [path.relative(base, p)];
-  }).sort();
+  return readdirSync(dir)
+    .flatMap((n) => {
+      const p = path.join(dir, n);
+      return statSync(p).isDirectory() ? listFiles(p, base) : [path.relative(base, p)];
+    })
+    .sort();
 }
 
 /** Raw and GNU `gzip -9 -n` bytes of what the page downloads from dist/ (everything but index.html). */

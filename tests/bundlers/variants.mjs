@@ -59,10 +59,22 @@ const ESBUILD = ['node_modules/.bin/esbuild', 'tests/bundlers/node_modules/.bin/
 
 // The flags scripts/build.sh bundles each entry with.
 function bundle(entry, outfile) {
-  execFileSync(ESBUILD, [
-    entry, '--bundle', '--minify', '--format=esm', '--target=es2022', '--platform=neutral',
-    '--external:node:fs', '--external:./wasm_backoff_bg.wasm', '--log-level=warning', `--outfile=${outfile}`,
-  ], { stdio: 'pipe' });
+  execFileSync(
+    ESBUILD,
+    [
+      entry,
+      '--bundle',
+      '--minify',
+      '--format=esm',
+      '--target=es2022',
+      '--platform=neutral',
+      '--external:node:fs',
+      '--external:./wasm_backoff_bg.wasm',
+      '--log-level=warning',
+      `--outfile=${outfile}`,
+    ],
+    { stdio: 'pipe' },
+  );
 }
 
 /**

@@ -1,32 +1,26 @@
-//! The options-to-delay path under arbitrary input: 14 f64 fields exactly as
-//! the JS side could pass them (any bit pattern: NaN, infinities, negative
-//! zero, subnormals, huge), decoded, then stepped and sampled. Shared by the
-//! cargo-fuzz target (`fuzz/`) and a proptest in the normal test run.
+//! The options-to-delay path under arbitrary input: the options record
+//! exactly as the JS side could write it (any bit pattern in every field:
+//! NaN, infinities, negative zero, subnormals, huge), decoded, then stepped
+//! and sampled. Shared by the cargo-fuzz target (`fuzz/`) and a proptest in
+//! the normal test run.
 
-use wasm_backoff::decode;
+use wasm_backoff::calc::decode;
+use wasm_backoff::schema::RECORD_LEN;
 use wasm_backoff_core::{seeded_rng, Backoff, MAX_DELAY_MS};
 
 /// Panics (the fuzzer's signal) if any invariant breaks.
 pub fn check(data: &[u8]) {
-    let mut fields = [f64::NAN; 14];
-    for (i, chunk) in data.chunks(8).take(14).enumerate() {
+    let mut record = [f64::NAN; RECORD_LEN];
+    for (i, chunk) in data.chunks(8).take(RECORD_LEN).enumerate() {
         let mut b = [0u8; 8];
         b[..chunk.len()].copy_from_slice(chunk);
         // A byte pattern 0xFF.. is NaN ("not given"): keep it reachable.
-        fields[i] = f64::from_le_bytes(b);
+        record[i] = f64::from_le_bytes(b);
     }
-    let steps = data.get(112).copied().unwrap_or(50) as usize;
-    let retry = u32::from_le_bytes([
-        data.get(113).copied().unwrap_or(1),
-        data.get(114).copied().unwrap_or(0),
-        data.get(115).copied().unwrap_or(0),
-        data.get(116).copied().unwrap_or(0),
-    ]);
-    let [p, s, base, factor, cap, j, amount, attempts, elapsed, ceiling, at, mode, seed, fallback] =
-        fields;
-    let Ok((cfg, seed)) = decode(
-        p, s, base, factor, cap, j, amount, attempts, elapsed, ceiling, at, mode, seed, fallback,
-    ) else {
+    let tail = |i: usize, dflt: u8| data.get(RECORD_LEN * 8 + i).copied().unwrap_or(dflt);
+    let steps = tail(0, 50) as usize;
+    let retry = u32::from_le_bytes([tail(1, 1), tail(2, 0), tail(3, 0), tail(4, 0)]);
+    let Ok((cfg, seed)) = decode(&record) else {
         return; // rejected with an error code: fine
     };
     let mut b = Backoff::new(cfg, seeded_rng(seed)).expect("decode returns only valid configs");

@@ -30,7 +30,11 @@ export const BAD_OPTIONS = [
   [42, 'TypeError', 'options must be an object'],
   [{ preset: 'nope' }, 'RangeError', PRESET_MSG],
   [{ preset: 3 }, 'TypeError', PRESET_MSG],
-  [{ strategy: 'exp' }, 'RangeError', "strategy must be one of 'exponential', 'constant', 'linear', 'fibonacci', 'decorrelated', 'slotted'"],
+  [
+    { strategy: 'exp' },
+    'RangeError',
+    "strategy must be one of 'exponential', 'constant', 'linear', 'fibonacci', 'decorrelated', 'slotted'",
+  ],
   [{ baseMs: -1 }, 'RangeError', 'baseMs must be a finite number >= 0'],
   [{ baseMs: '100' }, 'TypeError', 'baseMs must be a finite number >= 0'],
   [{ baseMs: NaN }, 'RangeError', 'baseMs must be a finite number >= 0'],
@@ -74,7 +78,9 @@ function expectThrow(fn, cls, msg, what, failures) {
 export function validationFailures(Backoff) {
   const failures = [];
   for (const [options, cls, msg] of BAD_OPTIONS) {
-    const what = JSON.stringify(options, (k, v) => (typeof v === 'bigint' ? `${v}n` : v === undefined ? 'undefined' : Number.isNaN(v) ? 'NaN' : v === Infinity ? 'Infinity' : v));
+    const what = JSON.stringify(options, (k, v) =>
+      typeof v === 'bigint' ? `${v}n` : v === undefined ? 'undefined' : Number.isNaN(v) ? 'NaN' : v === Infinity ? 'Infinity' : v,
+    );
     expectThrow(() => new Backoff(options), cls, msg, `new Backoff(${what})`, failures);
     expectThrow(() => Backoff.sample(options, 1, 1), cls, msg, `Backoff.sample(${what})`, failures);
   }
@@ -89,7 +95,11 @@ export function validationFailures(Backoff) {
   expectThrow(() => Backoff.sample({}, 1), 'TypeError', C, 'sample count missing', failures);
   // A throwing getter propagates as itself.
   try {
-    new Backoff({ get baseMs() { throw new Error('boom'); } });
+    new Backoff({
+      get baseMs() {
+        throw new Error('boom');
+      },
+    });
     failures.push('throwing getter: did not throw');
   } catch (e) {
     if (e.message !== 'boom') failures.push(`throwing getter: got ${e.message}`);
@@ -133,18 +143,33 @@ export function semanticsFailures(Backoff) {
   // Unseeded schedules are seeded from crypto, so they differ.
   const u1 = Backoff.sample({}, 10, 8);
   const u2 = Backoff.sample({}, 10, 8);
-  check(u1.some((v, i) => v !== u2[i]), 'two unseeded samples are identical');
+  check(
+    u1.some((v, i) => v !== u2[i]),
+    'two unseeded samples are identical',
+  );
 
   // sample: seeded, bounded, chunk boundaries invisible (prefix property).
   const s = Backoff.sample({ seed: 5 }, 3, 10000);
   check(s instanceof Float64Array && s.length === 10000, 'sample returns a Float64Array of count');
-  check(s.every((d) => d >= 0 && d < 400), 'full jitter at retry 3 lies in [0, 400)');
+  check(
+    s.every((d) => d >= 0 && d < 400),
+    'full jitter at retry 3 lies in [0, 400)',
+  );
   const prefix = Backoff.sample({ seed: 5 }, 3, 5000);
-  check(prefix.every((v, i) => v === s[i]), 'sample(5000) is a prefix of sample(10000) with the same seed');
+  check(
+    prefix.every((v, i) => v === s[i]),
+    'sample(5000) is a prefix of sample(10000) with the same seed',
+  );
   check(Backoff.sample({ seed: 5 }, 3, 0).length === 0, 'count 0');
   const eth = Backoff.sample({ preset: 'ethernet', seed: 2 }, 12, 2000);
-  check(eth.every((d) => Math.abs(d / 0.0512 - Math.round(d / 0.0512)) < 1e-9 && d / 0.0512 < 1024), 'ethernet: whole slots below 1024');
+  check(
+    eth.every((d) => Math.abs(d / 0.0512 - Math.round(d / 0.0512)) < 1e-9 && d / 0.0512 < 1024),
+    'ethernet: whole slots below 1024',
+  );
   const huge = Backoff.sample({ baseMs: 1e300, maxDelayMs: Infinity, jitter: { ratio: 1 } }, 4294967295, 100);
-  check(huge.every((d) => Number.isFinite(d) && d >= 0 && d <= 2147483647), 'extreme options stay within the timer range');
+  check(
+    huge.every((d) => Number.isFinite(d) && d >= 0 && d <= 2147483647),
+    'extreme options stay within the timer range',
+  );
   return failures;
 }

@@ -54,9 +54,15 @@ test('the full-jitter histogram is flat within tolerance; equal jitter too', { t
   const page = await open('?jitter=full&hist=4');
   const counts = JSON.parse(await page.$eval('#distribution', (e) => e.dataset.counts));
   const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
-  assert.equal(counts.reduce((a, b) => a + b, 0), 100_000);
+  assert.equal(
+    counts.reduce((a, b) => a + b, 0),
+    100_000,
+  );
   // 2000 per bin expected; 5 standard deviations is ~225.
-  assert.ok(counts.every((c) => Math.abs(c - mean) < 250), `not flat: ${counts}`);
+  assert.ok(
+    counts.every((c) => Math.abs(c - mean) < 250),
+    `not flat: ${counts}`,
+  );
   assert.equal(await page.$eval('#distribution', (e) => e.dataset.uniform), 'true', 'exact density drawn');
   await page.locator('#distribution').screenshot({ path: `${OUT}/demo-histogram-full.png` });
   await page.close();
@@ -90,7 +96,10 @@ test('the live timeline shows the scripted attempts, and abort works', { timeout
   await page.waitForSelector('#live[data-done="1"]', { timeout: 10_000 });
   assert.match(await page.$eval('#live-log', (e) => e.textContent), /rejected: AbortError/);
   // Failed attempts log their HTTP errors in the console by design; nothing else may.
-  assert.deepEqual(page.problems.filter((p) => !/status of 503|Failed to load resource/.test(p)), []);
+  assert.deepEqual(
+    page.problems.filter((p) => !/status of 503|Failed to load resource/.test(p)),
+    [],
+  );
   await page.screenshot({ path: `${OUT}/demo-full.png`, fullPage: true });
   await page.close();
 });

@@ -8,7 +8,11 @@
 /** Talks to the scripted server's control API (plain fetch, never retried). */
 export function control(base) {
   const post = (p, body) =>
-    fetch(`${base}/__control/${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) }).then((r) => {
+    fetch(`${base}/__control/${p}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body ?? {}),
+    }).then((r) => {
       if (!r.ok) throw new Error(`control ${p}: ${r.status}`);
       return r.text();
     });
@@ -17,7 +21,10 @@ export function control(base) {
     script: (path, steps) => post('script', { path, steps }),
     reset: () => post('reset'),
     requests: (path) => fetch(`${base}/__control/requests?path=${encodeURIComponent(path)}`).then((r) => r.json()),
-    count: (path) => fetch(`${base}/__control/requests?path=${encodeURIComponent(path)}`).then((r) => r.json()).then((l) => l.length),
+    count: (path) =>
+      fetch(`${base}/__control/requests?path=${encodeURIComponent(path)}`)
+        .then((r) => r.json())
+        .then((l) => l.length),
   };
 }
 
@@ -41,7 +48,10 @@ export const SCENARIOS = {
     const res = await fetchWithBackoff(ctl.base + p, undefined, { ...FAST, onRetry: (i) => infos.push(i) });
     check(res.status === 200 && (await res.text()) === 'ok', `status ${res.status}`);
     check((await ctl.count(p)) === 3, 'server saw 3 requests');
-    check(infos.length === 2 && infos.every((i, k) => i.attempt === k + 1 && i.status === 503 && i.delayMs >= 0), `onRetry ${JSON.stringify(infos)}`);
+    check(
+      infos.length === 2 && infos.every((i, k) => i.attempt === k + 1 && i.status === 503 && i.delayMs >= 0),
+      `onRetry ${JSON.stringify(infos)}`,
+    );
   },
 
   async 'after the last attempt, resolves with the last response'({ fetchWithBackoff }, ctl) {
@@ -104,14 +114,22 @@ export const SCENARIOS = {
     const q = path('postkey');
     await ctl.script(q, [{ status: 503 }, { status: 503 }, { echo: true }]);
     const body = JSON.stringify({ order: 42, note: 'é✓' });
-    const res2 = await fetchWithBackoff(ctl.base + q, { method: 'POST', body, headers: { 'Idempotency-Key': 'k-1', 'content-type': 'application/json' } }, FAST);
+    const res2 = await fetchWithBackoff(
+      ctl.base + q,
+      { method: 'POST', body, headers: { 'Idempotency-Key': 'k-1', 'content-type': 'application/json' } },
+      FAST,
+    );
     check(res2.status === 200, `with Idempotency-Key: ${res2.status}`);
     const reqs = await ctl.requests(q);
     check(reqs.length === 3 && reqs.every((r) => r.body === body && r.method === 'POST'), 'identical bodies on every attempt');
 
     const r = path('postopt');
     await ctl.script(r, [{ status: 503 }, { status: 200 }]);
-    const res3 = await fetchWithBackoff(ctl.base + r, { method: 'POST', body: new Uint8Array([1, 2, 3]) }, { ...FAST, retryNonIdempotent: true });
+    const res3 = await fetchWithBackoff(
+      ctl.base + r,
+      { method: 'POST', body: new Uint8Array([1, 2, 3]) },
+      { ...FAST, retryNonIdempotent: true },
+    );
     check(res3.status === 200 && (await ctl.count(r)) === 2, 'retryNonIdempotent');
   },
 
@@ -131,24 +149,34 @@ export const SCENARIOS = {
 
   async 'Retry-After is honoured as a floor and reported'({ fetchWithBackoff }, ctl) {
     // Seen through onRetry, then aborted: no real wait needed to check the arithmetic.
-    for (const [value, want] of [['2', 2000], [new Date(Date.now() + 3000).toUTCString(), 3000]]) {
+    for (const [value, want] of [
+      ['2', 2000],
+      [new Date(Date.now() + 3000).toUTCString(), 3000],
+    ]) {
       const p = path('ra');
       await ctl.script(p, [{ status: 429, headers: { 'retry-after': value } }]);
       const ac = new AbortController();
       let info;
       const reason = new Error('stop');
-      const err = await fetchWithBackoff(ctl.base + p, { signal: ac.signal }, {
-        ...FAST,
-        onRetry: (i) => {
-          info = i;
-          ac.abort(reason);
+      const err = await fetchWithBackoff(
+        ctl.base + p,
+        { signal: ac.signal },
+        {
+          ...FAST,
+          onRetry: (i) => {
+            info = i;
+            ac.abort(reason);
+          },
         },
-      }).catch((e) => e);
+      ).catch((e) => e);
       check(err === reason, 'aborted with the reason');
       // An HTTP-date has whole seconds: 3 s ahead is 2–3 s away once truncated and sent.
       const low = value === '2' ? 2000 : want - 1300;
       check(info.retryAfterMs >= low && info.retryAfterMs <= want, `Retry-After ${value}: ${JSON.stringify(info)}`);
-      check(info.delayMs >= info.retryAfterMs && info.delayMs <= info.retryAfterMs * 1.1 + 1, `wait above Retry-After by <= 10 %: ${JSON.stringify(info)}`);
+      check(
+        info.delayMs >= info.retryAfterMs && info.delayMs <= info.retryAfterMs * 1.1 + 1,
+        `wait above Retry-After by <= 10 %: ${JSON.stringify(info)}`,
+      );
     }
   },
 
@@ -179,7 +207,10 @@ export const SCENARIOS = {
       const infos = [];
       const res = await fetchWithBackoff(ctl.base + p, undefined, { ...FAST, onRetry: (i) => infos.push(i) });
       check(res.status === 200, `status with Retry-After ${JSON.stringify(value)}`);
-      check(infos[0].retryAfterMs === undefined && Number.isFinite(infos[0].delayMs) && infos[0].delayMs <= 20, `fallback for ${JSON.stringify(value)}: ${JSON.stringify(infos[0])}`);
+      check(
+        infos[0].retryAfterMs === undefined && Number.isFinite(infos[0].delayMs) && infos[0].delayMs <= 20,
+        `fallback for ${JSON.stringify(value)}: ${JSON.stringify(infos[0])}`,
+      );
     }
   },
 
@@ -195,9 +226,17 @@ export const SCENARIOS = {
     await ctl.script(p, [{ status: 503 }]);
     let done;
     const res = await fetchWithBackoff(ctl.base + p, undefined, {
-      strategy: 'constant', jitter: 'none', baseMs: 200, maxElapsedMs: 500, maxAttempts: 10, onDone: (d) => (done = d),
+      strategy: 'constant',
+      jitter: 'none',
+      baseMs: 200,
+      maxElapsedMs: 500,
+      maxAttempts: 10,
+      onDone: (d) => (done = d),
     });
-    check(res.status === 503 && (await ctl.count(p)) === 3 && done.reason === 'deadline', `deadline: ${await ctl.count(p)} requests, ${JSON.stringify(done)}`);
+    check(
+      res.status === 503 && (await ctl.count(p)) === 3 && done.reason === 'deadline',
+      `deadline: ${await ctl.count(p)} requests, ${JSON.stringify(done)}`,
+    );
   },
 
   async 'an aborted signal sends nothing; an abort in a wait rejects at once with the reason'({ fetchWithBackoff }, ctl) {
@@ -212,10 +251,16 @@ export const SCENARIOS = {
     const ac = new AbortController();
     const reason2 = new Error('cancelled during the wait');
     let t;
-    const pending = fetchWithBackoff(ctl.base + q, { signal: ac.signal }, {
-      strategy: 'constant', jitter: 'none', baseMs: 10000,
-      onRetry: () => setTimeout(() => ((t = Date.now()), ac.abort(reason2)), 20),
-    }).catch((e) => e);
+    const pending = fetchWithBackoff(
+      ctl.base + q,
+      { signal: ac.signal },
+      {
+        strategy: 'constant',
+        jitter: 'none',
+        baseMs: 10000,
+        onRetry: () => setTimeout(() => ((t = Date.now()), ac.abort(reason2)), 20),
+      },
+    ).catch((e) => e);
     const got = await pending;
     check(got === reason2, `rejected with the reason: ${got}`);
     check(Date.now() - t < 300, `within ${Date.now() - t} ms of the abort`);
@@ -243,7 +288,10 @@ export const SCENARIOS = {
     check(res.status === 503 && (await ctl.count(p)) === 1, 'vetoed');
     const q = path('force');
     await ctl.script(q, [{ status: 409 }, { status: 200 }]);
-    const res2 = await fetchWithBackoff(ctl.base + q, undefined, { ...FAST, shouldRetry: ({ status }) => (status === 409 ? true : undefined) });
+    const res2 = await fetchWithBackoff(ctl.base + q, undefined, {
+      ...FAST,
+      shouldRetry: ({ status }) => (status === 409 ? true : undefined),
+    });
     check(res2.status === 200 && (await ctl.count(q)) === 2, 'forced');
   },
 
@@ -267,8 +315,16 @@ export const SCENARIOS = {
     const res = await f(ctl.base + p);
     check(res.status === 200 && (await ctl.count(p)) === 2, 'wrapped fetch retried');
     let e1, e2;
-    try { withBackoff(fetch, { retryOn: 'all' }); } catch (e) { e1 = e; }
-    try { withBackoff(fetch, { timeoutMs: -1 }); } catch (e) { e2 = e; }
+    try {
+      withBackoff(fetch, { retryOn: 'all' });
+    } catch (e) {
+      e1 = e;
+    }
+    try {
+      withBackoff(fetch, { timeoutMs: -1 });
+    } catch (e) {
+      e2 = e;
+    }
     check(e1 instanceof TypeError && e1.message.startsWith('retryOn'), `retryOn: ${e1}`);
     check(e2 instanceof RangeError && e2.message.startsWith('timeoutMs'), `timeoutMs: ${e2}`);
   },

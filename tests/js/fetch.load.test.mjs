@@ -23,10 +23,12 @@ test('10 000 concurrent calls against 50 % 503s: all settle, requests = calls + 
   const t0 = performance.now();
   const results = await Promise.allSettled(
     Array.from({ length: calls }, () =>
-      fetchWithBackoff(`${srv.url}/half`, undefined, { baseMs: 5, maxDelayMs: 50, maxAttempts: 6, onRetry: () => retries++ }).then(async (r) => {
-        await r.arrayBuffer();
-        return r.status;
-      }),
+      fetchWithBackoff(`${srv.url}/half`, undefined, { baseMs: 5, maxDelayMs: 50, maxAttempts: 6, onRetry: () => retries++ }).then(
+        async (r) => {
+          await r.arrayBuffer();
+          return r.status;
+        },
+      ),
     ),
   );
   const ms = performance.now() - t0;
@@ -49,7 +51,11 @@ test('1 000 aborts at random moments: every call rejects with its own reason, no
     const reason = { call: i };
     setTimeout(() => ac.abort(reason), Math.random() * 60);
     // Half wait in backoff between 503s, half sit in a hung attempt.
-    const p = fetchWithBackoff(`${srv.url}/${i % 2 ? 'slow503' : 'hang'}`, { signal: ac.signal }, { baseMs: 20, maxDelayMs: 40, maxAttempts: 1000 });
+    const p = fetchWithBackoff(
+      `${srv.url}/${i % 2 ? 'slow503' : 'hang'}`,
+      { signal: ac.signal },
+      { baseMs: 20, maxDelayMs: 40, maxAttempts: 1000 },
+    );
     return p.then(
       () => ({ i, ok: false, why: 'resolved' }),
       (e) => ({ i, ok: e === reason, why: e }),

@@ -32,7 +32,9 @@ test('100 000 sequential calls: JS heap and wasm memory flat after warm-up', { t
   const ms = performance.now() - t0;
   const end = measure();
   const mb = (x) => (x / 1048576).toFixed(2);
-  console.log(`# memory: heap ${mb(warm.heap)} -> ${mb(end.heap)} MiB, external (incl. wasm memory) ${mb(warm.external)} -> ${mb(end.external)} MiB over 100 000 calls (${Math.round(ms)} ms)`);
+  console.log(
+    `# memory: heap ${mb(warm.heap)} -> ${mb(end.heap)} MiB, external (incl. wasm memory) ${mb(warm.external)} -> ${mb(end.external)} MiB over 100 000 calls (${Math.round(ms)} ms)`,
+  );
   // A leak of one RawBackoff (~200 B) per call would be ~20 MB here.
   assert.ok(end.heap - warm.heap < 4 * 1048576, `JS heap grew ${mb(end.heap - warm.heap)} MiB`);
   assert.ok(end.external - warm.external < 1048576, `external memory (wasm included) grew ${mb(end.external - warm.external)} MiB`);

@@ -3,9 +3,12 @@
 // timers left behind).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import * as lib from 'wasm-backoff';
+import * as main from 'wasm-backoff';
+import { RetryBudget } from 'wasm-backoff/budget';
 import { startScripted } from '../server/scripted.mjs';
 import { SCENARIOS, control } from './fetch-checks.mjs';
+
+const lib = { ...main, RetryBudget };
 
 let srv, ctl;
 before(async () => {
@@ -34,7 +37,11 @@ test('a ReadableStream body is sent once and not retried, and onDone says why', 
     },
   });
   let done;
-  const res = await lib.fetchWithBackoff(`${srv.url}/stream`, { method: 'PUT', body, duplex: 'half' }, { baseMs: 5, onDone: (d) => (done = d) });
+  const res = await lib.fetchWithBackoff(
+    `${srv.url}/stream`,
+    { method: 'PUT', body, duplex: 'half' },
+    { baseMs: 5, onDone: (d) => (done = d) },
+  );
   assert.equal(res.status, 503);
   assert.equal(srv.count('/stream'), 1);
   assert.equal(srv.requests.find((r) => r.path === '/stream').body, 'streamed');

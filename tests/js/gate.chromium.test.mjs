@@ -15,13 +15,18 @@ const ctx = serverAndBrowser({ csp: CSP.replace("connect-src 'self'", "connect-s
 
 test('in a page: one probe per round while down, then every call released in order', { timeout: 60_000 }, async () => {
   let n = 0;
-  srv.script('/gate-outage', (req) => (n++ < 23 ? { status: 503 } : { status: 200, body: new URL(req.url, 'http://x').searchParams.get('i') }));
+  srv.script('/gate-outage', (req) =>
+    n++ < 23 ? { status: 503 } : { status: 200, body: new URL(req.url, 'http://x').searchParams.get('i') },
+  );
   const page = await watchedPage(ctx.browser);
   await page.goto(`${ctx.url}/tests/browser/gate.html?server=${encodeURIComponent(srv.url)}`);
   await page.waitForSelector('body[data-done="1"]', { timeout: 50_000 });
   const { bodies, error, calls, stats } = await page.evaluate(() => window.results);
   assert.equal(error, undefined);
-  assert.deepEqual(bodies, Array.from({ length: 20 }, (_, i) => String(i)));
+  assert.deepEqual(
+    bodies,
+    Array.from({ length: 20 }, (_, i) => String(i)),
+  );
   assert.equal(stats.probes, 4, '3 failed probes and the one that succeeded');
   assert.equal(stats.rounds, stats.probes);
   assert.deepEqual(calls.slice(20), [0, 0, 0, 0, ...Array.from({ length: 19 }, (_, i) => i + 1)]);

@@ -5,7 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { createGate, withBackoff, fetchWithBackoff, GateOverflowError, GateTimeoutError } from 'wasm-backoff';
+import { withBackoff, fetchWithBackoff } from 'wasm-backoff';
+import { createGate, GateOverflowError, GateTimeoutError } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
 
 let srv;
@@ -64,7 +65,10 @@ test('50 calls in flight, origin down for a while: one probe per round, all succ
   const { calls, f } = recording();
   const gated = withBackoff(f, { gate, maxAttempts: Infinity });
   const res = await Promise.all(Array.from({ length: 50 }, (_, i) => gated(`${srv.url}${p}?i=${i}`)));
-  assert.deepEqual(await Promise.all(res.map((r) => r.text())), res.map((_, i) => String(i)));
+  assert.deepEqual(
+    await Promise.all(res.map((r) => r.text())),
+    res.map((_, i) => String(i)),
+  );
   assert.ok(res.every((r) => r.status === 200));
 
   const st = gate.stats();
@@ -80,7 +84,10 @@ test('50 calls in flight, origin down for a while: one probe per round, all succ
   // The probe is always the oldest held call (i = 0); probes are spaced by
   // the schedule (20, 40, 80, 80 ms …) and never overlap. (Under load, some
   // first tries may reach the server after the first probe.)
-  const probeTimes = downs.filter((r) => r.i === 0).slice(1).map((r) => r.at);
+  const probeTimes = downs
+    .filter((r) => r.i === 0)
+    .slice(1)
+    .map((r) => r.at);
   assert.equal(probeTimes.length, probesWhileDown, 'every probe was the oldest held call');
   const waits = [20, 40, 80];
   for (let k = 1; k < probeTimes.length; k++) {
@@ -110,14 +117,19 @@ async function overflowRun(overflow) {
   let down = true;
   // The first failure asks for a 1 s round, so that it cannot end (and call
   // 0 probe) before the queue is checked, however loaded the machine.
-  srv.script(p, (req, n) => (down ? { status: 503, headers: n ? {} : { 'retry-after': '1' } } : { status: 200, body: new URL(req.url, 'http://x').searchParams.get('i') }));
+  srv.script(p, (req, n) =>
+    down
+      ? { status: 503, headers: n ? {} : { 'retry-after': '1' } }
+      : { status: 200, body: new URL(req.url, 'http://x').searchParams.get('i') },
+  );
   const gate = createGate({ ...ROUNDS, baseMs: 30, maxQueued: 5, overflow });
   const gated = withBackoff(fetch, { gate, maxAttempts: Infinity });
   const results = [];
-  const call = (i) => gated(`${srv.url}${p}?i=${i}`).then(
-    (r) => r.text().then((t) => (results[i] = t)),
-    (e) => (results[i] = e),
-  );
+  const call = (i) =>
+    gated(`${srv.url}${p}?i=${i}`).then(
+      (r) => r.text().then((t) => (results[i] = t)),
+      (e) => (results[i] = e),
+    );
   const all = [call(0)];
   await until(() => gate.state(srv.url).phase === 'backing-off' && gate.state(srv.url).held === 1, 'the first failure');
   for (let i = 1; i <= 10; i++) all.push(call(i));
@@ -170,7 +182,11 @@ test('per-call limits: maxAttempts counts the failed rounds a call waited throug
   assert.equal(ra.value.status, 503);
   assert.equal(doneA.attempts, 4);
   assert.equal(doneA.reason, 'exhausted');
-  assert.deepEqual(log.map((r) => r.i), [1, 1, 1, 1], 'only A reached the server');
+  assert.deepEqual(
+    log.map((r) => r.i),
+    [1, 1, 1, 1],
+    'only A reached the server',
+  );
   assert.ok(performance.now() - t0 < 5000);
   assert.equal(gate.stats().timeouts, 2);
   // The target is still backing off (nothing held: no timer).
@@ -189,7 +205,9 @@ test('an aborted held call leaves the queue at once, with no listener or timer l
   await until(() => gate.state(srv.url).held === 1, 'A held');
   const ac = new AbortController();
   let doneB;
-  const b = withBackoff(fetch, { gate, maxAttempts: Infinity, maxElapsedMs: 5000, onDone: (d) => (doneB = d) })(`${srv.url}${p}?i=2`, { signal: ac.signal });
+  const b = withBackoff(fetch, { gate, maxAttempts: Infinity, maxElapsedMs: 5000, onDone: (d) => (doneB = d) })(`${srv.url}${p}?i=2`, {
+    signal: ac.signal,
+  });
   await until(() => gate.state(srv.url).held === 2, 'B held');
   const reason = new Error('stop');
   ac.abort(reason);
@@ -217,7 +235,10 @@ test('a hung probe times out into the next round (probeTimeoutMs): the next held
   assert.deepEqual(order, ['b']);
   // A's own timeout ends its hung attempt; the target is healthy by then.
   assert.equal(await a, 200);
-  assert.deepEqual(srv.requests.filter((r) => r.path === p).map((r) => new URL(r.url, 'http://x').searchParams.get('i')), ['1', '1', '2', '1']);
+  assert.deepEqual(
+    srv.requests.filter((r) => r.path === p).map((r) => new URL(r.url, 'http://x').searchParams.get('i')),
+    ['1', '1', '2', '1'],
+  );
   assert.equal(gate.stats().rounds, 2);
   assert.equal(timers(), before, 'a timer was left behind');
 });
@@ -247,7 +268,10 @@ test('what the target says decides: a 404 is no failure; a failed POST starts a 
   assert.equal(await res.text(), 'get');
   assert.equal(infos.length, 1);
   assert.ok(infos[0].status === 503 && infos[0].delayMs > 0 && infos[0].delayMs <= 40, JSON.stringify(infos[0]));
-  assert.deepEqual(srv.requests.filter((r) => r.path === p).map((r) => new URL(r.url, 'http://x').searchParams.get('i')), ['missing', 'post', 'get', 'get']);
+  assert.deepEqual(
+    srv.requests.filter((r) => r.path === p).map((r) => new URL(r.url, 'http://x').searchParams.get('i')),
+    ['missing', 'post', 'get', 'get'],
+  );
   assert.equal(timers(), before, 'a timer was left behind');
 });
 
@@ -255,7 +279,8 @@ test('gate.run supervises any async work: one probe per round, released in order
   const before = timers();
   const gate = createGate({ ...ROUNDS, concurrency: 4 });
   const sent = [];
-  let maxInFlight = 0, inFlight = 0;
+  let maxInFlight = 0,
+    inFlight = 0;
   const work = (i) => async () => {
     sent.push(i);
     inFlight++;
@@ -268,53 +293,110 @@ test('gate.run supervises any async work: one probe per round, released in order
   };
   let failures = 0;
   const out = await Promise.all(Array.from({ length: 20 }, (_, i) => gate.run('db', work(i), { maxAttempts: Infinity })));
-  assert.deepEqual(out, Array.from({ length: 20 }, (_, i) => i));
+  assert.deepEqual(
+    out,
+    Array.from({ length: 20 }, (_, i) => i),
+  );
   // 4 first tries (the concurrency limit), then one probe per round, then 19 released.
   const st = gate.stats();
   assert.equal(st.probes, 4);
   assert.equal(st.rounds, st.probes);
   assert.equal(sent.length, 4 + st.probes + 19);
   assert.deepEqual(sent.slice(0, 4), [0, 1, 2, 3]);
-  assert.deepEqual(sent.slice(4 + st.probes), Array.from({ length: 19 }, (_, i) => i + 1));
+  assert.deepEqual(
+    sent.slice(4 + st.probes),
+    Array.from({ length: 19 }, (_, i) => i + 1),
+  );
   assert.ok(maxInFlight <= 4);
   // A task's own limits: maxAttempts tries, then its last error.
   let tries = 0;
   await assert.rejects(
-    gate.run('other', async () => {
-      tries++;
-      throw new Error('nope');
-    }, { maxAttempts: 3 }),
+    gate.run(
+      'other',
+      async () => {
+        tries++;
+        throw new Error('nope');
+      },
+      { maxAttempts: 3 },
+    ),
     /nope/,
   );
   assert.equal(tries, 3);
   // A rejection that `retryable` says is not the target's fault is returned at once.
   const g2 = createGate({ ...ROUNDS, retryable: (e) => e.message !== 'bad input' });
   let n = 0;
-  await assert.rejects(g2.run('x', async () => { n++; throw new Error('bad input'); }), /bad input/);
+  await assert.rejects(
+    g2.run('x', async () => {
+      n++;
+      throw new Error('bad input');
+    }),
+    /bad input/,
+  );
   assert.equal(n, 1);
   assert.equal(g2.state('x').phase, 'healthy');
   assert.equal(timers(), before, 'a timer was left behind');
 });
 
-test('fetchWithBackoff({ gate: true }) shares one gate across calls; bad options name the option', async () => {
+test("fetchWithBackoff({ gate }) takes a Gate from 'wasm-backoff/gate'; bad options name the option", async () => {
   const p = path('shared');
   srv.script(p, [{ status: 503 }, { status: 200, body: 'ok' }]);
-  const res = await fetchWithBackoff(`${srv.url}${p}`, undefined, { gate: true });
+  const shared = createGate();
+  const res = await fetchWithBackoff(`${srv.url}${p}`, undefined, { gate: shared });
   assert.equal(await res.text(), 'ok');
-  assert.throws(() => createGate({ maxQueued: -1 }), (e) => e instanceof RangeError && /^maxQueued/.test(e.message));
-  assert.throws(() => createGate({ maxQueued: '5' }), (e) => e instanceof TypeError && /^maxQueued/.test(e.message));
-  assert.throws(() => createGate({ overflow: 'drop' }), (e) => e instanceof RangeError && /^overflow/.test(e.message));
-  assert.throws(() => createGate({ concurrency: 0 }), (e) => e instanceof RangeError && /^concurrency/.test(e.message));
-  assert.throws(() => createGate({ probeTimeoutMs: 0 }), (e) => e instanceof RangeError && /^probeTimeoutMs/.test(e.message));
-  assert.throws(() => createGate({ key: 'origin' }), (e) => e instanceof TypeError && /^key/.test(e.message));
-  assert.throws(() => createGate({ baseMs: -1 }), (e) => e instanceof RangeError && /^baseMs/.test(e.message));
+  assert.equal(shared.stats().rounds, 1, 'the 503 started a round of the shared gate');
+  // The main entry carries no gate: `true` and gate options are refused by name.
+  await assert.rejects(
+    fetchWithBackoff(`${srv.url}${p}`, undefined, { gate: true }),
+    (e) => e instanceof TypeError && /^gate must be a Gate/.test(e.message),
+  );
+  assert.throws(
+    () => createGate({ maxQueued: -1 }),
+    (e) => e instanceof RangeError && /^maxQueued/.test(e.message),
+  );
+  assert.throws(
+    () => createGate({ maxQueued: '5' }),
+    (e) => e instanceof TypeError && /^maxQueued/.test(e.message),
+  );
+  assert.throws(
+    () => createGate({ overflow: 'drop' }),
+    (e) => e instanceof RangeError && /^overflow/.test(e.message),
+  );
+  assert.throws(
+    () => createGate({ concurrency: 0 }),
+    (e) => e instanceof RangeError && /^concurrency/.test(e.message),
+  );
+  assert.throws(
+    () => createGate({ probeTimeoutMs: 0 }),
+    (e) => e instanceof RangeError && /^probeTimeoutMs/.test(e.message),
+  );
+  assert.throws(
+    () => createGate({ key: 'origin' }),
+    (e) => e instanceof TypeError && /^key/.test(e.message),
+  );
+  assert.throws(
+    () => createGate({ baseMs: -1 }),
+    (e) => e instanceof RangeError && /^baseMs/.test(e.message),
+  );
   assert.throws(() => createGate(5), TypeError);
-  assert.throws(() => withBackoff(fetch, { gate: 'yes' }), (e) => e instanceof TypeError && /^gate/.test(e.message));
-  await assert.rejects(fetchWithBackoff(`${srv.url}${p}`, undefined, { gate: { maxQueued: 1.5 } }), RangeError);
+  assert.throws(
+    () => withBackoff(fetch, { gate: 'yes' }),
+    (e) => e instanceof TypeError && /^gate/.test(e.message),
+  );
+  await assert.rejects(fetchWithBackoff(`${srv.url}${p}`, undefined, { gate: { maxQueued: 10 } }), TypeError);
+  assert.throws(
+    () => createGate({ maxQueued: 1.5 }),
+    (e) => e instanceof RangeError && /^maxQueued/.test(e.message),
+  );
   const gate = createGate();
   await assert.rejects(gate.run('k', 'not a function'), (e) => e instanceof TypeError && /^task/.test(e.message));
-  await assert.rejects(gate.run('k', async () => 1, { maxAttempts: 0 }), (e) => e instanceof RangeError && /^maxAttempts/.test(e.message));
-  await assert.rejects(gate.run('k', async () => 1, { signal: {} }), (e) => e instanceof TypeError && /^signal/.test(e.message));
+  await assert.rejects(
+    gate.run('k', async () => 1, { maxAttempts: 0 }),
+    (e) => e instanceof RangeError && /^maxAttempts/.test(e.message),
+  );
+  await assert.rejects(
+    gate.run('k', async () => 1, { signal: {} }),
+    (e) => e instanceof TypeError && /^signal/.test(e.message),
+  );
 });
 
 test('a throwing shouldRetry or onRetry takes its call out of the gate: no slot or queue place left behind', async () => {
@@ -326,7 +408,12 @@ test('a throwing shouldRetry or onRetry takes its call out of the gate: no slot 
   srv.script(p, [{ status: 503 }, { status: 200, body: 'ok' }]);
   const g1 = createGate({ ...ROUNDS, concurrency: 1 });
   let throws = true;
-  const a = withBackoff(fetch, { gate: g1, shouldRetry: () => { if (throws) throw bug; } });
+  const a = withBackoff(fetch, {
+    gate: g1,
+    shouldRetry: () => {
+      if (throws) throw bug;
+    },
+  });
   await assert.rejects(a(`${srv.url}${p}`), (e) => e === bug);
   assert.deepEqual(g1.state(srv.url), { phase: 'healthy', held: 0, inFlight: 0 });
   throws = false;
@@ -336,7 +423,12 @@ test('a throwing shouldRetry or onRetry takes its call out of the gate: no slot 
   const q = path('throws-onretry');
   srv.script(q, [{ status: 503 }, { status: 200, body: 'ok' }]);
   const g2 = createGate(ROUNDS);
-  const b = withBackoff(fetch, { gate: g2, onRetry: () => { throw bug; } });
+  const b = withBackoff(fetch, {
+    gate: g2,
+    onRetry: () => {
+      throw bug;
+    },
+  });
   await assert.rejects(b(`${srv.url}${q}`), (e) => e === bug);
   assert.deepEqual(g2.state(srv.url), { phase: 'backing-off', held: 0, inFlight: 0 });
   assert.equal(await (await withBackoff(fetch, { gate: g2 })(`${srv.url}${q}`)).text(), 'ok');
@@ -399,7 +491,10 @@ test('a held call whose deadline is beyond the longest timer keeps waiting when 
 
 test('a Retry-After beyond maxRetryAfterMs returns the call at once, and still holds the target up to maxRetryAfterMs', async () => {
   const p = path('long-retry-after');
-  srv.script(p, [{ status: 503, headers: { 'retry-after': '3600' } }, { status: 200, body: 'ok' }]);
+  srv.script(p, [
+    { status: 503, headers: { 'retry-after': '3600' } },
+    { status: 200, body: 'ok' },
+  ]);
   const gate = createGate(ROUNDS);
   const gated = withBackoff(fetch, { gate, maxRetryAfterMs: 300 });
   const t0 = performance.now();

@@ -27,7 +27,10 @@ test('fan-out inside one request: one probe per round, then every call in order'
   downFor('/gate-fanout', 13); // the 10 first tries and 3 probes
   const res = await mf.dispatchFetch('http://worker.test/fanout');
   const { bodies, calls, stats } = await res.json();
-  assert.deepEqual(bodies, Array.from({ length: 10 }, (_, i) => String(i)));
+  assert.deepEqual(
+    bodies,
+    Array.from({ length: 10 }, (_, i) => String(i)),
+  );
   assert.equal(stats.probes, 4);
   assert.equal(stats.rounds, 4);
   assert.deepEqual(calls.slice(10), [0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -36,8 +39,13 @@ test('fan-out inside one request: one probe per round, then every call in order'
 
 test('a gate shared by concurrent incoming requests', { timeout: 30_000 }, async () => {
   downFor('/gate-shared', 8);
-  const res = await Promise.all(Array.from({ length: 5 }, (_, i) => mf.dispatchFetch(`http://worker.test/shared?i=${i}`).then((r) => r.json())));
-  assert.deepEqual(res.map((r) => r.body), ['0', '1', '2', '3', '4']);
+  const res = await Promise.all(
+    Array.from({ length: 5 }, (_, i) => mf.dispatchFetch(`http://worker.test/shared?i=${i}`).then((r) => r.json())),
+  );
+  assert.deepEqual(
+    res.map((r) => r.body),
+    ['0', '1', '2', '3', '4'],
+  );
   // Calls that arrive during the backoff are held without a first try, so
   // how many rounds the 8 failures make depends on arrival times; but each
   // round had one probe, and after recovery each held call was sent once.

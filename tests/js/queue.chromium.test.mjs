@@ -57,19 +57,33 @@ test('two pages of one origin process 200 tasks at once: each completes exactly 
     const items = Array.from({ length: 200 }, (_, i) => [`t${i}`, { ms: 5 }]);
     const ids = new Set(items.map(([id]) => id));
     // Each page enqueues half, both claiming from the first moment.
-    await Promise.all([a.evaluate((it) => window.qt.enqueue(it), items.slice(0, 100)), b.evaluate((it) => window.qt.enqueue(it), items.slice(100))]);
+    await Promise.all([
+      a.evaluate((it) => window.qt.enqueue(it), items.slice(0, 100)),
+      b.evaluate((it) => window.qt.enqueue(it), items.slice(100)),
+    ]);
     const recs = await settled(a, ids);
-    assert.deepEqual(recs.filter((r) => r.state !== 'processed'), [], 'all processed');
+    assert.deepEqual(
+      recs.filter((r) => r.state !== 'processed'),
+      [],
+      'all processed',
+    );
     const done = runs('done', ids);
     const perId = counts(done, 'id');
     assert.equal(perId.size, 200, 'every task completed');
-    assert.deepEqual([...perId].filter(([, n]) => n !== 1), [], 'no task completed twice');
+    assert.deepEqual(
+      [...perId].filter(([, n]) => n !== 1),
+      [],
+      'no task completed twice',
+    );
     assert.equal(runs('start', ids).length, 200, 'no handler ran twice');
     const perPage = counts(done, 'page');
     assert.ok(perPage.get('A') > 0 && perPage.get('B') > 0, `both pages worked: ${JSON.stringify([...perPage])}`);
     const events = [...(await a.evaluate(() => window.qt.events())), ...(await b.evaluate(() => window.qt.events()))];
     assert.equal(events.filter((e) => e.type === 'processed').length, 200, 'one processed event per task, over both pages');
-    assert.deepEqual(events.filter((e) => e.type !== 'processed'), []);
+    assert.deepEqual(
+      events.filter((e) => e.type !== 'processed'),
+      [],
+    );
     await Promise.all([a, b].map((p) => p.evaluate(() => window.qt.stop())));
     assert.deepEqual([...a.problems, ...b.problems], []);
   } finally {
@@ -104,11 +118,25 @@ test('a page closed in the middle of a task: the other page recovers it after co
     assert.equal(rec.state, 'processed');
     assert.equal(rec.failureCount, 1, 'the expired lease counted as one failure');
     const done = runs('done', new Set(['orphan']));
-    assert.deepEqual(done.map((e) => e.page), ['B'], 'completed once, by page B');
+    assert.deepEqual(
+      done.map((e) => e.page),
+      ['B'],
+      'completed once, by page B',
+    );
     assert.ok(done[0].at >= orphan.completeBy, 'not before the lease of page A expired');
     const events = (await b.evaluate(() => window.qt.events())).filter((e) => e.id === 'orphan');
-    assert.deepEqual(events.map((e) => [e.type, e.error ?? null]), [['retry', 'TimeoutError'], ['processed', null]]);
-    assert.deepEqual(recs.filter((r) => r.state !== 'processed'), [], 'nothing lost');
+    assert.deepEqual(
+      events.map((e) => [e.type, e.error ?? null]),
+      [
+        ['retry', 'TimeoutError'],
+        ['processed', null],
+      ],
+    );
+    assert.deepEqual(
+      recs.filter((r) => r.state !== 'processed'),
+      [],
+      'nothing lost',
+    );
     await b.evaluate(() => window.qt.stop());
     assert.deepEqual(b.problems, []);
   } finally {
@@ -131,7 +159,11 @@ test('a reload: pending tasks persist and resume, one interrupted mid-task is re
     await page.waitForSelector('body[data-ready="1"]');
     await page.evaluate((o) => window.qt.make(o), options);
     const stored = await page.evaluate(() => window.qt.list());
-    assert.deepEqual(stored.map((r) => r.state), Array(20).fill('pending'), 'the 20 tasks survived the reload');
+    assert.deepEqual(
+      stored.map((r) => r.state),
+      Array(20).fill('pending'),
+      'the 20 tasks survived the reload',
+    );
     await page.evaluate(() => window.qt.start());
     const until = Date.now() + 10_000;
     const r5 = new Set(['r5']);
@@ -146,11 +178,25 @@ test('a reload: pending tasks persist and resume, one interrupted mid-task is re
     await page.waitForSelector('body[data-ready="1"]');
     await page.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
     const recs = await settled(page, ids);
-    assert.deepEqual(recs.filter((r) => r.state !== 'processed'), [], 'all processed after the reload');
+    assert.deepEqual(
+      recs.filter((r) => r.state !== 'processed'),
+      [],
+      'all processed after the reload',
+    );
     // The interrupted task was recovered by the sweep: one failure, the lease's.
-    const interrupted = recs.filter((r) => r.failureCount === 1 && r.lastError === 'the lease expired (completeBy passed) before the handler settled');
-    assert.deepEqual(interrupted.map((r) => r.id), ['r5'], 'exactly the task cut off by the reload was swept');
-    assert.deepEqual(recs.filter((r) => r.failureCount !== 0 && r.id !== 'r5'), [], 'no other task failed');
+    const interrupted = recs.filter(
+      (r) => r.failureCount === 1 && r.lastError === 'the lease expired (completeBy passed) before the handler settled',
+    );
+    assert.deepEqual(
+      interrupted.map((r) => r.id),
+      ['r5'],
+      'exactly the task cut off by the reload was swept',
+    );
+    assert.deepEqual(
+      recs.filter((r) => r.failureCount !== 0 && r.id !== 'r5'),
+      [],
+      'no other task failed',
+    );
     const perId = counts(runs('done', ids), 'id');
     assert.equal(perId.size, 20, 'every task completed');
     // At-least-once: only a task cut off between its handler's end and the
@@ -163,7 +209,9 @@ test('a reload: pending tasks persist and resume, one interrupted mid-task is re
   }
 });
 
-test('IndexedDBStore reconnects after the browser closed its connection (site data cleared) or a script did', { timeout: 30_000 }, async () => {
+test('IndexedDBStore reconnects after the browser closed its connection (site data cleared) or a script did', {
+  timeout: 30_000,
+}, async () => {
   const context = await ctx.browser.newContext();
   try {
     const page = await openPage(context, 'C');
@@ -186,7 +234,10 @@ test('IndexedDBStore reconnects after the browser closed its connection (site da
     await page.evaluate(() => window.qt.closeConnections());
     await page.evaluate(() => window.qt.enqueue([['c3', { ms: 1 }]]));
     const recs = await settled(page, new Set(['c2', 'c3']));
-    assert.deepEqual(recs.map((r) => r.state), ['processed', 'processed']);
+    assert.deepEqual(
+      recs.map((r) => r.state),
+      ['processed', 'processed'],
+    );
     const events = await page.evaluate(() => window.qt.events());
     // A pass whose transaction was open at the moment the data was cleared
     // fails once (a storeerror, retried on the next pass); a stuck store would
@@ -206,19 +257,39 @@ test('a handler that always fails: the task ends in error after maxFailures, wit
     const page = await openPage(context, 'F');
     await page.evaluate((o) => (window.qt.make(o), window.qt.start()), { db: 'fail', maxFailures: 3, backoff: { baseMs: 20 }, pollMs: 50 });
     const ids = new Set(['bad', 'good']);
-    await page.evaluate(() => window.qt.enqueue([['bad', { fail: true }], ['good', { ms: 1 }]]));
+    await page.evaluate(() =>
+      window.qt.enqueue([
+        ['bad', { fail: true }],
+        ['good', { ms: 1 }],
+      ]),
+    );
     const recs = await settled(page, ids);
     const bad = recs.find((r) => r.id === 'bad');
     assert.deepEqual([bad.state, bad.failureCount, bad.lastError], ['error', 3, 'scripted failure of bad']);
     assert.equal(recs.find((r) => r.id === 'good').state, 'processed');
     assert.equal(runs('start', new Set(['bad'])).length, 3, 'the handler ran maxFailures times');
     const events = (await page.evaluate(() => window.qt.events())).filter((e) => e.id === 'bad');
-    assert.deepEqual(events.map((e) => [e.type, e.failures]), [['retry', 1], ['retry', 2], ['error', 3]]);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.failures]),
+      [
+        ['retry', 1],
+        ['retry', 2],
+        ['error', 3],
+      ],
+    );
     assert.equal(events[2].message, 'scripted failure of bad');
     // A payload IndexedDB cannot store is refused at enqueue, with the browser's own error.
-    const refused = await page.evaluate(() => window.qt.enqueue([['fn', { f: () => 1 }]]).then(() => 'stored', (e) => e.name));
+    const refused = await page.evaluate(() =>
+      window.qt.enqueue([['fn', { f: () => 1 }]]).then(
+        () => 'stored',
+        (e) => e.name,
+      ),
+    );
     assert.equal(refused, 'DataCloneError');
-    assert.equal((await page.evaluate(() => window.qt.list())).some((r) => r.id === 'fn'), false);
+    assert.equal(
+      (await page.evaluate(() => window.qt.list())).some((r) => r.id === 'fn'),
+      false,
+    );
     await page.evaluate(() => window.qt.stop());
     assert.deepEqual(page.problems, []);
   } finally {

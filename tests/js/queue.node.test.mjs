@@ -26,7 +26,15 @@ function record(q) {
   for (const type of ['processed', 'retry', 'error', 'storeerror']) {
     q.addEventListener(type, (e) => {
       assert.ok(e instanceof TaskEvent);
-      log.push({ type, id: e.task?.id, state: e.task?.state, failures: e.task?.failureCount, error: e.error, delayMs: e.delayMs, compensationError: e.compensationError });
+      log.push({
+        type,
+        id: e.task?.id,
+        state: e.task?.state,
+        failures: e.task?.failureCount,
+        error: e.error,
+        delayMs: e.delayMs,
+        compensationError: e.compensationError,
+      });
     });
   }
   return log;
@@ -38,7 +46,8 @@ async function settled(store, ids, ms = 5000) {
   for (;;) {
     const recs = await Promise.all(ids.map((id) => store.get(id)));
     if (recs.every((r) => r && (r.state === 'processed' || r.state === 'error'))) return recs;
-    if (Date.now() > until) assert.fail(`not settled after ${ms} ms: ${JSON.stringify(recs.filter((r) => r?.state !== 'processed' && r?.state !== 'error'))}`);
+    if (Date.now() > until)
+      assert.fail(`not settled after ${ms} ms: ${JSON.stringify(recs.filter((r) => r?.state !== 'processed' && r?.state !== 'error'))}`);
     await sleep(5);
   }
 }
@@ -55,8 +64,15 @@ test('tasks are processed, events raised, nothing lost, no timer left after stop
   await q.stop();
   assert.equal(timers(), before, 'no timer left after stop()');
   assert.ok(recs.every((r) => r.state === 'processed' && r.failureCount === 0 && r.lockedBy === null));
-  assert.deepEqual(seen.map((p) => p.n).sort((a, b) => a - b), [...Array(20).keys()], 'each handler ran once');
-  assert.deepEqual(log.map((e) => e.type), Array(20).fill('processed'));
+  assert.deepEqual(
+    seen.map((p) => p.n).sort((a, b) => a - b),
+    [...Array(20).keys()],
+    'each handler ran once',
+  );
+  assert.deepEqual(
+    log.map((e) => e.type),
+    Array(20).fill('processed'),
+  );
   assert.equal(q.running, false);
 });
 
@@ -82,11 +98,14 @@ test('scripted failures: retried after the backoff delay, then processed', async
   assert.equal(rec.state, 'processed');
   assert.equal(rec.failureCount, 2);
   assert.equal(calls.get(id), 3);
-  assert.deepEqual(log.map((e) => [e.type, e.failures, e.delayMs]), [
-    ['retry', 1, 40],
-    ['retry', 2, 80],
-    ['processed', 2, undefined],
-  ]);
+  assert.deepEqual(
+    log.map((e) => [e.type, e.failures, e.delayMs]),
+    [
+      ['retry', 1, 40],
+      ['retry', 2, 80],
+      ['processed', 2, undefined],
+    ],
+  );
   assert.equal(log[0].error.message, 'attempt 1 failed');
   // The waits really happened (exponential, no jitter: 40 then 80 ms).
   assert.ok(starts[1] - starts[0] >= 39, `first retry after ${starts[1] - starts[0]} ms`);
@@ -115,7 +134,10 @@ test('a handler that always fails ends in error after maxFailures, with the erro
   assert.equal(rec.failureCount, 3);
   assert.equal(rec.lastError, 'always');
   assert.equal(calls, 3);
-  assert.deepEqual(log.map((e) => e.type), ['retry', 'retry', 'error']);
+  assert.deepEqual(
+    log.map((e) => e.type),
+    ['retry', 'retry', 'error'],
+  );
   assert.equal(log[2].failures, 3);
   assert.deepEqual(compensated, [[id, 'error', 'always']], 'compensation ran once, on the error');
 });
@@ -141,9 +163,19 @@ test('a permanent failure goes to error at once and runs the compensation hook',
   const ids = [await q.enqueue('perm'), await q.enqueue('duck'), await q.enqueue('fine')];
   const recs = await settled(q.store, ids);
   await q.stop();
-  assert.deepEqual(recs.map((r) => [r.state, r.failureCount]), [['error', 1], ['error', 1], ['processed', 0]]);
+  assert.deepEqual(
+    recs.map((r) => [r.state, r.failureCount]),
+    [
+      ['error', 1],
+      ['error', 1],
+      ['processed', 0],
+    ],
+  );
   assert.equal(calls, 3, 'no retry of a permanent failure');
-  assert.deepEqual(compensated.sort(), [['duck', 'from another realm'], ['perm', 'card declined']]);
+  assert.deepEqual(compensated.sort(), [
+    ['duck', 'from another realm'],
+    ['perm', 'card declined'],
+  ]);
   const errors = log.filter((e) => e.type === 'error');
   assert.equal(errors.length, 2);
   assert.ok(errors.find((e) => e.id === ids[0]).error instanceof PermanentError);
@@ -183,7 +215,10 @@ test('a handler past completeBy: its signal aborts, the sweep takes the task bac
   const left = first.completeBy - first.at; // the lease started at the claim, just before the handler
   assert.ok(left > 0 && left <= 50, `completeBy was ${left} ms ahead of the handler's start`);
   assert.ok(attempts[1].at >= first.completeBy, 'retried only after the lease');
-  assert.deepEqual(log.map((e) => e.type), ['retry', 'processed']);
+  assert.deepEqual(
+    log.map((e) => e.type),
+    ['retry', 'processed'],
+  );
   assert.equal(log[0].error.name, 'TimeoutError');
   await late; // the first handler resolves now: nothing changes
   await sleep(10);
@@ -214,7 +249,8 @@ test('two instances on one store: every task handled exactly once, by both insta
   await Promise.all([a.stop(), b.stop()]);
   assert.ok(recs.every((r) => r.state === 'processed' && r.failureCount === 0));
   assert.equal(handledBy.size, 100);
-  const counts = [...handledBy.values()].reduce((m, n) => ({ ...m, [n]: (m[n] ?? 0) + 1 }), {});
+  const counts = {};
+  for (const n of handledBy.values()) counts[n] = (counts[n] ?? 0) + 1;
   assert.ok(counts.A > 0 && counts.B > 0, `both instances worked: ${JSON.stringify(counts)}`);
 });
 
@@ -222,7 +258,19 @@ test('a crashed instance: its processing record is swept after completeBy and fi
   const store = new MemoryStore();
   const now = Date.now();
   // What a crashed instance leaves behind: processing, locked, lease running out.
-  await store.add({ id: 'orphan', payload: 1, state: 'processing', lockedBy: 'dead', completeBy: now + 40, failureCount: 0, nextAttemptAt: now, createdAt: now, seed: 1, version: 3, lastError: null });
+  await store.add({
+    id: 'orphan',
+    payload: 1,
+    state: 'processing',
+    lockedBy: 'dead',
+    completeBy: now + 40,
+    failureCount: 0,
+    nextAttemptAt: now,
+    createdAt: now,
+    seed: 1,
+    version: 3,
+    lastError: null,
+  });
   const ran = [];
   const q = new TaskQueue({ store, handler: (t) => ran.push([t.id, Date.now()]), backoff: { baseMs: 1 }, pollMs: 1000 });
   const log = record(q);
@@ -232,7 +280,10 @@ test('a crashed instance: its processing record is swept after completeBy and fi
   assert.equal(rec.state, 'processed');
   assert.equal(rec.failureCount, 1);
   assert.ok(ran[0][1] > now + 40, 'not before the lease expired');
-  assert.deepEqual(log.map((e) => e.type), ['retry', 'processed']);
+  assert.deepEqual(
+    log.map((e) => e.type),
+    ['retry', 'processed'],
+  );
 });
 
 test('enqueue with an existing id changes nothing; stop() waits for handlers in flight', async () => {
@@ -273,9 +324,9 @@ test('bad options: TypeError / RangeError naming the option', () => {
     [{ handler: h, leaseMs: 0 }, RangeError, 'leaseMs must be a number > 0 and <= 2147483647'],
     [{ handler: h, leaseMs: NaN }, RangeError, 'leaseMs must be a number > 0 and <= 2147483647'],
     [{ handler: h, leaseMs: 2 ** 31 }, RangeError, 'leaseMs must be a number > 0 and <= 2147483647'],
-    [{ handler: h, maxFailures: 0 }, RangeError, 'maxFailures must be an integer >= 1'],
-    [{ handler: h, maxFailures: 1.5 }, RangeError, 'maxFailures must be an integer >= 1'],
-    [{ handler: h, maxFailures: null }, TypeError, 'maxFailures must be an integer >= 1'],
+    [{ handler: h, maxFailures: 0 }, RangeError, 'maxFailures must be an integer >= 1 or Infinity'],
+    [{ handler: h, maxFailures: 1.5 }, RangeError, 'maxFailures must be an integer >= 1 or Infinity'],
+    [{ handler: h, maxFailures: null }, TypeError, 'maxFailures must be an integer >= 1 or Infinity'],
     [{ handler: h, concurrency: 0 }, RangeError, 'concurrency must be an integer >= 1'],
     [{ handler: h, pollMs: 'often' }, TypeError, 'pollMs must be a number in [1, 2147483647]'],
     [{ handler: h, pollMs: 2 ** 31 }, RangeError, 'pollMs must be a number in [1, 2147483647]'],
@@ -288,7 +339,11 @@ test('bad options: TypeError / RangeError naming the option', () => {
     [{ handler: h, backoff: { seed: 0.5 } }, RangeError, 'seed must be a safe integer'],
   ];
   for (const [options, type, message] of cases) {
-    assert.throws(() => new TaskQueue(options), (e) => e.constructor === type && e.message === message, JSON.stringify(options));
+    assert.throws(
+      () => new TaskQueue(options),
+      (e) => e.constructor === type && e.message === message,
+      JSON.stringify(options),
+    );
   }
   assert.ok(new TaskQueue({ handler: h, maxFailures: Infinity, leaseMs: 2 ** 31 - 1 }));
 });
@@ -318,7 +373,10 @@ test('a failing store: storeerror per pass, passes back off from pollMs (doublin
   const failed = passes.length;
   // At least 2 even on a stalled machine; at most 6 (a 1 ms loop would make ~100).
   assert.ok(failed >= 2 && failed <= 6, `${failed} passes in 100 ms of a failing store`);
-  assert.deepEqual(log.map((e) => [e.type, e.id]), Array(failed).fill(['storeerror', undefined]));
+  assert.deepEqual(
+    log.map((e) => [e.type, e.id]),
+    Array(failed).fill(['storeerror', undefined]),
+  );
   assert.equal(log[0].error.message, 'store down');
   const gaps = passes.slice(1).map((t, i) => t - passes[i]);
   // Timers never fire early (load only makes gaps longer), so each wait is at
@@ -327,7 +385,7 @@ test('a failing store: storeerror per pass, passes back off from pollMs (doublin
   down = false;
   // The first pass after the recovery comes within the current wait (160 ms at most); then every 5 ms again.
   while (passes.length === failed) await sleep(5);
-  assert.ok(Date.now() - t0 < 1500, "passes resume after the recovery");
+  assert.ok(Date.now() - t0 < 1500, 'passes resume after the recovery');
   const from = passes.length;
   await sleep(100);
   await q.stop();
@@ -338,7 +396,19 @@ test('a failing store: storeerror per pass, passes back off from pollMs (doublin
 });
 
 test('a store handing back a NaN time: the next pass comes after pollMs, not at once', async () => {
-  const nan = { id: 'nan', payload: 0, state: 'pending', lockedBy: null, completeBy: 0, failureCount: 0, nextAttemptAt: NaN, createdAt: 0, seed: 1, version: 0, lastError: null };
+  const nan = {
+    id: 'nan',
+    payload: 0,
+    state: 'pending',
+    lockedBy: null,
+    completeBy: 0,
+    failureCount: 0,
+    nextAttemptAt: NaN,
+    createdAt: 0,
+    seed: 1,
+    version: 0,
+    lastError: null,
+  };
   let passes = 0;
   const store = { add: async () => true, get: async () => nan, swap: async () => false, active: async () => (passes++, [nan]) };
   const q = new TaskQueue({ handler() {}, store, pollMs: 40 });
@@ -353,7 +423,19 @@ test('a hung onCompensate holds nothing up: other tasks run, error comes after l
   const store = new MemoryStore();
   const now = Date.now();
   // An orphan whose lease expired and whose next failure is its last: the sweep compensates it.
-  await store.add({ id: 'orphan', payload: 'x', state: 'processing', lockedBy: 'dead', completeBy: now - 1, failureCount: 0, nextAttemptAt: now, createdAt: now, seed: 1, version: 0, lastError: null });
+  await store.add({
+    id: 'orphan',
+    payload: 'x',
+    state: 'processing',
+    lockedBy: 'dead',
+    completeBy: now - 1,
+    failureCount: 0,
+    nextAttemptAt: now,
+    createdAt: now,
+    seed: 1,
+    version: 0,
+    lastError: null,
+  });
   const order = [];
   const q = new TaskQueue({
     store,
@@ -377,9 +459,16 @@ test('a hung onCompensate holds nothing up: other tasks run, error comes after l
   for (let i = 0; i < 5; i++) ids.push(await q.enqueue(i));
   const t0 = Date.now();
   const recs = await settled(store, ids, 1000);
-  assert.ok(recs.every((r) => r.state === 'processed'), 'the queue went on while two compensations hung');
+  assert.ok(
+    recs.every((r) => r.state === 'processed'),
+    'the queue went on while two compensations hung',
+  );
   assert.ok(Date.now() - t0 < 500, 'and did not wait for them (600 ms)');
-  assert.deepEqual(order.filter(([t]) => t === 'error'), [], 'no error event before the compensation settled or timed out');
+  assert.deepEqual(
+    order.filter(([t]) => t === 'error'),
+    [],
+    'no error event before the compensation settled or timed out',
+  );
   const stopped = Date.now();
   await q.stop(); // waits for the compensations, bounded by leaseMs
   assert.ok(Date.now() - stopped < 1200, 'stop() resolved within about leaseMs');

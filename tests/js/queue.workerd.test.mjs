@@ -18,6 +18,15 @@ test('workerd: a TaskQueue processes, retries and gives up inside a request', { 
     ['flaky', 'processed', 1],
     ['doomed', 'error', 1],
   ]);
-  assert.deepEqual(r.events.sort(), [['error', 'doomed'], ['processed', 'flaky'], ['processed', 'ok'], ['retry', 'flaky']]);
-  assert.deepEqual(r.tries.sort(), [['doomed', 1], ['flaky', 2], ['ok', 1]]);
+  assert.deepEqual(r.events.sort(), [
+    ['error', 'doomed'],
+    ['processed', 'flaky'],
+    ['processed', 'ok'],
+    ['retry', 'flaky'],
+  ]);
+  assert.deepEqual(r.tries.sort(), [
+    ['doomed', 1],
+    ['flaky', 2],
+    ['ok', 1],
+  ]);
 });

@@ -29,8 +29,11 @@ after(() => srv?.close());
 for (const [name, [cmd, args]] of Object.entries(RUNTIMES)) {
   test(`${name}: import by name, golden schedules, validation, fetch scenarios`, { timeout: 60_000 }, async () => {
     const stdout = await new Promise((resolve, reject) =>
-      execFile(cmd, [...args, srv.url], { cwd: root, env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } }, (err, out, errOut) =>
-        err ? reject(new Error(`${name} failed: ${err.message}\n${errOut}`)) : resolve(out),
+      execFile(
+        cmd,
+        [...args, srv.url],
+        { cwd: root, env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } },
+        (err, out, errOut) => (err ? reject(new Error(`${name} failed: ${err.message}\n${errOut}`)) : resolve(out)),
       ),
     );
     const r = JSON.parse(stdout.trim().split('\n').pop());

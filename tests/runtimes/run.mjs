@@ -1,13 +1,18 @@
 // Runs the shared checks in whatever runtime executes this file (Deno, Bun),
 // importing the package by its name as a user would, and prints one JSON line
 // of failures. Usage: <runtime> tests/runtimes/run.mjs <scripted server URL>
-import * as lib from 'wasm-backoff';
+import * as main from 'wasm-backoff';
+import { RetryBudget } from 'wasm-backoff/budget';
+
+const lib = { ...main, RetryBudget };
 import { goldenFailures, validationFailures, semanticsFailures } from '../js/checks.mjs';
 import { fetchScenarios } from '../js/fetch-checks.mjs';
 
 const server = (globalThis.Deno?.args ?? process.argv.slice(2))[0];
 const golden = JSON.parse(
-  await (globalThis.Deno ? Deno.readTextFile(new URL('../golden/seeded.json', import.meta.url)) : Bun.file(new URL('../golden/seeded.json', import.meta.url)).text()),
+  await (globalThis.Deno
+    ? Deno.readTextFile(new URL('../golden/seeded.json', import.meta.url))
+    : Bun.file(new URL('../golden/seeded.json', import.meta.url)).text()),
 );
 const out = {
   golden: goldenFailures(lib.Backoff, golden),

@@ -151,8 +151,12 @@ export async function startScripted({ port = 0 } = {}) {
 
   const srv = {
     url: '',
-    get requests() { return requests; },
-    get preflights() { return preflights; },
+    get requests() {
+      return requests;
+    },
+    get preflights() {
+      return preflights;
+    },
     script(path, spec) {
       if (typeof path !== 'string' || !(path.startsWith('/') || path === '*')) {
         throw new TypeError(`script: path must start with '/' (or be '*'), got ${JSON.stringify(path)}`);
@@ -161,7 +165,9 @@ export async function startScripted({ port = 0 } = {}) {
       scripts.set(path, compile(path, spec));
       return srv;
     },
-    count(path) { return counts.get(path) ?? 0; },
+    count(path) {
+      return counts.get(path) ?? 0;
+    },
     reset() {
       scripts = new Map();
       requests = [];
@@ -181,7 +187,14 @@ export async function startScripted({ port = 0 } = {}) {
   };
 
   function log(req, url, body) {
-    const rec = { path: url.pathname, url: url.pathname + url.search, method: req.method, headers: req.headers, body, at: performance.now() };
+    const rec = {
+      path: url.pathname,
+      url: url.pathname + url.search,
+      method: req.method,
+      headers: req.headers,
+      body,
+      at: performance.now(),
+    };
     requests.push(rec);
     counts.set(url.pathname, (counts.get(url.pathname) ?? 0) + 1);
     return rec;
@@ -254,7 +267,10 @@ export async function startScripted({ port = 0 } = {}) {
       }
       if (step.delayMs > 0) {
         await new Promise((resolve) => {
-          const t = setTimeout(() => { timers.delete(t); resolve(); }, step.delayMs);
+          const t = setTimeout(() => {
+            timers.delete(t);
+            resolve();
+          }, step.delayMs);
           timers.add(t);
         });
         if (closing || res.destroyed || req.socket.destroyed) return;

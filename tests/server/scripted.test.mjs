@@ -6,8 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startScripted, spawnScripted } from './scripted.mjs';
 
 let srv;
-before(async () => { srv = await startScripted(); });
-after(async () => { await srv.close(); });
+before(async () => {
+  srv = await startScripted();
+});
+after(async () => {
+  await srv.close();
+});
 beforeEach(() => srv.reset());
 
 const get = async (path, init) => {
@@ -35,7 +39,8 @@ test('steps are consumed in order and the last one repeats', async () => {
   assert.equal(a.body, '');
   assert.equal(b.status, 503);
   assert.equal(b.headers.get('retry-after'), '1');
-  for (let i = 0; i < 3; i++) assert.deepEqual((({ status, body }) => ({ status, body }))(await get('/flaky')), { status: 200, body: 'ok' });
+  for (let i = 0; i < 3; i++)
+    assert.deepEqual((({ status, body }) => ({ status, body }))(await get('/flaky')), { status: 200, body: 'ok' });
   assert.equal(srv.count('/flaky'), 5);
 });
 
@@ -136,7 +141,11 @@ test('dynamic script: (req, n) => step', async () => {
   assert.equal((await get('/dyn')).status, 500);
   assert.equal((await get('/dyn', { method: 'DELETE' })).status, 501);
   assert.equal((await get('/dyn')).body, 'n=2');
-  assert.deepEqual(seen, [['GET', 0], ['DELETE', 1], ['GET', 2]]);
+  assert.deepEqual(seen, [
+    ['GET', 0],
+    ['DELETE', 1],
+    ['GET', 2],
+  ]);
 });
 
 test('bad scripts throw at script() time; a bad dynamic step answers 500', async () => {
@@ -152,7 +161,11 @@ test('CORS: headers on answers; preflight gets 204 and is logged apart', async (
   srv.script('/c', [{ status: 503, headers: { 'retry-after': '2' } }]);
   const pre = await fetch(srv.url + '/c', {
     method: 'OPTIONS',
-    headers: { origin: 'http://localhost:9', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, x-a' },
+    headers: {
+      origin: 'http://localhost:9',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, x-a',
+    },
   });
   assert.equal(pre.status, 204);
   assert.equal(pre.headers.get('access-control-allow-origin'), '*');
@@ -172,15 +185,17 @@ async function failures(n, seed, concurrency = 100) {
   srv.script('/half', { failRate: 0.5, status: 503, seed });
   let fails = 0;
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) {
-      next++;
-      const r = await fetch(srv.url + '/half');
-      const body = await r.text();
-      if (r.status === 503) fails++;
-      else assert.equal(body, 'ok');
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++;
+        const r = await fetch(srv.url + '/half');
+        const body = await r.text();
+        if (r.status === 503) fails++;
+        else assert.equal(body, 'ok');
+      }
+    }),
+  );
   return fails;
 }
 
@@ -194,7 +209,8 @@ test('failRate mode: about the right rate over 2000 requests, deterministic per 
   const seq = async (seed) => {
     srv.script('/half', { failRate: 0.5, seed });
     let s = '';
-    for (let i = 0; i < 40; i++) s += (await fetch(srv.url + '/half').then((r) => r.arrayBuffer().then(() => r.status))) === 503 ? 'x' : '.';
+    for (let i = 0; i < 40; i++)
+      s += (await fetch(srv.url + '/half').then((r) => r.arrayBuffer().then(() => r.status))) === 503 ? 'x' : '.';
     return s;
   };
   const s7 = await seq(7);
@@ -212,7 +228,13 @@ test('separate process: prints its url and is driven by the control API over HTT
     assert.equal(await (await fetch(p.url + '/x', { method: 'POST', body: 'b' })).text(), 'ok');
     assert.equal((await fetch(p.url + '/h')).status, 502);
     const reqs = await p.requests('/x');
-    assert.deepEqual(reqs.map((r) => [r.method, r.body]), [['GET', ''], ['POST', 'b']]);
+    assert.deepEqual(
+      reqs.map((r) => [r.method, r.body]),
+      [
+        ['GET', ''],
+        ['POST', 'b'],
+      ],
+    );
     assert.equal((await p.requests()).length, 3, 'control requests are not logged');
     assert.equal(await p.count('/x'), 2);
     // Raw HTTP, as a Deno/Bun/browser test would do it.
@@ -232,8 +254,14 @@ test('close() resolves with a hung request open; the hung client then fails', as
   const s2 = await startScripted();
   s2.script('/hang', [{ hang: true }]);
   s2.script('/slow', [{ delayMs: 10_000 }]);
-  const hung = fetch(s2.url + '/hang').then(() => 'answered', (e) => e);
-  const slow = fetch(s2.url + '/slow').then(() => 'answered', (e) => e);
+  const hung = fetch(s2.url + '/hang').then(
+    () => 'answered',
+    (e) => e,
+  );
+  const slow = fetch(s2.url + '/slow').then(
+    () => 'answered',
+    (e) => e,
+  );
   await until(() => s2.count('/hang') === 1 && s2.count('/slow') === 1);
   const t0 = performance.now();
   await s2.close();

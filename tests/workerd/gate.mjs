@@ -2,7 +2,8 @@
 // /fanout sends 10 calls through a gate made for that request; /shared sends
 // one call through a gate shared by every incoming request (made at module
 // scope: no randomness there, the schedules are seeded at the first call).
-import { createGate, withBackoff } from '../../pkg/workerd.js';
+import { withBackoff } from '../../pkg/workerd.js';
+import { createGate } from '../../pkg/gate/workerd.js';
 
 const ROUNDS = { baseMs: 20, maxDelayMs: 80, jitter: 'none' };
 const shared = createGate(ROUNDS);
@@ -14,7 +15,10 @@ export default {
     if (url.pathname === '/fanout') {
       const gate = createGate(ROUNDS);
       const calls = [];
-      const f = withBackoff((input, init) => (calls.push(Number(new URL(input).searchParams.get('i'))), fetch(input, init)), { gate, maxAttempts: Infinity });
+      const f = withBackoff((input, init) => (calls.push(Number(new URL(input).searchParams.get('i'))), fetch(input, init)), {
+        gate,
+        maxAttempts: Infinity,
+      });
       const res = await Promise.all(Array.from({ length: 10 }, (_, i) => f(`${env.ORIGIN}/gate-fanout?i=${i}`)));
       return Response.json({ bodies: await Promise.all(res.map((r) => r.text())), calls, stats: gate.stats() });
     }

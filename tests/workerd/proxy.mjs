@@ -2,7 +2,10 @@
 // outgoing fetch with withBackoff and proxies every request to a flaky
 // origin on 127.0.0.1 (env.ORIGIN). /__scenarios runs the shared fetch
 // scenarios inside workerd itself.
-import * as lib from '../../pkg/workerd.js';
+import * as main from '../../pkg/workerd.js';
+import { RetryBudget } from '../../pkg/budget/workerd.js';
+
+const lib = { ...main, RetryBudget };
 import { fetchScenarios } from '../js/fetch-checks.mjs';
 
 let retries = 0;

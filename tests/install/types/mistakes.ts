@@ -2,7 +2,10 @@
 // is preceded by `// @ts-expect-error`, so this file compiles with
 // `tsc --strict --noEmit` only if EVERY line below really is a type error
 // (an unused @ts-expect-error is itself an error, TS2578). Never run.
-import { Backoff, fetchWithBackoff, withBackoff, RetryBudget, parseRetryAfter } from 'wasm-backoff';
+import { Backoff, fetchWithBackoff, withBackoff, parseRetryAfter } from 'wasm-backoff';
+import { RetryBudget } from 'wasm-backoff/budget';
+// @ts-expect-error the gate lives in 'wasm-backoff/gate' (the full module), not in the main entry
+import { createGate } from 'wasm-backoff';
 import { backoffStats } from 'wasm-backoff/stats';
 // @ts-expect-error the calculator-only entry has no fetch driver
 import { fetchWithBackoff as notThere } from 'wasm-backoff/backoff';
@@ -93,6 +96,10 @@ fetchWithBackoff('/x', undefined, { shouldRetry: () => 'yes' });
 fetchWithBackoff('/x', undefined, { budget: 5 });
 // @ts-expect-error budget is a RetryBudget, not its options
 fetchWithBackoff('/x', undefined, { budget: { ttlMs: 1000 } });
+// @ts-expect-error gate is a Gate from createGate, not `true`
+fetchWithBackoff('/x', undefined, { gate: true });
+// @ts-expect-error gate is a Gate from createGate, not its options
+withBackoff(fetch, { gate: { maxQueued: 10 } });
 // @ts-expect-error wrong preset name in RetryOptions too
 withBackoff(fetch, { preset: 'exponential' });
 // @ts-expect-error withBackoff takes the fetch function first
@@ -120,4 +127,4 @@ const wait: number = parseRetryAfter('120');
 backoffStats({ preset: 'gcs' });
 // @ts-expect-error DelayStats has p50, not median
 backoffStats(undefined, 1).median;
-export const used = [notThere, alsoNotThere, internal, s, n, arr, r, count, wait];
+export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];

@@ -3,7 +3,8 @@
 // Workers project (lib es2022 + @cloudflare/workers-types). It uses only the
 // globals both have (fetch, Request, Response, URL, AbortSignal), and must
 // compile with `tsc --strict --noEmit` in each, also with skipLibCheck.
-import { Backoff, fetchWithBackoff, withBackoff, RetryBudget, type RetryOptions } from 'wasm-backoff';
+import { Backoff, fetchWithBackoff, withBackoff, type RetryOptions } from 'wasm-backoff';
+import { RetryBudget } from 'wasm-backoff/budget';
 import { Backoff as SmallBackoff } from 'wasm-backoff/backoff';
 
 const options: RetryOptions = { preset: 'aws', timeoutMs: 5_000, budget: new RetryBudget(), onDone: (info) => console.log(info.reason) };

@@ -6,7 +6,6 @@ import {
   Backoff,
   fetchWithBackoff,
   withBackoff,
-  RetryBudget,
   parseRetryAfter,
   type BackoffOptions,
   type Preset,
@@ -16,8 +15,8 @@ import {
   type RetryInfo,
   type DoneInfo,
   type DoneReason,
-  type RetryBudgetOptions,
 } from 'wasm-backoff';
+import { RetryBudget, type RetryBudgetOptions } from 'wasm-backoff/budget';
 import { Backoff as SmallBackoff, type BackoffOptions as SmallOptions } from 'wasm-backoff/backoff';
 import type { Preset as SmallPreset, Strategy as SmallStrategy, Jitter as SmallJitter } from 'wasm-backoff/backoff';
 import { Backoff as StatsBackoff, backoffStats, type DelayStats, type BackoffOptions as StatsOptions } from 'wasm-backoff/stats';
@@ -101,6 +100,9 @@ const stats: DelayStats = backoffStats({ preset: 'gcs', seed: 1 }, 3);
 const statFields: [boolean, number, number, number, number, number] = [stats.exact, stats.min, stats.max, stats.p50, stats.p90, stats.mean];
 const statsDefault: DelayStats = backoffStats(undefined, 1);
 const statsNext: number | undefined = new StatsBackoff({ preset: 'aws' }).next();
+
+// ---- freeing a schedule now ----
+new Backoff().free();
 
 // ---- RetryBudget ----
 const budgetOptions: RetryBudgetOptions = { ttlMs: 10_000, minPerSec: 10, retryRatio: 0.2 };
@@ -205,17 +207,18 @@ export const used = [
 ];
 
 // ---- the backoff gate ----
-import { createGate, Gate, GateOverflowError, GateTimeoutError, type GateOptions, type GatePhase } from 'wasm-backoff';
+import { createGate, Gate, GateOverflowError, GateTimeoutError, type GateOptions, type GatePhase } from 'wasm-backoff/gate';
 const gateOptions: GateOptions = { maxQueued: 100, overflow: 'reject-newest', concurrency: 4, probeTimeoutMs: 5000, baseMs: 50 };
 const gate: Gate = createGate(gateOptions);
 export async function useGate(): Promise<void> {
   const n: number = await gate.run('db', async ({ signal }) => (signal?.aborted ? 0 : 1), { maxAttempts: 3 });
   const phase: GatePhase = gate.state('db').phase;
   const evicted: number = gate.stats().evictions;
-  const viaFetch: Response = await fetchWithBackoff('/api/items', undefined, { gate: true });
-  const wrapped = withBackoff(fetch, { gate: { maxQueued: 10 } });
-  const shared = withBackoff(fetch, { gate });
-  void [n, phase, evicted, viaFetch, wrapped, shared, new Gate(), GateOverflowError, GateTimeoutError];
+  const viaFetch: Response = await fetchWithBackoff('/api/items', undefined, { gate });
+  const shared = withBackoff(fetch, { gate, maxAttempts: 3 });
+  const none = withBackoff(fetch, { gate: false });
+  gate.free();
+  void [n, phase, evicted, viaFetch, shared, none, new Gate(), GateOverflowError, GateTimeoutError];
 }
 
 // ---- the durable task queue ----

@@ -1,0 +1,85 @@
+// @ts-check
+// RetryBudget: retries may be at most a fraction of recent traffic plus a
+// small floor (Finagle's and tower's TpsBudget, Envoy's retry budgets). It
+// is a sliding window of ten slots over `ttlMs`.
+//
+// Plain JavaScript in a subpath of its own (`wasm-backoff/budget`), unlike
+// the schedules: in wasm it was ~0.9 KB of module (twiggy: its constructor,
+// operations and shims) that every fetchWithBackoff user downloaded, for
+// thirty lines of additions over ten numbers, and a handle to free. Here it
+// owns nothing a caller must free and costs only its users. The fetch driver
+// takes any object with deposit() and withdraw().
+
+const SLOTS = 10;
+
+/**
+ * A finite number option of the budget: `o[key]`, `dflt` when undefined.
+ * @param {any} o
+ * @param {string} key
+ * @param {number} dflt
+ * @param {boolean} [positive] > 0 rather than >= 0
+ */
+function option(o, key, dflt, positive) {
+  const v = o[key];
+  if (v === undefined) return dflt;
+  const msg = `${key} must be a finite number ${positive ? '> 0' : '>= 0'}`;
+  if (typeof v !== 'number') throw new TypeError(msg);
+  if (!(Number.isFinite(v) && (positive ? v > 0 : v >= 0))) throw new RangeError(msg);
+  return v;
+}
+
+export class RetryBudget {
+  #slot;
+  #floor;
+  #ratio;
+  #deposits = new Float64Array(SLOTS);
+  #withdrawals = new Float64Array(SLOTS);
+  #current = 0;
+  /** Index of the current slot on the time axis (floor(now / slot)). */
+  #epoch = -Infinity;
+
+  /** @param {import('../pkg/budget/index.js').RetryBudgetOptions} [options] */
+  constructor(options) {
+    if (options != null && typeof options !== 'object') throw new TypeError('options must be an object');
+    // Own properties only, each read once (as every options object here).
+    const o = Object.assign(Object.create(null), options);
+    const ttl = option(o, 'ttlMs', 10000, true);
+    this.#slot = ttl / SLOTS;
+    this.#floor = (option(o, 'minPerSec', 10) * ttl) / 1000;
+    this.#ratio = option(o, 'retryRatio', 0.2);
+  }
+
+  /** Moves the window to `now`, forgetting slots older than the ttl; a clock going back stays put. */
+  #advance(/** @type {number} */ now) {
+    const epoch = Math.floor(now / this.#slot);
+    if (this.#epoch === -Infinity) this.#epoch = epoch;
+    for (let n = Math.min(epoch - this.#epoch, SLOTS); n > 0; n--) {
+      this.#current = (this.#current + 1) % SLOTS;
+      this.#deposits[this.#current] = this.#withdrawals[this.#current] = 0;
+    }
+    if (epoch > this.#epoch) this.#epoch = epoch;
+  }
+
+  /** Records one request (a first attempt). */
+  deposit(now = Date.now()) {
+    this.#advance(now);
+    this.#deposits[this.#current]++;
+  }
+
+  /** Retries available now (may be fractional; one retry needs >= 1). */
+  available(now = Date.now()) {
+    this.#advance(now);
+    let d = 0;
+    let w = 0;
+    for (let i = 0; i < SLOTS; i++) (d += this.#deposits[i]), (w += this.#withdrawals[i]);
+    const a = this.#floor + this.#ratio * d - w;
+    return a > 0 ? a : 0;
+  }
+
+  /** Takes one retry if the budget has one. */
+  withdraw(now = Date.now()) {
+    const ok = this.available(now) >= 1;
+    if (ok) this.#withdrawals[this.#current]++;
+    return ok;
+  }
+}

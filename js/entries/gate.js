@@ -1,0 +1,4 @@
+// @ts-check
+// `wasm-backoff/gate`: the per-target backoff gate (the full module).
+export { Backoff } from '../backoff.js';
+export { createGate, Gate, GateOverflowError, GateTimeoutError } from '../gate.js';

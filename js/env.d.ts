@@ -1,0 +1,22 @@
+// What the build provides to js/ (scripts/bundle.mjs): the module's file
+// name as a literal, and the two special imports of the loaders.
+
+/** The .wasm file of the module being built, e.g. './wasm_backoff_bg.wasm'. */
+declare const WASM: string;
+
+declare module '#wasm' {
+  /** The module compiled by the host (workerd's CompiledWasm rule). */
+  const module: WebAssembly.Module;
+  export default module;
+}
+
+declare module '#wasm-base64' {
+  /** The module's bytes in base64 (the bundler form inlines them). */
+  const base64: string;
+  export default base64;
+}
+
+declare module 'node:fs' {
+  /** (the one function the Node loader uses; no @types/node needed) */
+  export function readFileSync(path: URL): Uint8Array<ArrayBuffer>;
+}

@@ -1,0 +1,13 @@
+// @ts-check
+// Bundlers (the `module` condition) and Service Workers (the `…/sync`
+// subpaths): the .wasm travels inside the file as base64 and is compiled
+// and instantiated synchronously, so no bundler has to know about a .wasm
+// asset (esbuild and Rollup do not copy one referenced by `new URL(…,
+// import.meta.url)`), and there is no top-level await for older build
+// targets or service workers to reject. Chromium allows synchronous
+// compilation on the main thread up to 8 MB; the modules are a few KB.
+import base64 from '#wasm-base64';
+import { instantiate } from './instantiate.js';
+
+/** The module's raw exports. */
+export const w = instantiate(new WebAssembly.Module(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))));

@@ -1,0 +1,60 @@
+// @ts-check
+// `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date in any of
+// the three formats a recipient must accept (IMF-fixdate, RFC 850, asctime),
+// turned into a wait in ms. It is JavaScript because the header is a
+// JavaScript string and the wasm boundary carries numbers only. The
+// semantics are those of the Rust parser (core/src/retry_after.rs), to the
+// bit; both are tested against the same vectors,
+// core/tests/retry_after_vectors.json. Every regular expression here runs
+// in linear time: a header has no length limit.
+
+// The tokens (separators: space, comma, dash, colon) joined by single
+// spaces, a first ' GMT ' token after the weekday taken out: the weekday
+// (known prefix, letters only), then IMF-fixdate / RFC 850 `day Mon year h m s`
+// or asctime `Mon day h m s year`.
+const DATE = /^ (?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[A-Za-z]*( \d{1,4})? (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)((?: \d{1,4})+) $/;
+
+/**
+ * The wait a `Retry-After` value asks for, in ms from `nowMs` (Unix epoch
+ * ms): Infinity for an absurd delta; undefined when absent, invalid (any
+ * non-ASCII character included) or a date at or before `nowMs`. Never NaN,
+ * never negative.
+ * @param {unknown} value
+ * @param {number} [nowMs]
+ * @returns {number | undefined}
+ */
+export function parseRetryAfter(value, nowMs = Date.now()) {
+  let v = String(value ?? '');
+  // Printable ASCII and tabs only: then trim() removes spaces and tabs alone.
+  if (!/^[\t -~]*$/.test(v)) return;
+  v = v.trim();
+  // delta-seconds, accumulated as the Rust does (it saturates to Infinity).
+  if (/^\d+$/.test(v)) return [...v].reduce((a, c) => a * 10 + +c, 0) * 1e3;
+  let s = ` ${v} `.replace(/[ ,:-]+/g, ' ');
+  // GMT: required by IMF-fixdate and RFC 850, forbidden in asctime, once.
+  const gmt = s !== (s = s.replace(/\b GMT /, ' '));
+  const m = DATE.exec(s);
+  if (!m) return;
+  const [, a = '', mon, b] = m;
+  let [, d, y, h, i, c, more] = (a + b).split(' ');
+  if (!a === gmt || more || !c) return;
+  if (!a) [y, h, i, c] = [c, y, h, i];
+  // A leap second (60) is allowed. A two-digit year is the most recent one
+  // no more than 50 years after the year of `nowMs` (in Rust's average years).
+  if (y.length & 1 || +h > 23 || +i > 59 || +c > 60) return;
+  let year = +y;
+  if (y.length < 3) {
+    const now = 1970 + Math.trunc(nowMs / 31556952e3);
+    year += now - (now % 100);
+    if (year > now + 50) year -= 100;
+  }
+  // setUTCFullYear, unlike Date.UTC, leaves years 0-99 alone. A day that
+  // does not exist in its month (Feb 30, day 0) moves to another month; a
+  // negative year is none, as in Rust (u32). Dates beyond JavaScript's range
+  // (year 275760) are none, where Rust would read them: a clock that far on.
+  const date = new Date(0);
+  const t = date.setUTCFullYear(year, 'JanFebMarAprMayJunJulAugSepOctNovDec'.indexOf(mon) / 3, +d);
+  if (year < 0 || date.getUTCDate() !== +d) return;
+  const w = t + ((+h * 60 + +i) * 60 + +c) * 1e3 - nowMs;
+  return w > 0 ? w : undefined;
+}

@@ -1,0 +1,182 @@
+// @ts-check
+// The JavaScript side of the boundary (src/schema.rs describes it; the
+// numbers and messages come from js/gen/boundary.js, generated from it).
+//
+// Only numbers cross: options are written into one record in wasm memory
+// and read by the constructor called next; objects are handles into the
+// module's slabs; answers are numbers, or a result record read right after
+// the call. The module's raw exports are called directly: every one takes
+// and returns plain numbers, so wasm-bindgen's per-function wrappers would
+// add bytes and nothing else.
+import { w } from '#load';
+import { MESSAGES, E_JITTER, E_SEED, F_JITTER, F_JITTER_AMOUNT, F_SEED, JITTERS } from './gen/boundary.js';
+
+export { w };
+
+let f64 = new Float64Array(w.memory.buffer);
+
+/**
+ * The module's memory as f64s. A constructor may grow the memory, which
+ * detaches the old buffer (its views read as empty): then a fresh view.
+ */
+export const mem = () => (f64.length ? f64 : (f64 = new Float64Array(w.memory.buffer)));
+
+/** Offsets (in f64s) of the options record, the result record and the scratch buffer. */
+export const OPTS = w.opts() / 8;
+export const OUT = w.out() / 8;
+export const SCRATCH = w.scratch() / 8;
+
+/**
+ * The own enumerable properties of an options object, each read once, in a
+ * null-prototype copy: a getter cannot answer differently to the check and
+ * to the use, and properties on `Object.prototype` change nothing.
+ * @param {unknown} o
+ * @param {string} [what] the argument's name in the error
+ * @returns {Record<string, any>}
+ */
+export function own(o, what = 'options') {
+  if (o != null && typeof o !== 'object') throw new TypeError(`${what} must be an object`);
+  return Object.assign(Object.create(null), o);
+}
+
+/**
+ * Throws the error of a constructor's answer `h` when it is one (minus a code).
+ * @param {number} h
+ * @param {string[]} [messages] the full module's callers pass ALL_MESSAGES
+ */
+export function check(h, messages = MESSAGES) {
+  if (h < 0) throw new RangeError(messages[-h]);
+  return h;
+}
+
+/**
+ * `v` as a number for the record; NaN (not given) when undefined.
+ * @param {unknown} v
+ * @param {string} msg the message a wrong type throws
+ */
+const num = (v, msg) => {
+  if (v === undefined) return NaN;
+  // A NaN would read as "not given": it is out of every range.
+  if (typeof v !== 'number' || Number.isNaN(v)) throw new (typeof v === 'number' ? RangeError : TypeError)(msg);
+  return v;
+};
+
+/**
+ * The index of `v` in `values`; NaN when undefined.
+ * @param {unknown} v
+ * @param {string} key
+ * @param {string[]} values
+ */
+export function choice(v, key, values) {
+  if (v === undefined) return NaN;
+  const i = values.indexOf(/** @type {string} */ (v));
+  if (i < 0) throw new (typeof v === 'string' ? RangeError : TypeError)(`${key} must be one of ${values.map((x) => `'${x}'`).join(', ')}`);
+  return i;
+}
+
+/**
+ * Writes the fields of one section of the options record (`SCHEDULE`,
+ * `GATE`, `QUEUE`) from `o` (from `own`), NaN for those not given; checks
+ * their types (the module checks the ranges). The schedule's jitter and seed
+ * are read here too: without a seed, `seed()` supplies one.
+ * @param {Record<string, any>} o
+ * @param {[number, [string, 0 | 1 | string[], string][]]} section
+ * @param {() => number} [seed] the seed when none is given
+ */
+export function write(o, [from, rows], seed = entropy) {
+  const m = mem();
+  rows.forEach(([key, kind, msg], i) => {
+    m[OPTS + from + i] = kind === 1 ? NaN : kind ? choice(o[key], key, kind) : num(o[key], msg);
+  });
+  if (from === 0) {
+    const j = o.jitter;
+    if (j !== undefined) {
+      const obj = typeof j === 'object' && j !== null && own(j);
+      // 'none', 'full', 'equal' are 0-2; exactly one of { ratio } (3) and { addMaxMs } (4).
+      const i = obj ? [NaN, 3, 4][+(obj.ratio !== undefined) + 2 * +(obj.addMaxMs !== undefined)] : JITTERS.indexOf(j);
+      if (!(i >= 0 && (obj || i < 3))) throw new (typeof j === 'string' ? RangeError : TypeError)(MESSAGES[E_JITTER]);
+      m[OPTS + F_JITTER] = i;
+      if (obj) m[OPTS + F_JITTER_AMOUNT] = num(obj[JITTERS[i]], MESSAGES[i + 1]); // the codes of jitter.ratio, jitter.addMaxMs
+    }
+    m[OPTS + F_SEED] = o.seed === undefined ? seed() : num(o.seed, MESSAGES[E_SEED]);
+  }
+}
+
+/**
+ * A copy of the options record up to the end of `section` (what `write`
+ * wrote), for `load` to put back before each constructor call.
+ * @param {[number, unknown[]]} section
+ */
+export const record = ([from, rows]) => mem().slice(OPTS, OPTS + from + rows.length);
+
+/**
+ * Puts a record made by `write` back into the options record (with a fresh
+ * seed unless the options named one), for the next constructor call.
+ * @param {Float64Array} rec
+ * @param {boolean} seeded
+ */
+export function load(rec, seeded) {
+  const m = mem();
+  m.set(rec, OPTS);
+  if (!seeded) m[OPTS + F_SEED] = entropy();
+}
+
+/**
+ * A fresh 53-bit seed from `crypto.getRandomValues`, which every supported
+ * runtime has (browsers, workers, workerd, Deno, Bun, Node >= 19); never a
+ * constant. Drawn here rather than through getrandom in wasm: the same call,
+ * without the glue that would cost every user bytes. (workerd forbids random
+ * values at module scope: nothing calls this until a schedule is made.)
+ */
+export function entropy() {
+  const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
+  return (hi & 0x1fffff) * 2 ** 32 + lo;
+}
+
+/**
+ * A number option read by JS alone (the fetch driver's, the gate's per-call
+ * limits): `o[key]`, or `dflt` when undefined; else a number passing `ok`,
+ * described by `what` in the error.
+ * @template T
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {T} dflt
+ * @param {(v: number) => boolean} ok
+ * @param {string} what
+ * @returns {number | T}
+ */
+export function number(o, key, dflt, ok, what) {
+  const v = o[key];
+  if (v === undefined) return dflt;
+  const msg = `${key} must be ${what}`;
+  if (typeof v !== 'number') throw new TypeError(msg);
+  if (!ok(v)) throw new RangeError(msg);
+  return v;
+}
+
+/**
+ * A function option: `o[key]`, which may be undefined unless `required`.
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {boolean} [required]
+ * @returns {any}
+ */
+export function fn(o, key, required) {
+  const f = o[key];
+  if (typeof f !== 'function' && (required || f !== undefined)) throw new TypeError(`${key} must be a function`);
+  return f;
+}
+
+/**
+ * An integer argument in [lo, hi].
+ * @param {unknown} v
+ * @param {string} name
+ * @param {number} lo
+ * @param {number} hi
+ */
+export function integer(v, name, lo, hi) {
+  const msg = `${name} must be an integer in [${lo}, ${hi}]`;
+  if (typeof v !== 'number') throw new TypeError(msg);
+  if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw new RangeError(msg);
+  return v;
+}

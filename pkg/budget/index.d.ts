@@ -1,0 +1,28 @@
+// `wasm-backoff/budget`: RetryBudget, for the `budget` option of the fetch
+// driver. Plain JavaScript: importing it loads no wasm module.
+
+/** Options of {@link RetryBudget} (defaults of tower's `TpsBudget`). */
+export interface RetryBudgetOptions {
+  /** The sliding window, in ms. @default 10000 */
+  ttlMs?: number;
+  /** Retries always allowed per second of window, whatever the traffic. @default 10 */
+  minPerSec?: number;
+  /** Extra retries allowed per request seen in the window. @default 0.2 */
+  retryRatio?: number;
+}
+
+/**
+ * Retries limited to a fraction of recent traffic plus a small floor, so a
+ * failing service sees at most about (1 + retryRatio) times its normal load.
+ * Share one instance between calls (and `withBackoff` wrappers) to one service.
+ */
+export class RetryBudget {
+  /** @throws {TypeError | RangeError} naming the offending option. */
+  constructor(options?: RetryBudgetOptions);
+  /** Records one request (fetchWithBackoff does this once per call). */
+  deposit(nowMs?: number): void;
+  /** Takes one retry if available (fetchWithBackoff does this before each retry). */
+  withdraw(nowMs?: number): boolean;
+  /** Retries available now. */
+  available(nowMs?: number): number;
+}

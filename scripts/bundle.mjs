@@ -1,0 +1,95 @@
+// Bundles js/ into pkg/: for each of the two wasm modules, every runtime
+// form of every subpath entry (js/entries/*.js), with esbuild's code
+// splitting, so the subpaths of one module share one chunk (the glue, the
+// loader, the calculator): a page importing two of them loads the module
+// once. Run by scripts/build.sh after the wasm modules are built:
+//
+//   node scripts/bundle.mjs [--only small|full|<entry>] [--dev]
+//
+// --dev: unminified, with the sources' names (for debugging and test:js).
+import { build } from 'esbuild';
+import { readFileSync, writeFileSync, readdirSync, rmSync, mkdirSync, copyFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const STAGE = join(ROOT, 'target/js');
+const PKG = join(ROOT, 'pkg');
+
+/** The two modules: their wasm file in pkg/ and their subpath entries (pkg/ folder → source). */
+export const MODULES = {
+  small: { wasm: 'wasm_backoff_bg.wasm', entries: { '.': 'main', backoff: 'backoff' } },
+  full: { wasm: 'wasm_backoff_full.wasm', entries: { gate: 'gate', stats: 'stats', queue: 'queue' } },
+  // Plain JavaScript: no module to load.
+  js: { wasm: '', entries: { budget: 'budget' } },
+};
+
+/** The runtime forms: the loader each uses and the file name of its entries. */
+const FORMS = {
+  browser: { load: 'browser', file: 'index', ext: '.js' },
+  node: { load: 'node', file: 'node', ext: '.mjs' },
+  workerd: { load: 'workerd', file: 'workerd', ext: '.js' },
+  bundler: { load: 'inline', file: 'bundler', ext: '.js' },
+};
+
+/** Resolves the loader's `#…` imports for one module and form. */
+function boundary(mod, form) {
+  const name = MODULES[mod].wasm;
+  return {
+    name: 'wasm-backoff-boundary',
+    setup(b) {
+      b.onResolve({ filter: /^#load$/ }, () => ({ path: join(ROOT, 'js/load', `${FORMS[form].load}.js`) }));
+      b.onResolve({ filter: /^#wasm$/ }, () => ({ path: `./${name}`, external: true }));
+      b.onResolve({ filter: /^#wasm-base64$/ }, () => ({ path: 'base64', namespace: 'wasm-base64' }));
+      b.onLoad({ filter: /.*/, namespace: 'wasm-base64' }, () => ({
+        contents: `export default ${JSON.stringify(readFileSync(join(PKG, name)).toString('base64'))};`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+export async function bundle(mod, { dev = false } = {}) {
+  const { entries } = MODULES[mod];
+  // The previous build's chunks of this module (content-hashed names).
+  for (const f of readdirSync(PKG)) if (f.startsWith(`${mod}-`)) rmSync(join(PKG, f));
+  for (const [form, { file, ext }] of Object.entries(FORMS)) {
+    const entryPoints = Object.entries(entries).map(([dir, src]) => ({
+      in: join(ROOT, 'js/entries', `${src}.js`),
+      out: dir === '.' ? file : `${dir}/${file}`,
+    }));
+    await build({
+      entryPoints,
+      outdir: PKG,
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      target: 'es2022',
+      platform: 'neutral',
+      minify: !dev,
+      chunkNames: `${mod}-[hash]`,
+      outExtension: { '.js': ext },
+      external: ['node:fs'],
+      define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) },
+      // (the `js` module's single entry needs no chunk)
+      plugins: [boundary(mod, form)],
+      logLevel: 'warning',
+    });
+  }
+  for (const dir of Object.keys(entries)) {
+    mkdirSync(join(PKG, dir), { recursive: true });
+    copyFileSync(join(ROOT, 'js/node.cjs'), join(PKG, dir, 'node.cjs'));
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const dev = args.includes('--dev');
+  const only = args[args.indexOf('--only') + 1];
+  const mods = args.includes('--only')
+    ? Object.keys(MODULES).filter((m) => m === only || only in MODULES[m].entries || (only === 'main' && m === 'small'))
+    : Object.keys(MODULES);
+  if (mods.length === 0) throw new Error(`--only: no module or entry named ${only}`);
+  for (const m of mods) await bundle(m, { dev });
+  writeFileSync(join(STAGE, 'bundled'), mods.join(' ') + '\n');
+}

@@ -1,0 +1,394 @@
+//! The one description of the JS/wasm boundary.
+//!
+//! Everything both sides must agree on is written here once: the fields of
+//! the options record (their order is their offset), the order of every
+//! enumeration that crosses as a number, the error codes (one number space)
+//! with their messages, and the limits. `cargo run -p xtask` renders it as
+//! `js/gen/boundary.js` (scripts/build.sh does that before bundling), so
+//! the JavaScript side never copies a number or a message by hand.
+//!
+//! Only numbers cross at run time: the messages and names below are read by
+//! the generator, natively, and never reach the wasm module (nothing on the
+//! wasm path refers to them, so the linker drops them).
+
+use wasm_backoff_core::{ConfigError, Preset};
+
+/// A field of the options record: one f64 at offset `Field as usize`, NaN
+/// meaning "not given". The record is shared by every constructor: a
+/// `Backoff` reads the schedule fields, a gate those and its own, a task
+/// queue those and its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Field {
+    /// Index into [`PRESETS`].
+    Preset,
+    /// Index into [`STRATEGIES`].
+    Strategy,
+    /// `baseMs`.
+    BaseMs,
+    /// `factor`.
+    Factor,
+    /// `maxDelayMs`.
+    MaxDelayMs,
+    /// Index into [`JITTERS`] (the JS reader maps `{ ratio }` and `{ addMaxMs }` to 3 and 4).
+    Jitter,
+    /// `jitter.ratio` or `jitter.addMaxMs`.
+    JitterAmount,
+    /// `maxAttempts`; +Infinity = no limit.
+    MaxAttempts,
+    /// `maxElapsedMs` (of the schedule: a sum of delays); +Infinity = none.
+    MaxElapsedMs,
+    /// `ceiling`.
+    Ceiling,
+    /// Index into [`AT_CEILING`].
+    AtCeiling,
+    /// Index into [`SLOT_MODES`].
+    SlotMode,
+    /// `seed`, a safe integer (the JS side draws one when none is given).
+    Seed,
+    /// Not an option: the caller's attempt limit when neither `maxAttempts`
+    /// nor the preset sets one (fetchWithBackoff: 5).
+    FallbackAttempts,
+    /// Gate: `maxQueued`.
+    MaxQueued,
+    /// Gate: index into [`OVERFLOWS`].
+    Overflow,
+    /// Gate: `concurrency`.
+    Concurrency,
+    /// Gate: `probeTimeoutMs`.
+    ProbeTimeoutMs,
+    /// Queue: `leaseMs`.
+    LeaseMs,
+    /// Queue: `maxFailures`.
+    MaxFailures,
+}
+
+/// Length of the options record.
+pub const RECORD_LEN: usize = Field::MaxFailures as usize + 1;
+
+/// How the JS side reads a field from an options object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A number (TypeError otherwise; the range is checked in wasm).
+    Number,
+    /// A string out of the list (RangeError for another string, TypeError
+    /// for anything else); it crosses as its index.
+    Choice(&'static [&'static str]),
+    /// Read by hand in JS (jitter's two shapes, the seed's entropy) or not
+    /// an option at all.
+    Special,
+}
+
+/// Each field: its JS option name, how JS reads it, and the error whose
+/// message a wrong type throws.
+pub const FIELDS: [(Field, &str, Kind, Error); RECORD_LEN] = [
+    (Field::Preset, "preset", Kind::Choice(PRESETS), Error::None),
+    (
+        Field::Strategy,
+        "strategy",
+        Kind::Choice(STRATEGIES),
+        Error::None,
+    ),
+    (Field::BaseMs, "baseMs", Kind::Number, Error::BaseMs),
+    (Field::Factor, "factor", Kind::Number, Error::Factor),
+    (
+        Field::MaxDelayMs,
+        "maxDelayMs",
+        Kind::Number,
+        Error::MaxDelayMs,
+    ),
+    (Field::Jitter, "jitter", Kind::Special, Error::Jitter),
+    (Field::JitterAmount, "", Kind::Special, Error::None),
+    (
+        Field::MaxAttempts,
+        "maxAttempts",
+        Kind::Number,
+        Error::MaxAttempts,
+    ),
+    (
+        Field::MaxElapsedMs,
+        "maxElapsedMs",
+        Kind::Number,
+        Error::MaxElapsedMs,
+    ),
+    (Field::Ceiling, "ceiling", Kind::Number, Error::Ceiling),
+    (
+        Field::AtCeiling,
+        "atCeiling",
+        Kind::Choice(AT_CEILING),
+        Error::None,
+    ),
+    (
+        Field::SlotMode,
+        "slotMode",
+        Kind::Choice(SLOT_MODES),
+        Error::None,
+    ),
+    (Field::Seed, "seed", Kind::Special, Error::Seed),
+    (Field::FallbackAttempts, "", Kind::Special, Error::None),
+    (
+        Field::MaxQueued,
+        "maxQueued",
+        Kind::Number,
+        Error::MaxQueued,
+    ),
+    (
+        Field::Overflow,
+        "overflow",
+        Kind::Choice(OVERFLOWS),
+        Error::None,
+    ),
+    (
+        Field::Concurrency,
+        "concurrency",
+        Kind::Number,
+        Error::Concurrency,
+    ),
+    (
+        Field::ProbeTimeoutMs,
+        "probeTimeoutMs",
+        Kind::Number,
+        Error::ProbeTimeoutMs,
+    ),
+    (Field::LeaseMs, "leaseMs", Kind::Number, Error::LeaseMs),
+    (
+        Field::MaxFailures,
+        "maxFailures",
+        Kind::Number,
+        Error::MaxFailures,
+    ),
+];
+
+/// The record's sections: which fields each constructor reads (`[from, to)`).
+pub const SECTIONS: [(&str, Field, usize); 3] = [
+    ("schedule", Field::Preset, Field::MaxQueued as usize),
+    ("gate", Field::MaxQueued, Field::LeaseMs as usize),
+    ("queue", Field::LeaseMs, RECORD_LEN),
+];
+
+/// `preset` values, in [`Preset::ALL`] order.
+pub const PRESETS: &[&str] = &{
+    let mut names = [""; 9];
+    let mut i = 0;
+    while i < Preset::ALL.len() {
+        names[i] = Preset::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+/// `strategy` values, in `STRATEGY_ORDER` order.
+pub const STRATEGIES: &[&str] = &[
+    "exponential",
+    "constant",
+    "linear",
+    "fibonacci",
+    "decorrelated",
+    "slotted",
+];
+/// `jitter` values: the three strings, then the two object shapes.
+pub const JITTERS: &[&str] = &["none", "full", "equal", "ratio", "addMaxMs"];
+/// `atCeiling` values.
+pub const AT_CEILING: &[&str] = &["stay", "reset"];
+/// `slotMode` values.
+pub const SLOT_MODES: &[&str] = &["binary", "exponent"];
+/// Gate `overflow` values.
+pub const OVERFLOWS: &[&str] = &["evict-oldest", "reject-newest"];
+/// Gate phases, in `gate::Phase` declaration order (as `GATE_STATUS` reports them).
+pub const PHASES: &[&str] = &["healthy", "backing-off", "open", "probing"];
+/// Task states, in `queue::TaskState` discriminant order.
+pub const TASK_STATES: &[&str] = &["pending", "processing", "processed", "error"];
+
+/// Every error the boundary reports, in one number space: a constructor
+/// returns `-code`, and the JS side throws `RangeError(MESSAGES[code])`
+/// (or `TypeError` with the same text for a value of the wrong type). The
+/// small module's errors come first (see [`Error::FIRST_FULL`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Error {
+    /// Not an error (code 0).
+    None,
+    /// `baseMs`.
+    BaseMs,
+    /// `factor`.
+    Factor,
+    /// `maxDelayMs`.
+    MaxDelayMs,
+    /// `jitter.ratio`.
+    JitterRatio,
+    /// `jitter.addMaxMs`.
+    JitterAddMaxMs,
+    /// `maxAttempts`.
+    MaxAttempts,
+    /// `maxElapsedMs`.
+    MaxElapsedMs,
+    /// `ceiling`.
+    Ceiling,
+    /// The Hadoop preset's rule on `maxAttempts`.
+    HadoopMaxAttempts,
+    /// `jitter` (a shape that is none of the five; raised in JS).
+    Jitter,
+    /// `seed`.
+    Seed,
+    /// The module could not grow its memory for one more object.
+    OutOfMemory,
+    /// Gate `maxQueued`.
+    MaxQueued,
+    /// Gate `concurrency`.
+    Concurrency,
+    /// Gate `probeTimeoutMs`.
+    ProbeTimeoutMs,
+    /// Queue `leaseMs`.
+    LeaseMs,
+    /// Queue `maxFailures`.
+    MaxFailures,
+}
+
+impl Error {
+    /// Every error, in code order.
+    pub const ALL: [Error; 18] = [
+        Error::None,
+        Error::BaseMs,
+        Error::Factor,
+        Error::MaxDelayMs,
+        Error::JitterRatio,
+        Error::JitterAddMaxMs,
+        Error::MaxAttempts,
+        Error::MaxElapsedMs,
+        Error::Ceiling,
+        Error::HadoopMaxAttempts,
+        Error::Jitter,
+        Error::Seed,
+        Error::OutOfMemory,
+        Error::MaxQueued,
+        Error::Concurrency,
+        Error::ProbeTimeoutMs,
+        Error::LeaseMs,
+        Error::MaxFailures,
+    ];
+
+    /// The first error only the full module reports: the small module's JS
+    /// carries the messages below it only.
+    pub const FIRST_FULL: Error = Error::MaxQueued;
+
+    /// The stable code (the declaration order).
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The error of a rejected schedule option.
+    pub const fn from_config(e: ConfigError) -> Error {
+        match e {
+            ConfigError::BaseMs => Error::BaseMs,
+            ConfigError::Factor => Error::Factor,
+            ConfigError::MaxDelayMs => Error::MaxDelayMs,
+            ConfigError::JitterRatio => Error::JitterRatio,
+            ConfigError::JitterAddMaxMs => Error::JitterAddMaxMs,
+            ConfigError::MaxAttempts => Error::MaxAttempts,
+            ConfigError::MaxElapsedMs => Error::MaxElapsedMs,
+            ConfigError::Ceiling => Error::Ceiling,
+            ConfigError::HadoopMaxAttempts => Error::HadoopMaxAttempts,
+        }
+    }
+
+    /// The message JS throws; it starts with the option's name. The
+    /// schedule's are the core's own ([`ConfigError::message`]).
+    pub const fn message(self) -> &'static str {
+        match self {
+            Error::None => "",
+            Error::BaseMs => ConfigError::BaseMs.message(),
+            Error::Factor => ConfigError::Factor.message(),
+            Error::MaxDelayMs => ConfigError::MaxDelayMs.message(),
+            Error::JitterRatio => ConfigError::JitterRatio.message(),
+            Error::JitterAddMaxMs => ConfigError::JitterAddMaxMs.message(),
+            Error::MaxAttempts => ConfigError::MaxAttempts.message(),
+            Error::MaxElapsedMs => ConfigError::MaxElapsedMs.message(),
+            Error::Ceiling => ConfigError::Ceiling.message(),
+            Error::HadoopMaxAttempts => ConfigError::HadoopMaxAttempts.message(),
+            Error::Jitter => "jitter must be 'none', 'full', 'equal', { ratio } or { addMaxMs }",
+            Error::Seed => "seed must be a safe integer",
+            Error::MaxQueued => "maxQueued must be an integer >= 0 or Infinity",
+            Error::Concurrency => "concurrency must be an integer >= 1 or Infinity",
+            Error::ProbeTimeoutMs => "probeTimeoutMs must be a number > 0",
+            // The core's `QueueError` messages (its queue module is in the
+            // full module only; a test checks they are the same).
+            Error::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
+            Error::MaxFailures => "maxFailures must be an integer >= 1 or Infinity",
+            Error::OutOfMemory => "out of memory: free() objects you no longer use",
+        }
+    }
+}
+
+/// What the result record ([`crate::io::out`]) holds after a gate
+/// operation, by offset.
+pub const GATE_STATUS: [&str; 8] = [
+    "phase",
+    "held",
+    "inFlight",
+    "rounds",
+    "wake",
+    "probes",
+    "evictions",
+    "timeouts",
+];
+
+/// What the result record holds after `backoff_counters`, by offset.
+pub const COUNTERS: [&str; 4] = ["attempt", "totalRetries", "resets", "elapsedMs"];
+
+/// What the result record holds after a queue transition, by offset.
+pub const TASK: [&str; 4] = ["state", "failureCount", "nextAttemptAt", "completeBy"];
+
+/// What the result record holds after `stats`, by offset.
+pub const STATS: [&str; 6] = ["exact", "min", "max", "p50", "p90", "mean"];
+
+/// Named numbers both sides use.
+pub const LIMITS: [(&str, f64); 5] = [
+    // setTimeout fires at once for anything longer: every delay is clamped to it.
+    ("MAX_TIMER", wasm_backoff_core::MAX_DELAY_MS),
+    ("RECORD_LEN", RECORD_LEN as f64),
+    ("OUT_LEN", crate::io::OUT_LEN as f64),
+    // Draws per `backoff_draws` call (the scratch buffer's length).
+    ("CHUNK", crate::io::CHUNK as f64),
+    // The largest integer a JS number holds exactly (seeds must be safe integers).
+    ("MAX_SAFE", 9_007_199_254_740_991.0),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_listed_at_their_offsets() {
+        for (i, (f, ..)) in FIELDS.iter().enumerate() {
+            assert_eq!(*f as usize, i, "{f:?}");
+        }
+        for (i, e) in Error::ALL.iter().enumerate() {
+            assert_eq!(e.code() as usize, i, "{e:?}");
+        }
+    }
+
+    #[cfg(feature = "full")]
+    #[test]
+    fn queue_messages_are_the_cores() {
+        use wasm_backoff_core::queue::QueueError;
+        assert_eq!(Error::LeaseMs.message(), QueueError::LeaseMs.message());
+        assert_eq!(
+            Error::MaxFailures.message(),
+            QueueError::MaxFailures.message()
+        );
+    }
+
+    #[test]
+    fn every_message_names_its_option() {
+        for (_, key, _, err) in FIELDS {
+            if !key.is_empty() && err != Error::None {
+                assert!(err.message().starts_with(key), "{key}: {}", err.message());
+            }
+        }
+        for e in Error::ALL.iter().skip(1) {
+            assert!(
+                e.message().contains(" must be ") || *e == Error::OutOfMemory,
+                "{e:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! `cargo run -p xtask [-- <out file>]`: renders the boundary description
+//! (`src/schema.rs`) as an ES module for the JavaScript side (default
+//! `js/gen/boundary.js`). scripts/build.sh and scripts/test-js.sh run it;
+//! the output is not committed.
+
+use std::fmt::Write as _;
+use wasm_backoff::schema::{self, Error, Kind, FIELDS, SECTIONS};
+
+fn list(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("'{s}'")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+fn render() -> String {
+    let mut js = String::from(
+        "// Generated from src/schema.rs by `cargo run -p xtask`: do not edit (scripts/build.sh regenerates it).\n\n",
+    );
+    let lists: [(&str, &str, &[&str]); 8] = [
+        (
+            "PRESETS",
+            "`preset` values, in the order the record uses",
+            schema::PRESETS,
+        ),
+        ("STRATEGIES", "`strategy` values", schema::STRATEGIES),
+        (
+            "JITTERS",
+            "`jitter` kinds: the three strings, then `{ ratio }` and `{ addMaxMs }`",
+            schema::JITTERS,
+        ),
+        ("AT_CEILING", "`atCeiling` values", schema::AT_CEILING),
+        ("SLOT_MODES", "`slotMode` values", schema::SLOT_MODES),
+        ("OVERFLOWS", "gate `overflow` values", schema::OVERFLOWS),
+        (
+            "PHASES",
+            "gate phases, by the number the status reports",
+            schema::PHASES,
+        ),
+        (
+            "TASK_STATES",
+            "task states, by the number a task record carries",
+            schema::TASK_STATES,
+        ),
+    ];
+    for (name, doc, items) in lists {
+        writeln!(js, "/** {doc}. */\nexport const {name} = {};", list(items)).unwrap();
+    }
+    // The readers of the options record: per section, its first offset and a row per field.
+    let choice_lists = [
+        ("PRESETS", schema::PRESETS),
+        ("STRATEGIES", schema::STRATEGIES),
+        ("AT_CEILING", schema::AT_CEILING),
+        ("SLOT_MODES", schema::SLOT_MODES),
+        ("OVERFLOWS", schema::OVERFLOWS),
+    ];
+    for (name, from, to) in SECTIONS {
+        writeln!(
+            js,
+            "\n/**\n * The {name} fields of the options record: [first offset, a row per field: [option name, how JS\n * reads it (0 a number, 1 by hand or not an option, else the list of its values), the message a wrong type\n * throws (the same strings as MESSAGES: measured, gzip makes them cheaper than codes)]].\n * @type {{[number, [string, 0 | 1 | string[], string][]]}}\n */\nexport const {} = [{}, [",
+            name.to_uppercase(),
+            from as usize
+        )
+        .unwrap();
+        for (field, key, kind, err) in &FIELDS[from as usize..to] {
+            let k = match kind {
+                Kind::Number => "0".to_string(),
+                Kind::Special => "1".to_string(),
+                Kind::Choice(l) => choice_lists
+                    .iter()
+                    .find(|c| c.1 == *l)
+                    .expect("a listed choice")
+                    .0
+                    .to_string(),
+            };
+            writeln!(
+                js,
+                "  [{key:?}, {k}, {:?}], // {} {field:?}",
+                err.message(),
+                *field as usize
+            )
+            .unwrap();
+        }
+        js.push_str("]];\n");
+    }
+    writeln!(js, "\n/** Offsets of the fields in the options record. */").unwrap();
+    for (field, ..) in FIELDS {
+        let name = format!("{field:?}");
+        writeln!(js, "export const F_{} = {};", snake(&name), field as usize).unwrap();
+    }
+    let full = Error::FIRST_FULL.code() as usize;
+    writeln!(js, "\n/** Error messages by code (a constructor answers minus the code): the small module's. */\nexport const MESSAGES = [").unwrap();
+    for e in &Error::ALL[..full] {
+        writeln!(js, "  {:?}, // {} {e:?}", e.message(), e.code()).unwrap();
+    }
+    js.push_str("];\n/** Every error message by code (the full module's errors too). */\nexport const ALL_MESSAGES = [\n");
+    for e in Error::ALL {
+        writeln!(js, "  {:?}, // {} {e:?}", e.message(), e.code()).unwrap();
+    }
+    js.push_str("];\n");
+    writeln!(js, "/** Error codes by name. */").unwrap();
+    for e in Error::ALL {
+        writeln!(
+            js,
+            "export const E_{} = {};",
+            snake(&format!("{e:?}")),
+            e.code()
+        )
+        .unwrap();
+    }
+    let records: [(&str, &[&str]); 4] = [
+        ("GATE", &schema::GATE_STATUS),
+        ("COUNTER", &schema::COUNTERS),
+        ("TASK", &schema::TASK),
+        ("STAT", &schema::STATS),
+    ];
+    writeln!(js, "\n/** Offsets in the result record, per answer. */").unwrap();
+    for (prefix, names) in records {
+        for (i, n) in names.iter().enumerate() {
+            writeln!(js, "export const {prefix}_{} = {i};", snake(n)).unwrap();
+        }
+    }
+    writeln!(js, "\n/** Limits both sides use. */").unwrap();
+    for (name, v) in schema::LIMITS {
+        writeln!(js, "export const {name} = {v};").unwrap();
+    }
+    js
+}
+
+/// `MaxAttempts` / `inFlight` → `MAX_ATTEMPTS` / `IN_FLIGHT`.
+fn snake(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.extend(c.to_uppercase());
+    }
+    out
+}
+
+fn main() {
+    let out = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "js/gen/boundary.js".into());
+    let js = render();
+    if let Some(dir) = std::path::Path::new(&out).parent() {
+        std::fs::create_dir_all(dir).expect("create the output folder");
+    }
+    // Unchanged output keeps its timestamp (no needless rebuilds downstream).
+    if std::fs::read_to_string(&out).ok().as_deref() != Some(js.as_str()) {
+        std::fs::write(&out, js).expect("write the boundary module");
+    }
+}
