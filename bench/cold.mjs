@@ -69,7 +69,7 @@ function nodeSample(file, url) {
 
 /** Runs `samples` rounds in Node and in Chromium; returns the markdown lines and Chromium's version. */
 export async function coldSection({ samples = 15, browserSamples = samples, bundles, libDir, log = () => {} }) {
-  const libs = [BARE, ...libraries()];
+  const libs = [BARE, ...libraries().filter((l) => !l.sizeOnly)];
   // Node entries live under bench/node_modules/ so that bare specifiers resolve
   // from bench/ (peers) and the root (wasm-backoff, a file: link to pkg/).
   const nodeDir = join(BENCH, 'node_modules', '.bench-cold');

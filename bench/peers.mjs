@@ -20,7 +20,8 @@ export const PEER_PACKAGES = ['ky', 'p-retry', 'fetch-retry', 'cockatiel', 'expo
  * export `first(url)`, an async function making the first usable call: one
  * fetch of `url` for the fetch wrappers, one delay for the calculators.
  * `ours` rows name the pkg/ directory whose browser entry and .wasm a browser
- * downloads instead of a bundle.
+ * downloads instead of a bundle (`form: 'bundler'`: its bundler.js, the wasm
+ * inlined; `sizeOnly`: measured in the size section only).
  */
 export function libraries() {
   const libs = [
@@ -39,23 +40,43 @@ export async function first() { return new Backoff().next(); }`,
 export async function first(url) { return (await fetchWithBackoff(url)).text(); }`,
     },
     {
+      name: 'wasm-backoff (bundler form)',
+      what: '`fetchWithBackoff(url)`, the `module` condition: wasm inlined as base64',
+      ours: '.',
+      form: 'bundler',
+      sizeOnly: true,
+      entry: `import { fetchWithBackoff } from 'wasm-backoff';
+export async function first(url) { return (await fetchWithBackoff(url)).text(); }`,
+    },
+    {
+      name: 'wasm-backoff/budget',
+      what: '`new RetryBudget().withdraw()` (plain JS, no wasm)',
+      ours: 'budget',
+      entry: `import { RetryBudget } from 'wasm-backoff/budget';
+export async function first() { return new RetryBudget().withdraw(); }`,
+    },
+    {
+      name: 'wasm-backoff/gate',
+      what: "`createGate().run('k', fn)` (the full module)",
+      ours: 'gate',
+      entry: `import { createGate } from 'wasm-backoff/gate';
+export async function first() { return createGate().run('k', async () => 1); }`,
+    },
+    {
       name: 'wasm-backoff/stats',
-      what: '`backoffStats({}, 3)`',
+      what: '`backoffStats({}, 3)` (the full module)',
       ours: 'stats',
       entry: `import { backoffStats } from 'wasm-backoff/stats';
 export async function first() { return backoffStats({}, 3); }`,
     },
-  ];
-  if (existsSync(join(PKG, 'queue'))) {
-    // The task queue entry (pkg/queue/, in development): its import, which instantiates the wasm.
-    libs.push({
+    {
       name: 'wasm-backoff/queue',
-      what: 'import only (instantiates the wasm)',
+      what: 'import only (the full module: instantiates the wasm)',
       ours: 'queue',
       entry: `import * as q from 'wasm-backoff/queue';
 export async function first() { return Object.keys(q).length; }`,
-    });
-  }
+    },
+  ];
   libs.push(
     {
       name: 'ky',

@@ -21,7 +21,7 @@ import { BENCH, ROOT, ensureBuilt, ensurePeers, version, PEER_PACKAGES } from '.
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const QUICK = args.has('quick');
-const ALL = ['size', 'cold', 'throughput', 'calc', 'storm', 'outage'];
+const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'calc', 'storm', 'outage'];
 const only = args.get('only')?.split(',') ?? ALL;
 for (const s of only) if (!ALL.includes(s)) throw new RangeError(`--only: unknown section ${s} (one of ${ALL.join(', ')})`);
 const partial = QUICK || args.has('only');
@@ -62,6 +62,19 @@ try {
     const r = sizeSection({ dir: tmp });
     bundles = r.bundles;
     return r.lines;
+  });
+
+  await section('calls', '1a. Wasm calls per fetch', async () => {
+    // In a fresh process: it wraps the module's exports before the package loads.
+    return execFileSync(process.execPath, [join(BENCH, 'calls.mjs')], { cwd: ROOT, encoding: 'utf8' })
+      .trimEnd()
+      .split('\n');
+  });
+
+  await section('alloc', '1b. Allocation: `new Backoff()` + `next()` with many objects alive', async () => {
+    if (!existsSync(join(BENCH, 'alloc.mjs'))) return null;
+    const { allocSection } = await import('./alloc.mjs');
+    return allocSection({ quick: QUICK, before: process.env.WASM_BACKOFF_BEFORE });
   });
 
   await section('cold', '2. Cold start: from `import` to the first usable call', async () => {
