@@ -132,7 +132,7 @@ export async function allocSection({ quick = false, before = undefined, log = ()
   }
   const med = (r) => (r?.ns ? median(r.ns) : NaN);
   const find = (key, n) => rows.find((r) => r.v.key === key && r.n === n);
-  const N = (n) => (n >= 1e5 && Math.log10(n) % 1 === 0 ? `10^${Math.log10(n)}` : n.toLocaleString('en'));
+  const N = (n) => (n >= 1e3 && Math.log10(n) % 1 === 0 ? `10^${Math.log10(n)}` : n.toLocaleString('en'));
   const lines = [
     '| variant | live Backoffs | ns / (new + next [+ free]) | min–max of 5 | vs 10^3 live | vs before | setup of N: ms | wasm memory MiB (set up → end) | rss Δ MiB (set up → end) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -15,10 +15,12 @@
 // idle (a healthy call through the gate is two wasm calls and allocates
 // nothing); idle slots are dropped when the map has doubled since the last
 // time it was pruned.
-import { w, mem, own, write, load, record, check, number, fn, OUT } from './wasm.js';
+import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT } from './wasm.js';
 import { parseRetryAfter } from './retry-after.js';
 import {
   ALL_MESSAGES,
+  F_MAX_ATTEMPTS,
+  F_MAX_ELAPSED_MS,
   GATE,
   GATE_EVICTIONS,
   GATE_HELD,
@@ -147,6 +149,9 @@ export class Gate {
     // target's slot is made from (checked now; no entropy at module scope).
     write(o, SCHEDULE, () => 0);
     write(o, GATE);
+    // maxAttempts and maxElapsedMs are per-call limits here (checked below),
+    // not the rounds' schedule's: a target is never given up on.
+    mem()[OPTS + F_MAX_ATTEMPTS] = mem()[OPTS + F_MAX_ELAPSED_MS] = NaN;
     this.#rec = record(GATE);
     w.gate_free(check(w.gate_new(), ALL_MESSAGES));
     this.#seeded = o.seed !== undefined;
@@ -207,6 +212,7 @@ export class Gate {
    * @param {() => boolean} spend
    */
   enter(key, signal, deadline, spend) {
+    if (this.#freed) throw new TypeError('this Gate was freed');
     // The slot is looked up at the first pass(), not now.
     return new Ticket(() => this.#slot(key), key, signal, deadline, spend, this.#seq++);
   }
@@ -287,17 +293,19 @@ export class Gate {
   }
 
   /**
-   * Releases every target's memory in the module now. Calls still held or in
-   * flight are left as they are (their gate answers nothing any more); new
-   * calls throw.
+   * Releases every target's memory in the module now. Held calls reject
+   * with a TypeError; calls in flight end with their own outcome (not
+   * retried through the gate); new calls throw.
    */
   free() {
-    if (!this.#freed) {
-      this.#freed = true;
-      registry.unregister(this);
-      this.#slots.forEach(drop);
-      this.#slots.clear();
+    if (this.#freed) return;
+    this.#freed = true;
+    registry.unregister(this);
+    for (const s of this.#slots.values()) {
+      for (const t of [...s.queue]) out(t, 'aborted', false, new TypeError('this Gate was freed'));
+      drop(s);
     }
+    this.#slots.clear();
   }
 
   /** `using gate = createGate()` frees at the end of the block. */
@@ -393,6 +401,7 @@ class Ticket {
     const s = this.s;
     let why = 'done';
     this.state = 4 /* done */;
+    if (s.dead) return why; // the gate was freed while the call was out
     if (hurt) {
       op(s, w.gate_failed, this.tag, hintMs ?? -1, Date.now());
       rounds(s);
@@ -511,8 +520,9 @@ function wake(t) {
  * was tried by proxy and spends an attempt.
  */
 function rounds(/** @type {Slot} */ s) {
+  if (s.dead) return;
   const r = st(GATE_ROUNDS);
-  if (r === s.rounds || s.dead) return;
+  if (r === s.rounds) return;
   s.rounds = r;
   for (const t of [...s.queue]) {
     if (!t.spend()) out(t, 'exhausted');
@@ -522,6 +532,7 @@ function rounds(/** @type {Slot} */ s) {
 
 /** Sends whatever the core releases (the probe, or the held calls in order), then syncs the timer. */
 function pump(s) {
+  if (s.dead) return;
   for (let tag; s.queue.length > 0 && (tag = op(s, w.gate_take, Date.now())) >= 0; ) {
     const t = s.queue.shift();
     unhook(t);
@@ -538,6 +549,7 @@ function pump(s) {
  * @param {Slot} s
  */
 function sync(s) {
+  if (s.dead) return; // (the status record may hold another slot's answer)
   const t = Math.max(st(GATE_WAKE), -1);
   if (t !== s.at) {
     clearTimeout(s.timer);

@@ -36,21 +36,25 @@ impl Pool {
 
 const PAGE: usize = 65_536;
 
-/// `size` bytes at a fresh 64 KiB page's start, or 0 when memory is exhausted.
+/// A fresh region for a pool: its start and length (0, 0 when memory is
+/// exhausted). It grows with the memory (an eighth of it, at least a page):
+/// measured, V8 runs a full garbage collection on nearly every grow of a
+/// large memory, so a million objects must not mean thousands of grows.
 #[cfg(target_arch = "wasm32")]
-fn page() -> usize {
-    match core::arch::wasm32::memory_grow(0, 1) {
-        usize::MAX => 0,
-        n => n * PAGE,
+fn region() -> (usize, usize) {
+    let pages = (core::arch::wasm32::memory_size(0) / 8).max(1);
+    match core::arch::wasm32::memory_grow(0, pages) {
+        usize::MAX => (0, 0),
+        n => (n * PAGE, pages * PAGE),
     }
 }
 
-/// Natively (tests, the fuzzer), pages come from the system allocator.
+/// Natively (tests, the fuzzer), regions of a page from the system allocator.
 #[cfg(not(target_arch = "wasm32"))]
-fn page() -> usize {
+fn region() -> (usize, usize) {
     let layout = std::alloc::Layout::from_size_align(PAGE, 16).expect("a valid layout");
-    // SAFETY: a non-zero size; the page is never freed (as in wasm).
-    unsafe { std::alloc::alloc_zeroed(layout) as usize }
+    // SAFETY: a non-zero size; the region is never freed (as in wasm).
+    (unsafe { std::alloc::alloc_zeroed(layout) as usize }, PAGE)
 }
 
 /// A slot of `size` bytes (a multiple of 16, at most a page) from `pool`, or 0.
@@ -65,11 +69,11 @@ fn take(pool: &Cell<Pool>, size: usize) -> usize {
         return slot;
     }
     if p.end - p.next < size {
-        let start = page();
+        let (start, len) = region();
         if start == 0 {
             return 0;
         }
-        (p.next, p.end) = (start, start + PAGE);
+        (p.next, p.end) = (start, start + len);
     }
     let slot = p.next;
     p.next += size;

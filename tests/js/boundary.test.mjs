@@ -133,3 +133,17 @@ test('parseRetryAfter: non-ASCII input is invalid; no input buffer limits a vali
   assert.equal(parseRetryAfter(`${'0'.repeat(100)}5`), 5000);
   assert.equal(parseRetryAfter(' 7 '), 7000);
 });
+
+test('a getter of a nested option runs before anything is written: it cannot change the record', () => {
+  const b = new Backoff({
+    baseMs: 1000,
+    jitter: {
+      get ratio() {
+        new Backoff({ baseMs: 5 }); // another constructor call in the middle
+        return 0;
+      },
+    },
+    seed: 1,
+  });
+  assert.equal(b.next(), 1000);
+});

@@ -504,3 +504,25 @@ test('a Retry-After beyond maxRetryAfterMs returns the call at once, and still h
   assert.equal(await (await gated(`${srv.url}${p}`)).text(), 'ok');
   assert.ok(performance.now() - t0 >= 295, `released after ${(performance.now() - t0).toFixed(0)} ms`);
 });
+
+test('free() while calls are held or in flight: held calls reject, in-flight calls end with their own outcome, no timer spins', async () => {
+  const p = path('freed');
+  srv.script(p, [{ status: 503 }, { status: 503, delayMs: 60 }]);
+  const gate = createGate({ ...ROUNDS, baseMs: 200 });
+  const f = withBackoff(fetch, { gate, maxAttempts: 3 });
+  const first = f(`${srv.url}${p}`); // fails at once: a round starts, and the call is held
+  await until(() => gate.state(new URL(srv.url).origin).held === 1, 'the first call held');
+  let inFlight;
+  const run = gate.run('other', () => new Promise((r) => (inFlight = r)));
+  await until(() => inFlight, 'the task to start');
+  const before = timers();
+  gate.free();
+  await assert.rejects(first, (e) => e instanceof TypeError && /freed/.test(e.message), 'a held call rejects');
+  inFlight('late'); // the in-flight task settles after the gate is gone
+  assert.equal(await run, 'late');
+  await sleep(50);
+  assert.ok(timers() <= before, 'no timer armed by a freed gate');
+  assert.throws(() => gate.enter('x'), TypeError);
+  // A hadoop schedule's attempt rule is the schedule's, not the gate's per-call limit.
+  assert.ok(createGate({ preset: 'hadoop', maxAttempts: Infinity }));
+});
