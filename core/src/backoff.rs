@@ -204,6 +204,15 @@ fn draw<R: Rng + ?Sized>(cfg: &Config, n: u32, prev: f64, rng: &mut R) -> (f64, 
     (clamp_delay(delay), next_prev)
 }
 
+/// The capped wait before retry `n` without jitter, for the strategies that
+/// are not random by themselves: the schedule's own [`draw`] with jitter off
+/// (their draw takes nothing from the generator), so the statistics
+/// (`stats::delay_stats`) and the schedule share one definition.
+pub(crate) fn unjittered(cfg: &Config, n: u32) -> f64 {
+    let cfg = cfg.jitter(Jitter::None);
+    draw(&cfg, n, cfg.base_ms, &mut crate::rng::seeded_rng(0)).0
+}
+
 /// `floor(u · 2^e)` for u in [0, 1) with 53 bits, e <= 1023, without `floor`
 /// (not in `core`): below 2^53 a cast truncates exactly; from e = 53 on the
 /// product is already an integer.

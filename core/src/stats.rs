@@ -3,7 +3,7 @@
 //! is a monotone function of one uniform draw (or a uniform slot count), so
 //! quantiles are that function at q and the mean is its integral.
 
-use crate::backoff::slot_exponent;
+use crate::backoff::{slot_exponent, unjittered};
 use crate::config::{Config, Jitter, SlotMode, Strategy};
 use crate::math::{clamp_delay, min, mul, pow_sat};
 
@@ -35,22 +35,9 @@ pub fn delay_stats(cfg: &Config, n: u32) -> Option<DelayStats> {
         Strategy::Slotted => Some(slotted(cfg, n)),
         _ => {
             // The unjittered wait is the delay with no jitter: ask the schedule.
-            let v = min(unjittered(cfg, n), cap);
+            let v = unjittered(cfg, n);
             Some(jittered(cfg.jitter, v, cap))
         }
-    }
-}
-
-fn unjittered(cfg: &Config, n: u32) -> f64 {
-    let base = cfg.base_ms;
-    match cfg.strategy {
-        Strategy::Exponential => mul(
-            base,
-            pow_sat(cfg.factor, (n - 1).saturating_add(cfg.exponent_offset)),
-        ),
-        Strategy::Constant => base,
-        Strategy::Linear => mul(base, n as f64),
-        _ => mul(base, crate::math::fib_sat(n)),
     }
 }
 

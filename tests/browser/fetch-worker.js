@@ -3,9 +3,10 @@
 // this module, which awaits the wasm, has installed its handler).
 import * as main from '/pkg/index.js';
 import { RetryBudget } from '/pkg/budget/index.js';
+import { createGate } from '/pkg/gate/index.js';
 import { fetchScenarios } from '/tests/js/fetch-checks.mjs';
 
-const lib = { ...main, RetryBudget };
+const lib = { ...main, RetryBudget, createGate };
 
 const server = new URL(self.location.href).searchParams.get('server');
 // The slow real-time Retry-After wait already ran in the page.

@@ -2,9 +2,10 @@
 // against the scripted server whose URL is in ?server=…
 import * as main from '/pkg/index.js';
 import { RetryBudget } from '/pkg/budget/index.js';
+import { createGate } from '/pkg/gate/index.js';
 import { fetchScenarios } from '/tests/js/fetch-checks.mjs';
 
-const lib = { ...main, RetryBudget };
+const lib = { ...main, RetryBudget, createGate };
 
 const server = new URL(location.href).searchParams.get('server');
 const page = await fetchScenarios(lib, server);

@@ -80,19 +80,20 @@ export const SCENARIOS = {
   },
 
   async 'network errors are retried, and the last one is rejected'({ fetchWithBackoff }, ctl) {
-    // Browsers, Deno, Bun and workerd resend a request by themselves, once,
-    // when a reused keep-alive connection is reset, so there the server may
-    // see more requests than we made (Node's undici does not). Our own
+    // Browsers, Deno, Bun and workerd resend a request by themselves when a
+    // reused keep-alive connection is reset, so there the server may see
+    // more requests than we made (Node's undici does not): at most one more
+    // per scripted reset (seen: Chromium resending both of two). Our own
     // attempts are counted exactly through onDone.
-    const seen = async (p, ours) => {
+    const seen = async (p, ours, resets) => {
       const n = await ctl.count(p);
-      return IN_NODE ? n === ours : n >= ours && n <= 2 * ours;
+      return IN_NODE ? n === ours : n >= ours && n <= ours + resets;
     };
     const p = path('reset');
     await ctl.script(p, [{ reset: true }, { reset: true }, { status: 200 }]);
     let done;
     const res = await fetchWithBackoff(ctl.base + p, undefined, { ...FAST, onDone: (d) => (done = d) });
-    check(res.status === 200 && done.attempts <= 3 && (await seen(p, done.attempts)), `recovered after resets: ${JSON.stringify(done)}`);
+    check(res.status === 200 && done.attempts <= 3 && (await seen(p, done.attempts, 2)), `recovered after resets: ${JSON.stringify(done)}`);
     const q = path('dead');
     await ctl.script(q, [{ reset: true }]);
     let err;
@@ -101,7 +102,7 @@ export const SCENARIOS = {
     // workerd, whose fetch rejects with a plain Error.
     const fetchError = IN_WORKERD ? Error : TypeError;
     check(err instanceof fetchError, `rejects with fetch's error, got ${err}`);
-    check(done.attempts === 2 && done.reason === 'exhausted' && (await seen(q, 2)), `two attempts: ${JSON.stringify(done)}`);
+    check(done.attempts === 2 && done.reason === 'exhausted' && (await seen(q, 2, 2)), `two attempts: ${JSON.stringify(done)}`);
   },
 
   async 'POST is not retried unless idempotent by key or by option'({ fetchWithBackoff }, ctl) {
@@ -327,6 +328,24 @@ export const SCENARIOS = {
     }
     check(e1 instanceof TypeError && e1.message.startsWith('retryOn'), `retryOn: ${e1}`);
     check(e2 instanceof RangeError && e2.message.startsWith('timeoutMs'), `timeoutMs: ${e2}`);
+  },
+
+  async "a Gate from 'wasm-backoff/gate' holds a target's calls: one round, one probe, all released"({ withBackoff, createGate }, ctl) {
+    const p = path('gated');
+    // The three calls sent together all fail; the probe succeeds; the two others are released.
+    await ctl.script(p, [{ status: 503 }, { status: 503 }, { status: 503 }, { status: 200, body: 'ok' }]);
+    const gate = createGate({ baseMs: 5, maxDelayMs: 20, jitter: 'none', key: () => 'target' });
+    const f = withBackoff(fetch, { ...FAST, gate });
+    const res = await Promise.all([f(ctl.base + p), f(ctl.base + p), f(ctl.base + p)]);
+    check(
+      res.every((r) => r.status === 200),
+      `statuses ${res.map((r) => r.status)}`,
+    );
+    const { rounds, probes } = gate.stats();
+    check(rounds === 1 && probes === 1, `rounds ${rounds}, probes ${probes}`);
+    check((await ctl.count(p)) === 6, `server saw ${await ctl.count(p)} (3 failures, 1 probe, 2 released)`);
+    check(gate.state('target').phase === 'healthy', gate.state('target').phase);
+    gate.free();
   },
 
   async 'bad options reject without sending anything'({ fetchWithBackoff }, ctl) {

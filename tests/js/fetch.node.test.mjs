@@ -5,10 +5,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as main from 'wasm-backoff';
 import { RetryBudget } from 'wasm-backoff/budget';
+import { createGate } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
 import { SCENARIOS, control } from './fetch-checks.mjs';
 
-const lib = { ...main, RetryBudget };
+const lib = { ...main, RetryBudget, createGate };
 
 let srv, ctl;
 before(async () => {

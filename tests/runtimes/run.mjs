@@ -3,8 +3,9 @@
 // of failures. Usage: <runtime> tests/runtimes/run.mjs <scripted server URL>
 import * as main from 'wasm-backoff';
 import { RetryBudget } from 'wasm-backoff/budget';
+import { createGate } from 'wasm-backoff/gate';
 
-const lib = { ...main, RetryBudget };
+const lib = { ...main, RetryBudget, createGate };
 import { goldenFailures, validationFailures, semanticsFailures } from '../js/checks.mjs';
 import { fetchScenarios } from '../js/fetch-checks.mjs';
 

@@ -4,8 +4,9 @@
 // scenarios inside workerd itself.
 import * as main from '../../pkg/workerd.js';
 import { RetryBudget } from '../../pkg/budget/workerd.js';
+import { createGate } from '../../pkg/gate/workerd.js';
 
-const lib = { ...main, RetryBudget };
+const lib = { ...main, RetryBudget, createGate };
 import { fetchScenarios } from '../js/fetch-checks.mjs';
 
 let retries = 0;
