@@ -6,8 +6,7 @@
 // the CSP the README promises (script-src 'self' 'wasm-unsafe-eval').
 //
 //   node --test tests/bundlers/                       the stock package (pkg/ as `npm pack` makes it)
-//   WB_VARIANTS=all node --test tests/bundlers/       also every prototype fix of variants.mjs
-//   WB_VARIANTS=stock,a-embed-sync WB_BUNDLERS=rollup,esbuild node --test tests/bundlers/
+//   WB_BUNDLERS=rollup,esbuild node --test tests/bundlers/
 //   WB_BUNDLERS=all                                   adds Vite 6, webpack 5.82 and esbuild --target=es2020,
 //                                                     whose defaults reject top-level await
 //
@@ -40,7 +39,7 @@ import {
   staticServer,
   toolVersions,
 } from './harness.mjs';
-import { VARIANTS, snapshotStage, variantTarball } from './variants.mjs';
+import { VARIANTS, variantTarball } from './variants.mjs';
 
 const pick = (env, all, dflt) => {
   const v = process.env[env];
@@ -57,7 +56,7 @@ const bundlers = pick(
   Object.keys(BUNDLERS).filter((b) => !BUNDLERS[b].optIn),
 );
 
-let srv, site, browser, stock, snapshot, versions, versionsKey, tmp;
+let srv, site, browser, stock, versions, versionsKey, tmp;
 const rows = [];
 const started = Date.now();
 
@@ -68,20 +67,6 @@ before(async () => {
   versionsKey = createHash('sha256').update(JSON.stringify(versions)).digest('hex').slice(0, 12);
   tmp = mkdtempSync(path.join(os.tmpdir(), 'wb-bundlers-'));
   stock = await pack(path.join(ROOT, 'pkg'), tmp);
-  if (variants.some((v) => v !== 'stock')) {
-    // The prototypes are rebuilt from the staging dir of the very build that
-    // was packed; if a build runs meanwhile, pack again.
-    for (let i = 1; ; i++) {
-      try {
-        snapshot = snapshotStage(stock, tmp);
-        break;
-      } catch (e) {
-        if (i === 10) throw new Error(`${e.message}: run bash scripts/build.sh`);
-        await new Promise((r) => setTimeout(r, 3000));
-        stock = await pack(path.join(ROOT, 'pkg'), tmp);
-      }
-    }
-  }
   srv = await startScripted();
   site = await staticServer();
   browser = await launch();
@@ -132,13 +117,10 @@ async function limited(fn, max = 2) {
 /** The variant's tarball, its installed project and the bundler's build (memoised, two builds at a time). */
 function prepare(variant, bundler) {
   return once(`${variant}\0${bundler}`, async () => {
-    const base = VARIANTS[variant].same ?? variant; // b-lazy+await-ready: b-lazy's tarball
-    const tarball = await once(base, () => variantTarball(base, stock, snapshot));
-    const app = VARIANTS[variant].app;
+    const tarball = await once(variant, () => variantTarball(variant, stock));
     return limited(async () => {
-      const flavor = app?.awaitReady ? '-await-ready' : '';
-      const { dir, cached } = await project(bundler, tarball, versionsKey, flavor);
-      return { tarball, cached, b: await build(bundler, dir, appSource(app)) };
+      const { dir, cached } = await project(bundler, tarball, versionsKey, '');
+      return { tarball, cached, b: await build(bundler, dir, appSource()) };
     });
   });
 }
@@ -231,13 +213,13 @@ function report() {
   lines.push('');
   lines.push('Bytes a browser downloads from the unbundled package (entry the bundlers resolve for `.`; GNU gzip -9 -n):');
   lines.push('');
-  lines.push('| package | entry | entry raw | entry gz | wasm gz | total gz |');
-  lines.push('|---|---|---:|---:|---:|---:|');
+  lines.push('| package | entry | files (entry, chunks, wasm) | total gz |');
+  lines.push('|---|---|---:|---:|');
   for (const v of variants) {
     const row = rows.find((x) => x.variant === v && x.packageBytes);
     if (!row) continue;
     const b = row.packageBytes;
-    lines.push(`| ${v} | ${b.entry} | ${b.entryRaw} | ${b.entryGz} | ${b.wasmGz || '(embedded)'} | ${b.totalGz} |`);
+    lines.push(`| ${v} | ${b.entry} | ${b.files} | ${b.totalGz} |`);
   }
   lines.push('');
   lines.push('Bundled app output (everything in dist/ but index.html; js gz + wasm gz):');

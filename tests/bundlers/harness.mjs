@@ -91,13 +91,13 @@ export async function pack(dir, dest) {
  * bundler's defaults look for. It has no top-level await of its own, so any
  * top-level-await requirement comes from the package alone.
  */
-export function appSource({ awaitReady = false } = {}) {
+export function appSource() {
   return `// A user's app: one import of the package, nothing configured.
-import { fetchWithBackoff, Backoff${awaitReady ? ', ready' : ''} } from 'wasm-backoff';
+import { fetchWithBackoff, Backoff } from 'wasm-backoff';
 
 async function main() {
   const out = {};
-  try {${awaitReady ? '\n    await ready; // the lazy prototype: its synchronous APIs work once this settles' : ''}
+  try {
     out.next = new Backoff({ preset: 'flume' }).next();
     const target = new URL(location.href).searchParams.get('target');
     const res = await fetchWithBackoff(target, undefined, { onDone: (d) => (out.done = d) });

@@ -1,5 +1,5 @@
 // 100 000 sequential calls in a fresh process: the JS heap and the wasm
-// memory must not grow after warm-up (a leaked RawBackoff per call, ~200 B,
+// memory must not grow after warm-up (a leaked schedule slot per call, ~200 B,
 // would show as ~20 MB). Figures are printed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,7 +35,7 @@ test('100 000 sequential calls: JS heap and wasm memory flat after warm-up', { t
   console.log(
     `# memory: heap ${mb(warm.heap)} -> ${mb(end.heap)} MiB, external (incl. wasm memory) ${mb(warm.external)} -> ${mb(end.external)} MiB over 100 000 calls (${Math.round(ms)} ms)`,
   );
-  // A leak of one RawBackoff (~200 B) per call would be ~20 MB here.
+  // A leak of one schedule slot (~200 B) per call would be ~20 MB here.
   assert.ok(end.heap - warm.heap < 4 * 1048576, `JS heap grew ${mb(end.heap - warm.heap)} MiB`);
   assert.ok(end.external - warm.external < 1048576, `external memory (wasm included) grew ${mb(end.external - warm.external)} MiB`);
 });
