@@ -79,7 +79,7 @@ export async function coldSection({ samples = 15, browserSamples = samples, bund
     writeFileSync(join(nodeDir, `${slug(lib.name)}.mjs`), lib.entry);
     // Browser modules: peers bundled (size.mjs), ours rewritten to pkg/'s browser entries.
     const browserSrc =
-      lib.ours || lib === BARE
+      (lib.ours && !lib.bundled) || lib === BARE
         ? lib.entry.replace(/from 'wasm-backoff(\/\w+)?'/, (_, sub) => `from '/pkg${sub ?? ''}/index.js'`)
         : readFileSync(bundles.get(lib.name), 'utf8');
     writeFileSync(join(libDir, `${slug(lib.name)}.js`), browserSrc);
@@ -153,7 +153,7 @@ export async function coldSection({ samples = 15, browserSamples = samples, bund
       return `| ${l.ours ? `**${l.name}**` : l.name}${failed} | ${l.what} | ${fmt(n, 1)} | ${fmt(n / refN)} | ${fmt(c, 1)} | ${fmt(c / refC)} |`;
     }),
     '',
-    `Median over ${samples} fresh Node processes and ${browserSamples} fresh Chromium contexts per library, interleaved (each round runs every library once, order rotated per round). Ratio: to \`${COLD_REFERENCE}\` (its median). Fetch wrappers fetch a local \`ok\` over HTTP/1.1 from 127.0.0.1; the bare-fetch row is that floor (in Node it includes undici's lazy load). Our rows load the unbundled browser entry and compile the .wasm (Chromium: compileStreaming from the server; Node: the node.mjs entry, readFileSync + synchronous compile). Peers in Chromium load their esbuild bundle (the size section's).`,
+    `Median over ${samples} fresh Node processes and ${browserSamples} fresh Chromium contexts per library, interleaved (each round runs every library once, order rotated per round). Ratio: to \`${COLD_REFERENCE}\` (its median). Fetch wrappers fetch a local \`ok\` over HTTP/1.1 from 127.0.0.1; the bare-fetch row is that floor (in Node it includes undici's lazy load). Our rows load the unbundled browser entry and compile the .wasm (Chromium: compileStreaming from the server; Node: the node.mjs entry, readFileSync + synchronous compile), except \`wasm-backoff (bundled with the app)\`, which like the peers is one esbuild bundle (the size section's). Peers in Chromium load their esbuild bundle. In a fresh Chromium context every module fetched in sequence costs several ms: the unbundled entry is a chain of three (entry, the chunk it shares with \`wasm-backoff/backoff\`, the .wasm); the bundled row is the like-for-like comparison with the peers.`,
   ];
   return { lines, chromiumVersion };
 }

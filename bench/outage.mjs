@@ -27,6 +27,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { withBackoff } from '../pkg/node.mjs';
+import { createGate } from '../pkg/gate/node.mjs';
 import { Heap } from '../www/storm.js';
 
 const RTT = 50;
@@ -93,7 +94,7 @@ async function simulate({ C, K, T }, gated) {
   const finished = [];
   let pending = C * K;
   for (let i = 0; i < C; i++) {
-    const f = withBackoff(origin, gated ? { maxAttempts: Infinity, gate: { maxQueued: Infinity } } : { maxAttempts: Infinity });
+    const f = withBackoff(origin, gated ? { maxAttempts: Infinity, gate: createGate({ maxQueued: Infinity }) } : { maxAttempts: Infinity });
     for (let k = 0; k < K; k++) {
       f(`http://origin.test/item?c=${i}&k=${k}`).then((res) => {
         if (res.status !== 200) throw new Error(`call ended with ${res.status}`);

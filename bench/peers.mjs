@@ -21,7 +21,8 @@ export const PEER_PACKAGES = ['ky', 'p-retry', 'fetch-retry', 'cockatiel', 'expo
  * fetch of `url` for the fetch wrappers, one delay for the calculators.
  * `ours` rows name the pkg/ directory whose browser entry and .wasm a browser
  * downloads instead of a bundle (`form: 'bundler'`: its bundler.js, the wasm
- * inlined; `sizeOnly`: measured in the size section only).
+ * inlined; `sizeOnly`: measured in the size section only; `bundled`: an
+ * esbuild bundle of `entry`, exactly as the peers are measured).
  */
 export function libraries() {
   const libs = [
@@ -45,6 +46,14 @@ export async function first(url) { return (await fetchWithBackoff(url)).text(); 
       ours: '.',
       form: 'bundler',
       sizeOnly: true,
+      entry: `import { fetchWithBackoff } from 'wasm-backoff';
+export async function first(url) { return (await fetchWithBackoff(url)).text(); }`,
+    },
+    {
+      name: 'wasm-backoff (bundled with the app)',
+      what: '`fetchWithBackoff(url)`, bundled by esbuild as the peers are (the `module` condition: one file, wasm inlined)',
+      ours: '.',
+      bundled: true,
       entry: `import { fetchWithBackoff } from 'wasm-backoff';
 export async function first(url) { return (await fetchWithBackoff(url)).text(); }`,
     },

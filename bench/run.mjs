@@ -150,7 +150,9 @@ const header = [
   'Every figure is a median over interleaved, repeated samples and comes with its ratio to the reference named under its table; no absolute time stands alone.',
   '',
 ];
-writeFileSync(OUT, [...header, ...sections].join('\n'));
+// The before/after record of past reworks (static: measured once, on builds that no longer exist).
+const history = existsSync(join(BENCH, 'HISTORY.md')) && !partial ? ['', readFileSync(join(BENCH, 'HISTORY.md'), 'utf8')] : [];
+writeFileSync(OUT, [...header, ...sections, ...history].join('\n'));
 log(`[bench] wrote ${relative(process.cwd(), OUT) || OUT} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 process.exit(process.exitCode ?? 0);
 

@@ -58,14 +58,14 @@ export function sizeSection({ dir = mkdtempSync(join(tmpdir(), 'bench-size-')) }
   const bundles = new Map();
   for (const lib of libraries()) {
     let files, parts;
-    if (lib.ours) {
+    if (lib.ours && !lib.bundled) {
       files = closure(join(PKG, lib.ours, lib.form === 'bundler' ? 'bundler.js' : 'index.js'));
       parts = files.map((f) => relative(ROOT, f)).join(' + ');
     } else {
       const out = bundle(lib.entry, join(dir, `${lib.name.replace(/[@/]/g, '_')}.js`));
       bundles.set(lib.name, out);
       files = [out];
-      parts = `esbuild bundle of \`${lib.entry.split('\n')[0]}\` (${lib.name} ${version(lib.name)})`;
+      parts = `esbuild bundle of \`${lib.entry.split('\n')[0]}\` (${lib.bundled ? 'pkg/' : `${lib.name} ${version(lib.name)}`})`;
     }
     const t = { raw: 0, gzip: 0, brotli: 0 };
     for (const f of files) {
