@@ -29,11 +29,15 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features bare -- -D warnings
   cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features bare,full -- -D warnings
 
-  step "the core is no_std: build for bare-metal thumbv7em-none-eabihf"
+  step "the core is no_std: build for bare-metal thumbv7em-none-eabihf; the crate as published"
   cargo build --quiet -p wasm-backoff-core --target thumbv7em-none-eabihf
+  cargo build --quiet -p wasm-backoff-core --target wasm32-unknown-unknown --features getrandom
+  RUSTDOCFLAGS="-D missing_docs" cargo doc --quiet -p wasm-backoff-core --no-deps --all-features
+  cargo clippy --quiet -p wasm-backoff-core --all-features --all-targets -- -D warnings
 
-  step "native Rust tests (presets, properties, distributions, golden file, boundary, Retry-After vectors)"
+  step "native Rust tests (presets, properties, distributions, golden file, boundary, Retry-After vectors; doctests)"
   run cargo test --workspace
+  run cargo test -p wasm-backoff-core --all-features --doc
 
   step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"
   run cargo test --target wasm32-unknown-unknown -p wasm-backoff --test wasm_node --test wasm_browser

@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod common {
+    #[path = "../../core/tests/golden/cases.rs"]
     pub mod golden;
     #[macro_use]
     pub mod wasm_cases;

@@ -13,6 +13,15 @@ pub const DECORRELATED_SIM_STEPS: u32 = 1000;
 
 /// A stateful schedule of delays: an iterator of the waits before retry 1,
 /// 2, …; `None` means give up (sticky until [`Backoff::reset`]).
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let cfg = Config::new().jitter(Jitter::None).max_attempts(Some(3));
+/// let mut b = Backoff::new(cfg, seeded_rng(1)).unwrap();
+/// assert_eq!((b.next_delay(), b.next_delay(), b.next_delay()), (Some(100.0), Some(200.0), None));
+/// b.reset(); // a success
+/// assert_eq!(b.next_delay(), Some(100.0));
+/// ```
 #[derive(Clone, Debug)]
 pub struct Backoff<R = DefaultRng> {
     cfg: Config,

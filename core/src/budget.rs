@@ -9,6 +9,17 @@
 const SLOTS: usize = 10;
 
 /// A sliding-window token bucket over `ttl_ms`.
+///
+/// ```
+/// use wasm_backoff_core::RetryBudget;
+/// // 10 s window, 1 retry/s always allowed, plus 20 % of the requests.
+/// let mut budget = RetryBudget::new(10_000.0, 1.0, 0.2).unwrap();
+/// for _ in 0..50 {
+///     budget.deposit(0.0); // 50 requests: 10 more retries
+/// }
+/// assert_eq!(budget.available(0.0), 20.0);
+/// assert!(budget.withdraw(0.0));
+/// ```
 #[derive(Clone, Debug)]
 pub struct RetryBudget {
     slot_ms: f64,
@@ -120,6 +131,16 @@ impl RetryBudget {
         }
     }
 }
+
+#[cfg(feature = "std")]
+impl std::fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for BudgetError {}
 
 #[cfg(test)]
 mod tests {

@@ -67,6 +67,13 @@ pub enum AtCeiling {
 /// A complete backoff policy. Build it with the `const fn` setters from
 /// [`Config::new`] (whose defaults are documented on each field) or from a
 /// [`crate::Preset`]; [`Config::validate`] runs when a backoff is made.
+///
+/// ```
+/// use wasm_backoff_core::{Config, ConfigError, Jitter, Strategy};
+/// let cfg = Config::new().strategy(Strategy::Linear).base_ms(50.0).jitter(Jitter::Ratio(0.1));
+/// assert!(cfg.validate().is_ok());
+/// assert_eq!(Config::new().factor(0.5).validate(), Err(ConfigError::Factor));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
     /// Default [`Strategy::Exponential`].
@@ -265,3 +272,13 @@ impl ConfigError {
         }
     }
 }
+
+#[cfg(feature = "std")]
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for ConfigError {}

@@ -95,6 +95,19 @@ pub struct Limits {
 const EPOCH_MASK: u32 = 0x7fff_ffff;
 
 /// The state machine of one target. See the module documentation.
+///
+/// ```
+/// use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow, Phase};
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 100, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// let Admit::Send(tag) = g.admit(0.0) else { unreachable!() };
+/// g.failed(tag, -1.0, 0.0); // the target failed: a 100 ms round starts
+/// assert_eq!(g.admit(1.0), Admit::Hold(Hold::Held)); // new calls wait
+/// assert_eq!(g.take(100.0).map(|t| t & 1), Some(1)); // one probe when the round ends
+/// assert_eq!(g.phase(), Phase::Probing);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Gate<R> {
     backoff: Backoff<R>,

@@ -6,6 +6,13 @@ use crate::config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 
 /// A reference system whose retry timing we reproduce. n is the retry number
 /// (n = 1 is the wait before the first retry) and U[a, b) a uniform draw.
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, Backoff, Preset};
+/// let flume: Vec<f64> = Backoff::new(Preset::Flume.config(), seeded_rng(0)).unwrap().take(6).collect();
+/// assert_eq!(flume, [250.0, 500.0, 1000.0, 2000.0, 4000.0, 4000.0]);
+/// assert_eq!(Preset::from_name("aws"), Some(Preset::Aws));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Preset {
     /// Google Cloud Storage: `min(2^(n−1) s + U[0, 1000) ms, 32 s)`; retries at

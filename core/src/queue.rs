@@ -190,6 +190,16 @@ impl QueueError {
 
 /// The state machine with its validated policy. Holds no task state: every
 /// method is a pure function of its arguments.
+///
+/// ```
+/// use wasm_backoff_core::queue::{Queue, QueueConfig, Task, TaskState};
+/// use wasm_backoff_core::{Config, Jitter};
+/// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).backoff(Config::new().jitter(Jitter::None))).unwrap();
+/// let claimed = q.claim(&Task::new(0.0, 7), 10.0).unwrap();
+/// assert_eq!((claimed.state, claimed.complete_by), (TaskState::Processing, 1010.0));
+/// let retry = q.fail(&claimed, 20.0).unwrap(); // back to pending after the first delay
+/// assert_eq!((retry.state, retry.next_attempt_at), (TaskState::Pending, 120.0));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Queue {
     cfg: QueueConfig,
@@ -300,3 +310,13 @@ impl Queue {
         Backoff::new(self.cfg.backoff, seeded_rng(mixed)).map_or(0.0, |mut b| b.sample_at(failures))
     }
 }
+
+#[cfg(feature = "std")]
+impl std::fmt::Display for QueueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for QueueError {}

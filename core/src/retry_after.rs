@@ -7,6 +7,14 @@
 /// at or before `now_ms` (then the caller's own backoff applies). Huge values
 /// saturate (+inf for an absurd delta); the caller compares with its
 /// maximum. Never NaN, never negative.
+///
+/// ```
+/// use wasm_backoff_core::retry_after::parse;
+/// let now = 784_111_772_000.0; // 5 s before Sun, 06 Nov 1994 08:49:37 GMT
+/// assert_eq!(parse(b"Sun, 06 Nov 1994 08:49:37 GMT", now), Some(5000.0));
+/// assert_eq!(parse(b"120", now), Some(120_000.0));
+/// assert_eq!(parse(b"soon", now), None);
+/// ```
 pub fn parse(value: &[u8], now_ms: f64) -> Option<f64> {
     let v = trim(value);
     if v.is_empty() {

@@ -75,6 +75,11 @@ impl TryRng for Xoshiro256pp {
 
 /// The default generator, seeded: the same seed gives the same stream on
 /// every platform and in every runtime.
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, Rng};
+/// assert_eq!(seeded_rng(42).next_u64(), seeded_rng(42).next_u64());
+/// ```
 pub const fn seeded_rng(seed: u64) -> DefaultRng {
     Xoshiro256pp::seed_from_u64(seed)
 }
@@ -83,4 +88,24 @@ pub const fn seeded_rng(seed: u64) -> DefaultRng {
 /// every multiple of 2^-53 in the range is equally likely.
 pub fn unit_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+}
+
+/// The default generator seeded from the platform's entropy (feature
+/// `getrandom`): the OS natively, `crypto.getRandomValues` on
+/// wasm32-unknown-unknown. A schedule without an explicit seed should use
+/// this, never a constant, so that clients do not retry in lockstep.
+///
+/// ```
+/// # #[cfg(feature = "getrandom")] {
+/// use wasm_backoff_core::{entropy_rng, Backoff, Config};
+/// let mut b = Backoff::new(Config::new(), entropy_rng().unwrap()).unwrap();
+/// let d = b.next_delay().unwrap();
+/// assert!((0.0..100.0).contains(&d)); // full jitter on the first 100 ms
+/// # }
+/// ```
+#[cfg(feature = "getrandom")]
+pub fn entropy_rng() -> Result<DefaultRng, getrandom::Error> {
+    let mut seed = [0u8; 8];
+    getrandom::fill(&mut seed)?;
+    Ok(seeded_rng(u64::from_le_bytes(seed)))
 }

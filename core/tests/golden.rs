@@ -1,12 +1,12 @@
-//! Native half of the cross-runtime comparison (see tests/common/golden.rs).
+//! Native half of the cross-runtime comparison (see golden/cases.rs).
 //! `UPDATE_GOLDEN=1 cargo test -p wasm-backoff-core --test golden` rewrites
 //! the file after an intended change of the streams (a breaking change for
 //! anyone who stored seeds: say so in the changelog).
 
-#[path = "../../tests/common/golden.rs"]
+#[path = "golden/cases.rs"]
 mod golden;
 
-const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/golden/seeded.json");
+const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/seeded.json");
 
 #[test]
 fn native_schedules_match_the_golden_file() {
@@ -14,9 +14,9 @@ fn native_schedules_match_the_golden_file() {
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(FILE, &rendered).unwrap();
     }
-    let stored = std::fs::read_to_string(FILE).expect("tests/golden/seeded.json");
+    let stored = std::fs::read_to_string(FILE).expect("core/tests/golden/seeded.json");
     assert_eq!(
         rendered, stored,
-        "native schedules differ from tests/golden/seeded.json"
+        "native schedules differ from core/tests/golden/seeded.json"
     );
 }

@@ -3,7 +3,7 @@
 import { Backoff } from '/pkg/index.js';
 import { goldenFailures, validationFailures, semanticsFailures } from '/tests/js/checks.mjs';
 
-const golden = await (await fetch('/tests/golden/seeded.json')).json();
+const golden = await (await fetch('/core/tests/golden/seeded.json')).json();
 window.Backoff = Backoff;
 window.results = {
   golden: goldenFailures(Backoff, golden),

@@ -10,7 +10,10 @@ use wasm_backoff::schema::{Error, Field, RECORD_LEN};
 /// natively: the same seed gives bit-identical schedules on both.
 pub fn golden_matches() {
     let rendered = super::golden::render();
-    assert_eq!(rendered, include_str!("../golden/seeded.json"));
+    assert_eq!(
+        rendered,
+        include_str!("../../core/tests/golden/seeded.json")
+    );
 }
 
 fn record(set: &[(Field, f64)]) {

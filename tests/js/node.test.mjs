@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Backoff } from 'wasm-backoff';
 import { goldenFailures, validationFailures, semanticsFailures } from './checks.mjs';
 
-const golden = JSON.parse(readFileSync(new URL('../golden/seeded.json', import.meta.url), 'utf8'));
+const golden = JSON.parse(readFileSync(new URL('../../core/tests/golden/seeded.json', import.meta.url), 'utf8'));
 
 test('import needs no init call and gives the same schedules as native Rust (golden file)', () => {
   assert.deepEqual(goldenFailures(Backoff, golden), []);

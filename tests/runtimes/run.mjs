@@ -12,8 +12,8 @@ import { fetchScenarios } from '../js/fetch-checks.mjs';
 const server = (globalThis.Deno?.args ?? process.argv.slice(2))[0];
 const golden = JSON.parse(
   await (globalThis.Deno
-    ? Deno.readTextFile(new URL('../golden/seeded.json', import.meta.url))
-    : Bun.file(new URL('../golden/seeded.json', import.meta.url)).text()),
+    ? Deno.readTextFile(new URL('../../core/tests/golden/seeded.json', import.meta.url))
+    : Bun.file(new URL('../../core/tests/golden/seeded.json', import.meta.url)).text()),
 );
 const out = {
   golden: goldenFailures(lib.Backoff, golden),

@@ -2,7 +2,7 @@
 // package's workerd entry and answers with the shared checks' results.
 import { Backoff } from '../../pkg/workerd.js';
 import { goldenFailures, validationFailures, semanticsFailures } from '../js/checks.mjs';
-import goldenText from '../golden/seeded.json';
+import goldenText from '../../core/tests/golden/seeded.json';
 
 const golden = JSON.parse(goldenText);
 

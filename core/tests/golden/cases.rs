@@ -1,5 +1,5 @@
 //! The cross-runtime seeded comparison: one list of cases, rendered to the
-//! JSON in `tests/golden/seeded.json`. Native Rust (`core/tests/golden.rs`),
+//! JSON in `core/tests/golden/seeded.json`. Native Rust (`core/tests/golden.rs`),
 //! wasm in Node and Chromium (`tests/wasm_*.rs`) must render exactly that
 //! file, and the JS API in Node, Chromium and workerd (`tests/js/`) must
 //! produce exactly its delays from its `options`: one file, five runtimes,
