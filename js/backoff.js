@@ -44,13 +44,7 @@ export function plan(o) {
   m[OPTS + F_MAX_ELAPSED_MS] = NaN;
   m[OPTS + F_FALLBACK_ATTEMPTS] = 5;
   const rec = record(SCHEDULE);
-  // Options of the caller's are checked now; the defaults are valid by
-  // construction (measured: checking them put the module's first compile
-  // into the first fetchWithBackoff, ~1 ms of a cold start).
-  for (const _ in o) {
-    w.backoff_free(check(w.backoff_new()));
-    break;
-  }
+  w.backoff_free(check(w.backoff_new()));
   return rec;
 }
 

@@ -302,7 +302,7 @@ export class Gate {
     this.#freed = true;
     registry.unregister(this);
     for (const s of this.#slots.values()) {
-      for (const t of [...s.queue]) out(t, 'aborted', false, new TypeError('this Gate was freed'));
+      for (const t of [...s.queue]) out(t, 'freed', false, new TypeError('this Gate was freed'));
       drop(s);
     }
     this.#slots.clear();
@@ -405,7 +405,7 @@ class Ticket {
     if (hurt) {
       op(s, w.gate_failed, this.tag, hintMs ?? -1, Date.now());
       rounds(s);
-      if (retry) why = !this.spend() ? 'exhausted' : !op(s, w.gate_can_wait, this.deadline) ? 'deadline' : '';
+      if (retry) why = !spent(this) ? 'exhausted' : !op(s, w.gate_can_wait, this.deadline) ? 'deadline' : '';
       if (!why) enqueue(this, op(s, w.gate_hold));
     } else op(s, w.gate_succeeded, this.tag);
     pump(s);
@@ -440,6 +440,8 @@ class Ticket {
    * @param {number} attempt
    */
   fetched(c, retry, failed, status, res, error, reason, attempt) {
+    // The gate was freed while the call was out: it ends with its own outcome.
+    if (this.s.dead) return !failed && /** @type {number} */ (status) < 400 ? 'success' : retry ? 'freed' : reason;
     const hurt = retry || failed || c.retryOn.has(status);
     let ra = hurt && res ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
     // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
@@ -456,6 +458,21 @@ class Ticket {
   waitMs() {
     op(this.s, w.gate_status);
     return Math.max(0, st(GATE_WAKE) - Date.now());
+  }
+}
+
+/**
+ * Whether `t` may spend one more attempt. `spend()` is the caller's (the
+ * fetch driver makes its schedule there, at the first failure) and runs
+ * inside the gate's operations, even from its timer: should it throw (out
+ * of memory), the call is out of attempts, and the gate carries on.
+ * @param {Ticket} t
+ */
+function spent(t) {
+  try {
+    return t.spend();
+  } catch {
+    return false;
   }
 }
 
@@ -525,7 +542,7 @@ function rounds(/** @type {Slot} */ s) {
   if (r === s.rounds) return;
   s.rounds = r;
   for (const t of [...s.queue]) {
-    if (!t.spend()) out(t, 'exhausted');
+    if (!spent(t)) out(t, 'exhausted');
     else if (!op(s, w.gate_can_wait, t.deadline)) out(t, 'deadline');
   }
 }

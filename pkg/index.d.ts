@@ -149,7 +149,8 @@ export type DoneReason =
   | 'deadline' // the next wait would end past maxElapsedMs
   | 'budget' // the RetryBudget had no retry left
   | 'aborted' // the signal aborted
-  | 'evicted'; // with a gate: dropped from the target's full queue (the call rejects with GateOverflowError)
+  | 'evicted' // with a gate: dropped from the target's full queue (the call rejects with GateOverflowError)
+  | 'freed'; // with a gate: gate.free() ended it (held: rejects with TypeError; in flight: its own outcome, not retried)
 
 /** What `onDone` is told once per call, however it ends. */
 export interface DoneInfo {

@@ -18,9 +18,10 @@ use core::mem::{align_of, size_of};
 pub struct Pool {
     /// The first free slot (0 = none); each free slot holds the next's address.
     free: usize,
-    /// The unused rest of the current page: `[next, end)`.
+    /// The unused rest of the current region: `left` bytes from `next`
+    /// (a length, not an end: a region may end at exactly 4 GiB).
     next: usize,
-    end: usize,
+    left: usize,
 }
 
 impl Pool {
@@ -29,7 +30,7 @@ impl Pool {
         Cell::new(Pool {
             free: 0,
             next: 0,
-            end: 0,
+            left: 0,
         })
     }
 }
@@ -42,10 +43,18 @@ const PAGE: usize = 65_536;
 /// large memory, so a million objects must not mean thousands of grows.
 #[cfg(target_arch = "wasm32")]
 fn region() -> (usize, usize) {
-    let pages = (core::arch::wasm32::memory_size(0) / 8).max(1);
-    match core::arch::wasm32::memory_grow(0, pages) {
-        usize::MAX => (0, 0),
-        n => (n * PAGE, pages * PAGE),
+    use core::arch::wasm32::{memory_grow, memory_size};
+    let mut pages = (memory_size(0) / 8).max(1);
+    let mut n = memory_grow(0, pages);
+    if n == usize::MAX {
+        // Near the 4 GiB limit an eighth may not fit where one page still does.
+        pages = 1;
+        n = memory_grow(0, 1);
+    }
+    if n == usize::MAX {
+        (0, 0)
+    } else {
+        (n * PAGE, pages * PAGE)
     }
 }
 
@@ -68,15 +77,16 @@ fn take(pool: &Cell<Pool>, size: usize) -> usize {
         p.free = unsafe { *(slot as *const usize) };
         return slot;
     }
-    if p.end - p.next < size {
+    if p.left < size {
         let (start, len) = region();
         if start == 0 {
             return 0;
         }
-        (p.next, p.end) = (start, start + len);
+        (p.next, p.left) = (start, len);
     }
     let slot = p.next;
-    p.next += size;
+    p.next = p.next.wrapping_add(size);
+    p.left -= size;
     slot
 }
 

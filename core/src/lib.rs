@@ -20,6 +20,8 @@ mod math;
 mod preset;
 #[cfg(feature = "queue")]
 pub mod queue;
+#[cfg(feature = "std")]
+pub mod retry;
 pub mod retry_after;
 mod rng;
 mod stats;

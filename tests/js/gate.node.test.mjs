@@ -509,7 +509,8 @@ test('free() while calls are held or in flight: held calls reject, in-flight cal
   const p = path('freed');
   srv.script(p, [{ status: 503 }, { status: 503, delayMs: 60 }]);
   const gate = createGate({ ...ROUNDS, baseMs: 200 });
-  const f = withBackoff(fetch, { gate, maxAttempts: 3 });
+  const reasons = [];
+  const f = withBackoff(fetch, { gate, maxAttempts: 3, onDone: (d) => reasons.push(d.reason) });
   const first = f(`${srv.url}${p}`); // fails at once: a round starts, and the call is held
   await until(() => gate.state(new URL(srv.url).origin).held === 1, 'the first call held');
   let inFlight;
@@ -518,6 +519,7 @@ test('free() while calls are held or in flight: held calls reject, in-flight cal
   const before = timers();
   gate.free();
   await assert.rejects(first, (e) => e instanceof TypeError && /freed/.test(e.message), 'a held call rejects');
+  assert.deepEqual(reasons, ['freed'], "onDone says why: 'freed', not 'aborted'");
   inFlight('late'); // the in-flight task settles after the gate is gone
   assert.equal(await run, 'late');
   await sleep(50);

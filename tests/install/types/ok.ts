@@ -136,6 +136,7 @@ function describe(reason: DoneReason): string {
     case 'budget':
     case 'aborted':
     case 'evicted':
+    case 'freed':
       return reason;
     default: {
       const never: never = reason; // every DoneReason is handled above

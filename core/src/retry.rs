@@ -1,0 +1,210 @@
+//! Retrying an operation on a schedule (feature `std`), in the style of
+//! backon: `retry(op).with(config).when(…).notify(…)`, then `.run(sleep)`
+//! for async work on any runtime (the sleep function is passed in:
+//! `tokio::time::sleep`, `async_std::task::sleep`, a test clock…) or
+//! `.call()` to block the thread between tries.
+//!
+//! ```
+//! use std::time::Duration;
+//! use wasm_backoff_core::retry::retry;
+//! use wasm_backoff_core::{Config, Jitter};
+//!
+//! let mut tries = 0;
+//! let slept = std::cell::Cell::new(Duration::ZERO);
+//! let value = retry(|| {
+//!     tries += 1;
+//!     if tries < 3 { Err("busy") } else { Ok(42) }
+//! })
+//! .with(Config::new().base_ms(1.0).jitter(Jitter::None))
+//! .when(|e: &&str| *e == "busy") // only this error is worth another try
+//! .notify(|_e: &&str, d: Duration| slept.set(slept.get() + d))
+//! .call();
+//! assert_eq!(value, Ok(42));
+//! assert_eq!(slept.get(), Duration::from_millis(3)); // 1 ms, then 2 ms
+//! ```
+
+use crate::{seeded_rng, Backoff, Config, DefaultRng};
+use std::future::Future;
+use std::time::Duration;
+
+/// Which errors are worth another try (see [`Retry::when`]).
+pub trait When<E> {
+    /// Whether `error` may be retried.
+    fn retryable(&mut self, error: &E) -> bool;
+}
+
+/// Every error is worth another try (the default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Always;
+
+impl<E> When<E> for Always {
+    fn retryable(&mut self, _: &E) -> bool {
+        true
+    }
+}
+
+impl<E, F: FnMut(&E) -> bool> When<E> for F {
+    fn retryable(&mut self, error: &E) -> bool {
+        self(error)
+    }
+}
+
+/// Told of every failure that will be retried, and the wait before the
+/// retry (see [`Retry::notify`]).
+pub trait Notify<E> {
+    /// `error` will be retried after `wait`.
+    fn notify(&mut self, error: &E, wait: Duration);
+}
+
+/// Tells no one (the default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Silent;
+
+impl<E> Notify<E> for Silent {
+    fn notify(&mut self, _: &E, _: Duration) {}
+}
+
+impl<E, F: FnMut(&E, Duration)> Notify<E> for F {
+    fn notify(&mut self, error: &E, wait: Duration) {
+        self(error, wait)
+    }
+}
+
+/// An operation to retry, with its schedule, its error filter and its
+/// observer; made by [`retry`].
+#[derive(Clone, Debug)]
+pub struct Retry<Op, W = Always, N = Silent> {
+    op: Op,
+    cfg: Config,
+    seed: Option<u64>,
+    when: W,
+    notify: N,
+}
+
+/// Retries `op` on the default schedule (exponential, full jitter, 100 ms,
+/// factor 2, cap 20 s, **no attempt limit**: set one with [`Retry::with`]),
+/// every error being retryable, until it succeeds.
+pub fn retry<Op>(op: Op) -> Retry<Op> {
+    Retry {
+        op,
+        cfg: Config::new(),
+        seed: None,
+        when: Always,
+        notify: Silent,
+    }
+}
+
+impl<Op, W, N> Retry<Op, W, N> {
+    /// The schedule (a [`Config`], e.g. a [`crate::Preset`]'s).
+    ///
+    /// # Panics
+    /// When `cfg` is invalid (the message names the option): a schedule is
+    /// the program's own, not input.
+    pub fn with(mut self, cfg: Config) -> Self {
+        if let Err(e) = cfg.validate() {
+            panic!("invalid retry schedule: {}", e.message());
+        }
+        self.cfg = cfg;
+        self
+    }
+
+    /// A fixed seed for the jitter (reproducible waits); by default each
+    /// run draws one from std's per-process random keys.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Only the errors for which `when` is true are retried; the others are
+    /// returned at once.
+    pub fn when<W2>(self, when: W2) -> Retry<Op, W2, N> {
+        Retry {
+            op: self.op,
+            cfg: self.cfg,
+            seed: self.seed,
+            when,
+            notify: self.notify,
+        }
+    }
+
+    /// `notify(error, wait)` is called before each wait (to log it).
+    pub fn notify<N2>(self, notify: N2) -> Retry<Op, W, N2> {
+        Retry {
+            op: self.op,
+            cfg: self.cfg,
+            seed: self.seed,
+            when: self.when,
+            notify,
+        }
+    }
+
+    fn schedule(&self) -> Backoff<DefaultRng> {
+        let seed = self.seed.unwrap_or_else(|| {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        });
+        // Validated by `with` (or the defaults): cannot fail.
+        Backoff::new(self.cfg, seeded_rng(seed)).expect("a validated schedule")
+    }
+
+    /// What to do after `error`: the wait before the next try, or `None` to
+    /// return it (not retryable, or the schedule gave up).
+    fn after<E>(&mut self, backoff: &mut Backoff<DefaultRng>, error: &E) -> Option<Duration>
+    where
+        W: When<E>,
+        N: Notify<E>,
+    {
+        if !self.when.retryable(error) {
+            return None;
+        }
+        let wait = Duration::from_secs_f64(backoff.next_delay()? / 1000.0);
+        self.notify.notify(error, wait);
+        Some(wait)
+    }
+
+    /// Runs the async operation until it succeeds, fails with an error that
+    /// is not retryable, or the schedule gives up (then its last error),
+    /// waiting with `sleep` between tries (`tokio::time::sleep` …).
+    pub async fn run<T, E, Fut, S, SF>(mut self, mut sleep: S) -> Result<T, E>
+    where
+        Op: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        W: When<E>,
+        N: Notify<E>,
+        S: FnMut(Duration) -> SF,
+        SF: Future<Output = ()>,
+    {
+        let mut backoff = self.schedule();
+        loop {
+            match (self.op)().await {
+                Ok(v) => return Ok(v),
+                Err(e) => match self.after(&mut backoff, &e) {
+                    Some(wait) => sleep(wait).await,
+                    None => return Err(e),
+                },
+            }
+        }
+    }
+
+    /// Runs the blocking operation the same way, sleeping the thread between
+    /// tries.
+    pub fn call<T, E>(mut self) -> Result<T, E>
+    where
+        Op: FnMut() -> Result<T, E>,
+        W: When<E>,
+        N: Notify<E>,
+    {
+        let mut backoff = self.schedule();
+        loop {
+            match (self.op)() {
+                Ok(v) => return Ok(v),
+                Err(e) => match self.after(&mut backoff, &e) {
+                    Some(wait) => std::thread::sleep(wait),
+                    None => return Err(e),
+                },
+            }
+        }
+    }
+}
