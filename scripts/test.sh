@@ -37,7 +37,9 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
 
   step "native Rust tests (presets, properties, distributions, golden file, boundary, Retry-After vectors; doctests)"
   run cargo test --workspace
-  run cargo test -p wasm-backoff-core --all-features # std: the retry helper, on tokio's paused clock; getrandom
+  # what the optional features add: the retry helper (std) on tokio's paused clock, and their doctests
+  run cargo test -p wasm-backoff-core --all-features --test retry
+  run cargo test -p wasm-backoff-core --all-features --doc
 
   step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"
   run cargo test --target wasm32-unknown-unknown -p wasm-backoff --test wasm_node --test wasm_browser
