@@ -36,6 +36,12 @@ pub struct Backoff<R = DefaultRng> {
 
 impl<R: Rng> Backoff<R> {
     /// Validates `cfg` (the error names the option) and starts at attempt 0.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// assert!(Backoff::new(Config::new(), seeded_rng(1)).is_ok());
+    /// assert!(Backoff::new(Config::new().base_ms(-1.0), seeded_rng(1)).is_err());
+    /// ```
     pub fn new(cfg: Config, rng: R) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Self::unchecked(cfg, rng))
@@ -58,6 +64,12 @@ impl<R: Rng> Backoff<R> {
     /// next try would exceed `max_attempts`, or when this delay would take the
     /// sum of delays past `max_elapsed_ms`. Once `None`, always `None` until
     /// [`Backoff::reset`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new().jitter(Jitter::None).max_attempts(Some(2)), seeded_rng(1)).unwrap();
+    /// assert_eq!((b.next_delay(), b.next_delay()), (Some(100.0), None));
+    /// ```
     pub fn next_delay(&mut self) -> Option<f64> {
         if self.exhausted {
             return None;
@@ -91,6 +103,14 @@ impl<R: Rng> Backoff<R> {
     /// Back to the first retry, as after a success: attempt 0, nothing
     /// waited, the decorrelated chain and the slot at their start. Counted in
     /// [`Backoff::resets`] when anything had been handed out (as Akka does).
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// b.next_delay();
+    /// b.reset();
+    /// assert_eq!((b.attempt(), b.resets(), b.next_delay()), (0, 1, Some(100.0)));
+    /// ```
     pub fn reset(&mut self) {
         if self.attempt > 0 || self.exhausted {
             self.resets += 1;
@@ -105,6 +125,13 @@ impl<R: Rng> Backoff<R> {
     /// the schedule offered `delay`: at least both, with up to
     /// min(10 % of the hint, 1 s) of jitter above the hint, so that clients
     /// told the same instant do not all come back at that instant.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new(), seeded_rng(1)).unwrap();
+    /// let w = b.with_hint(50.0, 2000.0); // the server asked for 2 s
+    /// assert!((2000.0..2200.0).contains(&w));
+    /// ```
     pub fn with_hint(&mut self, delay: f64, hint_ms: f64) -> f64 {
         let hint = clamp_delay(hint_ms);
         let spread = min(hint * 0.1, 1000.0);
@@ -113,23 +140,61 @@ impl<R: Rng> Backoff<R> {
     }
 
     /// Retries handed out since the last reset.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new(), seeded_rng(1)).unwrap();
+    /// b.next_delay();
+    /// assert_eq!(b.attempt(), 1);
+    /// ```
     pub fn attempt(&self) -> u32 {
         self.attempt
     }
     /// Retries handed out since construction.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new(), seeded_rng(1)).unwrap();
+    /// b.next_delay();
+    /// b.reset();
+    /// b.next_delay();
+    /// assert_eq!(b.total_retries(), 2);
+    /// ```
     pub fn total_retries(&self) -> u64 {
         self.total_retries
     }
     /// Resets: calls of [`Backoff::reset`] after a retry, plus the slotted
     /// strategy's wraps past its ceiling in [`AtCeiling::Reset`] mode.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new(), seeded_rng(1)).unwrap();
+    /// b.next_delay();
+    /// b.reset();
+    /// assert_eq!(b.resets(), 1);
+    /// ```
     pub fn resets(&self) -> u64 {
         self.resets
     }
     /// Sum of the delays handed out since the last reset, in ms.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// b.next_delay();
+    /// b.next_delay();
+    /// assert_eq!(b.elapsed_ms(), 300.0);
+    /// ```
     pub fn elapsed_ms(&self) -> f64 {
         self.elapsed_ms
     }
     /// The validated configuration.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let b = Backoff::new(Config::new().base_ms(5.0), seeded_rng(1)).unwrap();
+    /// assert_eq!(b.config().base_ms, 5.0);
+    /// ```
     pub fn config(&self) -> &Config {
         &self.cfg
     }
@@ -138,6 +203,14 @@ impl<R: Rng> Backoff<R> {
     /// retry), from a fresh schedule: limits are ignored and the state of
     /// `self` is untouched except for its random stream. This is the law of
     /// what [`Backoff::next_delay`] returns at that retry.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new(), seeded_rng(1)).unwrap();
+    /// let d = b.sample_at(3); // a draw of the delay before retry 3: U[0, 400 ms)
+    /// assert!((0.0..400.0).contains(&d));
+    /// assert_eq!(b.attempt(), 0, "the schedule itself did not move");
+    /// ```
     pub fn sample_at(&mut self, retry: u32) -> f64 {
         let n = retry.max(1);
         if self.cfg.strategy == Strategy::Decorrelated {

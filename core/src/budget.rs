@@ -33,6 +33,11 @@ pub struct RetryBudget {
 }
 
 /// A rejected budget parameter (the message names the JS option).
+///
+/// ```
+/// use wasm_backoff_core::{BudgetError, RetryBudget};
+/// assert_eq!(RetryBudget::new(0.0, 1.0, 0.2).err(), Some(BudgetError::Ttl));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BudgetError {
     /// `ttlMs` must be a finite number > 0.
@@ -45,6 +50,11 @@ pub enum BudgetError {
 
 impl BudgetError {
     /// The message, starting with the option's name.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{BudgetError, RetryBudget};
+    /// assert!(BudgetError::Ratio.message().starts_with("retryRatio"));
+    /// ```
     pub const fn message(self) -> &'static str {
         match self {
             BudgetError::Ttl => "ttlMs must be a finite number > 0",
@@ -58,6 +68,13 @@ impl RetryBudget {
     /// `ttl_ms`: the window (tower: 10 s); `min_per_sec`: retries always
     /// allowed per second of window regardless of traffic (tower: 10);
     /// `ratio`: extra retries per request in the window (tower: 0.2).
+    ///
+    /// ```
+    /// use wasm_backoff_core::{BudgetError, RetryBudget};
+    /// let b = RetryBudget::new(10_000.0, 10.0, 0.2).unwrap(); // tower's defaults
+    /// assert!(RetryBudget::new(f64::NAN, 1.0, 1.0).is_err());
+    /// # let _ = b;
+    /// ```
     pub fn new(ttl_ms: f64, min_per_sec: f64, ratio: f64) -> Result<Self, BudgetError> {
         if !(ttl_ms.is_finite() && ttl_ms > 0.0) {
             return Err(BudgetError::Ttl);
@@ -103,12 +120,26 @@ impl RetryBudget {
     }
 
     /// Records one request (a first attempt, not a retry).
+    ///
+    /// ```
+    /// use wasm_backoff_core::{BudgetError, RetryBudget};
+    /// let mut b = RetryBudget::new(1000.0, 0.0, 0.5).unwrap();
+    /// b.deposit(0.0);
+    /// b.deposit(0.0);
+    /// assert_eq!(b.available(0.0), 1.0);
+    /// ```
     pub fn deposit(&mut self, now_ms: f64) {
         self.advance(now_ms);
         self.deposits[self.current] += 1.0;
     }
 
     /// Retries the window allows right now (may be fractional; one retry needs >= 1).
+    ///
+    /// ```
+    /// use wasm_backoff_core::{BudgetError, RetryBudget};
+    /// let mut b = RetryBudget::new(1000.0, 2.0, 0.0).unwrap();
+    /// assert_eq!(b.available(0.0), 2.0); // the floor: 2/s over a 1 s window
+    /// ```
     pub fn available(&mut self, now_ms: f64) -> f64 {
         self.advance(now_ms);
         let d: f64 = self.deposits.iter().sum();
@@ -122,6 +153,14 @@ impl RetryBudget {
     }
 
     /// Takes one retry from the budget if it has one.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{BudgetError, RetryBudget};
+    /// let mut b = RetryBudget::new(1000.0, 1.0, 0.0).unwrap();
+    /// assert!(b.withdraw(0.0));
+    /// assert!(!b.withdraw(0.0));
+    /// assert!(b.withdraw(1500.0), "the window moved on");
+    /// ```
     pub fn withdraw(&mut self, now_ms: f64) -> bool {
         if self.available(now_ms) >= 1.0 {
             self.withdrawals[self.current] += 1.0;

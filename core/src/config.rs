@@ -5,6 +5,12 @@ use crate::math::MAX_DELAY_MS;
 
 /// How the unjittered wait grows with the retry number n (n = 1 is the wait
 /// before the first retry).
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+/// let d: Vec<f64> = Backoff::new(Config::new().strategy(Strategy::Fibonacci).jitter(Jitter::None), seeded_rng(1)).unwrap().take(3).collect();
+/// assert_eq!(d, [100.0, 100.0, 200.0]);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
     /// `base · factor^(n−1)` (shifted by the preset's exponent offset).
@@ -24,6 +30,12 @@ pub enum Strategy {
 }
 
 /// Randomisation applied to the capped unjittered wait `v`.
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+/// let d: Vec<f64> = Backoff::new(Config::new().jitter(Jitter::Equal), seeded_rng(1)).unwrap().take(3).collect();
+/// assert!((50.0..100.0).contains(&d[0]) && (100.0..200.0).contains(&d[1]));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Jitter {
     /// `v`.
@@ -42,6 +54,13 @@ pub enum Jitter {
 }
 
 /// How the slotted strategy draws its number of slots after failure c.
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, SlotMode, Strategy};
+/// let cfg = Config::new().strategy(Strategy::Slotted).slot_mode(SlotMode::Binary).base_ms(1.0).jitter(Jitter::None);
+/// let d = Backoff::new(cfg, seeded_rng(1)).unwrap().next_delay().unwrap();
+/// assert!(d == 0.0 || d == 1.0); // 0 or 1 slot after the first collision
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlotMode {
     /// `k` uniform in `[0, 2^e − 1]`, wait `k` slots (CSMA/CD truncated binary
@@ -56,6 +75,15 @@ pub enum SlotMode {
 }
 
 /// What the slotted strategy does once its slot passes the ceiling.
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, AtCeiling, Backoff, Config, Strategy};
+/// let cfg = Config::new().strategy(Strategy::Slotted).ceiling(1).at_ceiling(AtCeiling::Reset);
+/// let mut b = Backoff::new(cfg, seeded_rng(1)).unwrap();
+/// b.next_delay();
+/// b.next_delay(); // past the ceiling: back to slot 1
+/// assert_eq!(b.resets(), 1);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtCeiling {
     /// Keep drawing at the ceiling (truncated backoff).
@@ -113,6 +141,12 @@ impl Default for Config {
 impl Config {
     /// The defaults: exponential, full jitter, base 100 ms, factor 2, cap
     /// 20 s, no attempt or time limit.
+    ///
+    /// ```
+    /// use wasm_backoff_core::Config;
+    /// let c = Config::new();
+    /// assert_eq!((c.base_ms, c.factor, c.max_delay_ms, c.max_attempts), (100.0, 2.0, 20_000.0, None));
+    /// ```
     pub const fn new() -> Self {
         Config {
             strategy: Strategy::Exponential,
@@ -129,56 +163,120 @@ impl Config {
         }
     }
     /// Sets [`Config::strategy`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+    /// let d: Vec<f64> = Backoff::new(Config::new().jitter(Jitter::None).strategy(Strategy::Constant), seeded_rng(1)).unwrap().take(3).collect();
+    /// assert_eq!(d, [100.0, 100.0, 100.0]);
+    /// ```
     pub const fn strategy(mut self, s: Strategy) -> Self {
         self.strategy = s;
         self
     }
     /// Sets [`Config::base_ms`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+    /// let d: Vec<f64> = Backoff::new(Config::new().jitter(Jitter::None).base_ms(10.0), seeded_rng(1)).unwrap().take(3).collect();
+    /// assert_eq!(d, [10.0, 20.0, 40.0]);
+    /// ```
     pub const fn base_ms(mut self, ms: f64) -> Self {
         self.base_ms = ms;
         self
     }
     /// Sets [`Config::factor`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+    /// let d: Vec<f64> = Backoff::new(Config::new().jitter(Jitter::None).factor(3.0), seeded_rng(1)).unwrap().take(3).collect();
+    /// assert_eq!(d, [100.0, 300.0, 900.0]);
+    /// ```
     pub const fn factor(mut self, f: f64) -> Self {
         self.factor = f;
         self
     }
     /// Sets [`Config::max_delay_ms`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+    /// let d: Vec<f64> = Backoff::new(Config::new().jitter(Jitter::None).max_delay_ms(150.0), seeded_rng(1)).unwrap().take(3).collect();
+    /// assert_eq!(d, [100.0, 150.0, 150.0]);
+    /// ```
     pub const fn max_delay_ms(mut self, ms: f64) -> Self {
         self.max_delay_ms = ms;
         self
     }
     /// Sets [`Config::jitter`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+    /// let d: Vec<f64> = Backoff::new(Config::new().jitter(Jitter::Ratio(0.0)), seeded_rng(1)).unwrap().take(3).collect();
+    /// assert_eq!(d, [100.0, 200.0, 400.0]); // ratio 0: no spread
+    /// ```
     pub const fn jitter(mut self, j: Jitter) -> Self {
         self.jitter = j;
         self
     }
     /// Sets [`Config::max_attempts`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+    /// let d: Vec<f64> = Backoff::new(Config::new().max_attempts(Some(2)), seeded_rng(1)).unwrap().take(3).collect();
+    /// assert_eq!(d.len(), 1); // 2 tries: 1 delay
+    /// ```
     pub const fn max_attempts(mut self, n: Option<u32>) -> Self {
         self.max_attempts = n;
         self
     }
     /// Sets [`Config::max_elapsed_ms`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+    /// let d: Vec<f64> = Backoff::new(Config::new().jitter(Jitter::None).max_elapsed_ms(Some(350.0)), seeded_rng(1)).unwrap().take(3).collect();
+    /// assert_eq!(d, [100.0, 200.0]); // +400 would pass 350
+    /// ```
     pub const fn max_elapsed_ms(mut self, ms: Option<f64>) -> Self {
         self.max_elapsed_ms = ms;
         self
     }
     /// Sets [`Config::exponent_offset`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, Strategy};
+    /// let d: Vec<f64> = Backoff::new(Config::new().jitter(Jitter::None).exponent_offset(1), seeded_rng(1)).unwrap().take(3).collect();
+    /// assert_eq!(d, [200.0, 400.0, 800.0]); // base·2^n, the AWS form
+    /// ```
     pub const fn exponent_offset(mut self, k: u32) -> Self {
         self.exponent_offset = k;
         self
     }
     /// Sets [`Config::ceiling`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::Config;
+    /// assert!(Config::new().ceiling(1023).validate().is_ok());
+    /// assert!(Config::new().ceiling(1024).validate().is_err());
+    /// ```
     pub const fn ceiling(mut self, c: u32) -> Self {
         self.ceiling = c;
         self
     }
     /// Sets [`Config::at_ceiling`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{AtCeiling, Config};
+    /// assert_eq!(Config::new().at_ceiling(AtCeiling::Reset).at_ceiling, AtCeiling::Reset);
+    /// ```
     pub const fn at_ceiling(mut self, a: AtCeiling) -> Self {
         self.at_ceiling = a;
         self
     }
     /// Sets [`Config::slot_mode`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{Config, SlotMode};
+    /// assert_eq!(Config::new().slot_mode(SlotMode::Exponent).slot_mode, SlotMode::Exponent);
+    /// ```
     pub const fn slot_mode(mut self, m: SlotMode) -> Self {
         self.slot_mode = m;
         self
@@ -190,6 +288,11 @@ impl Config {
     }
 
     /// Checks every field; the error names the offending option.
+    ///
+    /// ```
+    /// use wasm_backoff_core::{Config, ConfigError, Jitter};
+    /// assert_eq!(Config::new().jitter(Jitter::Ratio(2.0)).validate(), Err(ConfigError::JitterRatio));
+    /// ```
     pub fn validate(&self) -> Result<(), ConfigError> {
         let finite_nonneg = |x: f64| x.is_finite() && x >= 0.0;
         if !finite_nonneg(self.base_ms) {
@@ -225,6 +328,11 @@ impl Config {
 /// A rejected option. [`ConfigError::message`] is the text the JavaScript
 /// layer throws; it always starts with the option's name. The discriminants
 /// are stable: the wasm module reports an error as `code()`.
+///
+/// ```
+/// use wasm_backoff_core::{Config, ConfigError};
+/// assert_eq!(Config::new().max_attempts(Some(0)).validate(), Err(ConfigError::MaxAttempts));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum ConfigError {
@@ -250,12 +358,22 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// A small stable number for the error (1 = `BaseMs`, in declaration order).
+    ///
+    /// ```
+    /// use wasm_backoff_core::ConfigError;
+    /// assert_eq!(ConfigError::BaseMs.code(), 1);
+    /// ```
     pub const fn code(self) -> u8 {
         self as u8
     }
 
     /// A message naming the option and the accepted range (a `&'static str`:
     /// no formatting machinery on the wasm path).
+    ///
+    /// ```
+    /// use wasm_backoff_core::ConfigError;
+    /// assert_eq!(ConfigError::BaseMs.message(), "baseMs must be a finite number >= 0");
+    /// ```
     pub const fn message(self) -> &'static str {
         match self {
             ConfigError::BaseMs => "baseMs must be a finite number >= 0",

@@ -23,9 +23,31 @@ use crate::rng::Rng;
 /// Identifies a sent request to the gate: the round it was sent in (31 bits,
 /// wrapping) and whether it is the probe. Opaque to the caller, which hands
 /// it back with the outcome.
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// let Admit::Send(tag) = g.admit(0.0) else { unreachable!() };
+/// assert_eq!(tag & 1, 0, "not a probe");
+/// ```
 pub type Tag = u32;
 
 /// What to do when a request must be held and `max_queued` are already held.
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+/// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+/// for _ in 0..2 { g.admit(1.0); }
+/// assert_eq!(g.admit(2.0), Admit::Hold(Hold::EvictHead)); // full: the oldest goes
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Overflow {
     /// Drop the oldest held request (it has waited longest; the newest is
@@ -37,6 +59,17 @@ pub enum Overflow {
 
 /// The answer to holding one more request. (The wasm layer answers with
 /// -1 - the declaration order: keep it.)
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+/// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+/// assert_eq!(g.hold(), Hold::Held);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hold {
     /// It joined the held list.
@@ -50,6 +83,15 @@ pub enum Hold {
 }
 
 /// The answer to a new request.
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// assert!(matches!(g.admit(0.0), Admit::Send(_)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admit {
     /// Send it now, with this tag.
@@ -60,6 +102,18 @@ pub enum Admit {
 
 /// Where the target stands. (The wasm layer answers with the declaration
 /// order: keep it.)
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// assert_eq!(g.phase(), Phase::Healthy);
+/// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+/// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+/// assert_eq!(g.phase(), Phase::Waiting);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     /// Requests pass straight through (up to the concurrency limit).
@@ -73,6 +127,15 @@ pub enum Phase {
 }
 
 /// Limits of a gate; see [`Gate::new`].
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// assert!(g.idle());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
     /// Most requests held at once; beyond, [`Overflow`] decides who goes.
@@ -136,6 +199,15 @@ impl<R: Rng> Gate<R> {
     /// A healthy gate whose rounds wait what `backoff` hands out. Give it a
     /// schedule without limits: a target is never given up on (requests are,
     /// by their own limits); if it does run out, the last delay repeats.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!((g.phase(), g.held(), g.in_flight()), (Phase::Healthy, 0, 0));
+    /// ```
     pub fn new(backoff: Backoff<R>, limits: Limits) -> Self {
         Gate {
             backoff,
@@ -230,6 +302,17 @@ impl<R: Rng> Gate<R> {
     /// A new request at `now_ms`: send it (healthy, nothing held ahead of it
     /// and below the concurrency limit; or as the probe of an open gate), or
     /// hold it.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// assert_eq!(g.admit(1.0), Admit::Hold(Hold::Held));
+    /// ```
     pub fn admit(&mut self, now_ms: f64) -> Admit {
         self.tick(now_ms);
         if self.held == 0 {
@@ -253,6 +336,18 @@ impl<R: Rng> Gate<R> {
     /// One more request is held (a new one, or one whose attempt failed and
     /// that will wait for the target); the caller inserts it in arrival order
     /// and then evicts as told.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// g.hold();
+    /// assert_eq!(g.held(), 1);
+    /// ```
     pub fn hold(&mut self) -> Hold {
         if self.held < self.limits.max_queued {
             self.held += 1;
@@ -267,6 +362,19 @@ impl<R: Rng> Gate<R> {
 
     /// A held request left on its own: aborted, or (`timed_out`) out of
     /// time or attempts, which [`Gate::timeouts`] counts.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// g.admit(1.0);
+    /// g.left(true);
+    /// assert_eq!((g.held(), g.timeouts()), (0, 1));
+    /// ```
     pub fn left(&mut self, timed_out: bool) {
         self.held = self.held.saturating_sub(1);
         self.timeouts += timed_out as u64;
@@ -278,6 +386,17 @@ impl<R: Rng> Gate<R> {
     /// `Retry-After`, negative = none) makes that round wait at least as long.
     /// The request itself is not held by this: call [`Gate::hold`] if it
     /// will wait for the target.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// assert!(g.failed(t, 500.0, 0.0)); // news: a round, at least 500 ms (a Retry-After)
+    /// assert!(g.wake_at().is_none() && g.can_wait(450.0) == false);
+    /// ```
     pub fn failed(&mut self, tag: Tag, hint_ms: f64, now_ms: f64) -> bool {
         self.settle(tag);
         let news = match self.phase {
@@ -295,6 +414,17 @@ impl<R: Rng> Gate<R> {
     /// ends the backoff (the held requests are then released by
     /// [`Gate::take`]); any other success only frees its concurrency slot —
     /// a request sent before the outage proves nothing about now.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.succeeded(t);
+    /// assert!(g.idle());
+    /// ```
     pub fn succeeded(&mut self, tag: Tag) {
         self.settle(tag);
         if self.phase == Phase::Probing && tag == self.tag(true) {
@@ -306,6 +436,17 @@ impl<R: Rng> Gate<R> {
     /// The request sent with `tag` ended without an outcome (its caller
     /// aborted it). A cancelled probe says nothing: the gate opens again and
     /// the next request in line probes.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.cancelled(t);
+    /// assert_eq!(g.in_flight(), 0);
+    /// ```
     pub fn cancelled(&mut self, tag: Tag) {
         self.settle(tag);
         if self.phase == Phase::Probing && tag == self.tag(true) {
@@ -317,6 +458,19 @@ impl<R: Rng> Gate<R> {
     /// the held list (the caller sends it with that tag, and calls again), or
     /// `None`. Exactly one probe per round; then, once healthy, the held
     /// requests in order, up to the concurrency limit.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// g.admit(1.0);
+    /// assert_eq!(g.take(50.0), None, "still waiting");
+    /// assert!(g.take(100.0).is_some(), "the probe");
+    /// ```
     pub fn take(&mut self, now_ms: f64) -> Option<Tag> {
         self.tick(now_ms);
         if self.held == 0 {
@@ -335,6 +489,18 @@ impl<R: Rng> Gate<R> {
     /// is held: the end of the current wait, the probe's timeout, or the
     /// stall timeout of a full gate. `None` otherwise (nothing to wake; a
     /// request arriving later is checked against the clock).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// g.admit(1.0);
+    /// assert_eq!(g.wake_at(), Some(100.0));
+    /// ```
     pub fn wake_at(&self) -> Option<f64> {
         let end = self.wait_end();
         match self.phase {
@@ -349,42 +515,128 @@ impl<R: Rng> Gate<R> {
 
     /// Whether a request whose deadline is `deadline_ms` can still be served
     /// by waiting: false when the gate will not even wake before it.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// assert!(g.can_wait(100.0) && !g.can_wait(99.0));
+    /// ```
     pub fn can_wait(&self, deadline_ms: f64) -> bool {
         self.phase != Phase::Waiting || self.until_ms <= deadline_ms
     }
 
     /// The current phase (as of the last event; a wait that has run out
     /// shows as [`Phase::Open`] only once an event has seen the clock).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!(g.phase(), Phase::Healthy);
+    /// ```
     pub fn phase(&self) -> Phase {
         self.phase
     }
     /// Requests held now.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!(g.held(), 0);
+    /// ```
     pub fn held(&self) -> u32 {
         self.held
     }
     /// Requests sent and not settled (the stalled ones included).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!(g.in_flight(), 0);
+    /// ```
     pub fn in_flight(&self) -> u32 {
         self.in_flight
     }
     /// Backoff rounds started since construction (the failed probes, plus
     /// the failures that ended a healthy period; wrapping).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!(g.rounds(), 0);
+    /// ```
     pub fn rounds(&self) -> u32 {
         self.rounds
     }
     /// Probes sent since construction.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!(g.probes(), 0);
+    /// ```
     pub fn probes(&self) -> u64 {
         self.probes
     }
     /// Held requests evicted or refused because the list was full.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!(g.evictions(), 0);
+    /// ```
     pub fn evictions(&self) -> u64 {
         self.evictions
     }
     /// Held requests that left out of time or attempts (see [`Gate::left`]).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!(g.timeouts(), 0);
+    /// ```
     pub fn timeouts(&self) -> u64 {
         self.timeouts
     }
     /// Whether the gate has nothing to remember: healthy, nothing held or in
     /// flight (the caller may drop it; a fresh one behaves the same).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert!(g.idle());
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// assert!(!g.idle());
+    /// ```
     pub fn idle(&self) -> bool {
         self.phase == Phase::Healthy && self.held == 0 && self.in_flight == 0
     }

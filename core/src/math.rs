@@ -4,6 +4,12 @@
 /// The longest delay a JavaScript timer accepts: `setTimeout` treats anything
 /// above 2^31 − 1 ms (about 24.8 days) as 0 and fires at once, so every delay
 /// handed out is clamped to this.
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter, MAX_DELAY_MS};
+/// let huge = Config::new().base_ms(1e300).max_delay_ms(f64::INFINITY).jitter(Jitter::None);
+/// assert_eq!(Backoff::new(huge, seeded_rng(1)).unwrap().next_delay(), Some(MAX_DELAY_MS));
+/// ```
 pub const MAX_DELAY_MS: f64 = 2_147_483_647.0;
 
 /// `x` clamped to `[0, MAX_DELAY_MS]`; NaN becomes 0. A last safety net:

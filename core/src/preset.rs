@@ -69,6 +69,11 @@ impl Preset {
     ];
 
     /// The name used by the JavaScript API (`{ preset: 'gcs' }`).
+    ///
+    /// ```
+    /// use wasm_backoff_core::Preset;
+    /// assert_eq!(Preset::Grpc.name(), "grpc");
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             Preset::Gcs => "gcs",
@@ -84,12 +89,23 @@ impl Preset {
     }
 
     /// The preset with this name, if any.
+    ///
+    /// ```
+    /// use wasm_backoff_core::Preset;
+    /// assert_eq!(Preset::from_name("hadoop"), Some(Preset::Hadoop));
+    /// assert_eq!(Preset::from_name("nope"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<Preset> {
         Preset::ALL.into_iter().find(|p| p.name() == name)
     }
 
     /// The preset's configuration (a table built at compile time, so the wasm
     /// module carries data rather than code for it).
+    ///
+    /// ```
+    /// use wasm_backoff_core::Preset;
+    /// assert_eq!(Preset::Aws.config().max_attempts, Some(3));
+    /// ```
     pub const fn config(self) -> Config {
         CONFIGS[self as usize]
     }
@@ -140,6 +156,12 @@ impl Preset {
 
     /// Rules of the reference system that go beyond [`Config::validate`]
     /// (run after the caller's overrides are applied).
+    ///
+    /// ```
+    /// use wasm_backoff_core::{ConfigError, Preset};
+    /// let cfg = Preset::Hadoop.config().max_attempts(Some(64));
+    /// assert_eq!(Preset::Hadoop.check(&cfg), Err(ConfigError::HadoopMaxAttempts));
+    /// ```
     pub fn check(self, cfg: &Config) -> Result<(), ConfigError> {
         match self {
             Preset::Hadoop => match cfg.max_attempts {

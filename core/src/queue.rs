@@ -34,6 +34,11 @@ use crate::rng::seeded_rng;
 
 /// Where a task is in its life. The discriminants are stable: the wasm
 /// boundary passes a state as this number.
+///
+/// ```
+/// use wasm_backoff_core::queue::TaskState;
+/// assert!(TaskState::Processed.is_final() && !TaskState::Pending.is_final());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum TaskState {
@@ -49,6 +54,12 @@ pub enum TaskState {
 
 impl TaskState {
     /// The state with discriminant `n`, if any.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::TaskState;
+    /// assert_eq!(TaskState::from_u8(1), Some(TaskState::Processing));
+    /// assert_eq!(TaskState::from_u8(9), None);
+    /// ```
     pub const fn from_u8(n: u8) -> Option<TaskState> {
         match n {
             0 => Some(TaskState::Pending),
@@ -60,6 +71,11 @@ impl TaskState {
     }
 
     /// Whether nothing can happen to the task any more.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::TaskState;
+    /// assert!(TaskState::Error.is_final());
+    /// ```
     pub const fn is_final(self) -> bool {
         matches!(self, TaskState::Processed | TaskState::Error)
     }
@@ -67,6 +83,12 @@ impl TaskState {
 
 /// The numeric part of a task record (the id, payload and lock owner stay
 /// with the caller). Times are milliseconds on the caller's clock.
+///
+/// ```
+/// use wasm_backoff_core::queue::{Task, TaskState};
+/// let t = Task::new(10.0, 42);
+/// assert_eq!((t.state, t.failure_count, t.next_attempt_at), (TaskState::Pending, 0, 10.0));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Task {
     /// Current state.
@@ -84,6 +106,11 @@ pub struct Task {
 
 impl Task {
     /// A new task, pending and due at once.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::Task;
+    /// assert_eq!(Task::new(5.0, 1).seed, 1);
+    /// ```
     pub const fn new(now: f64, seed: u64) -> Task {
         Task {
             state: TaskState::Pending,
@@ -96,6 +123,14 @@ impl Task {
 }
 
 /// What an instance may do with a record at a given time.
+///
+/// ```
+/// use wasm_backoff_core::queue::*;
+/// use wasm_backoff_core::{Config, Jitter};
+/// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+/// assert_eq!(q.due(&Task::new(10.0, 1), 5.0), Due::Wait);
+/// assert_eq!(q.due(&Task::new(10.0, 1), 10.0), Due::Claim);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Due {
@@ -109,6 +144,11 @@ pub enum Due {
 }
 
 /// The queue's policy, validated by [`Queue::new`].
+///
+/// ```
+/// use wasm_backoff_core::queue::QueueConfig;
+/// assert_eq!((QueueConfig::new().lease_ms, QueueConfig::new().max_failures), (30_000.0, 5));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QueueConfig {
     /// How long a claim lasts, in ms: `complete_by = now + lease_ms`. In
@@ -130,6 +170,11 @@ impl Default for QueueConfig {
 
 impl QueueConfig {
     /// The defaults: 30 s leases, 5 failures, the calculator's default schedule.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::QueueConfig;
+    /// assert!(QueueConfig::new().validate().is_ok());
+    /// ```
     pub const fn new() -> Self {
         QueueConfig {
             lease_ms: 30_000.0,
@@ -138,22 +183,44 @@ impl QueueConfig {
         }
     }
     /// Sets [`QueueConfig::lease_ms`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::{QueueConfig, QueueError};
+    /// assert_eq!(QueueConfig::new().lease_ms(0.0).validate(), Err(QueueError::LeaseMs));
+    /// ```
     pub const fn lease_ms(mut self, ms: f64) -> Self {
         self.lease_ms = ms;
         self
     }
     /// Sets [`QueueConfig::max_failures`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::{QueueConfig, QueueError};
+    /// assert_eq!(QueueConfig::new().max_failures(0).validate(), Err(QueueError::MaxFailures));
+    /// ```
     pub const fn max_failures(mut self, n: u32) -> Self {
         self.max_failures = n;
         self
     }
     /// Sets [`QueueConfig::backoff`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::{QueueConfig, QueueError};
+    /// use wasm_backoff_core::{Config, ConfigError};
+    /// let bad = QueueConfig::new().backoff(Config::new().factor(0.0));
+    /// assert_eq!(bad.validate(), Err(QueueError::Backoff(ConfigError::Factor)));
+    /// ```
     pub const fn backoff(mut self, cfg: Config) -> Self {
         self.backoff = cfg;
         self
     }
 
     /// Checks every field; the error names the offending option.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::QueueConfig;
+    /// assert!(QueueConfig::new().lease_ms(f64::NAN).validate().is_err());
+    /// ```
     pub fn validate(&self) -> Result<(), QueueError> {
         if !(self.lease_ms > 0.0 && self.lease_ms <= MAX_DELAY_MS) {
             return Err(QueueError::LeaseMs);
@@ -167,6 +234,11 @@ impl QueueConfig {
 
 /// A rejected queue option. As with [`ConfigError`], the message starts with
 /// the option's name.
+///
+/// ```
+/// use wasm_backoff_core::queue::{Queue, QueueConfig, QueueError};
+/// assert_eq!(Queue::new(QueueConfig::new().max_failures(0)).err(), Some(QueueError::MaxFailures));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueError {
     /// `lease_ms` / `leaseMs`.
@@ -179,6 +251,11 @@ pub enum QueueError {
 
 impl QueueError {
     /// A message naming the option and the accepted range.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::QueueError;
+    /// assert!(QueueError::LeaseMs.message().starts_with("leaseMs"));
+    /// ```
     pub const fn message(self) -> &'static str {
         match self {
             QueueError::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
@@ -207,12 +284,26 @@ pub struct Queue {
 
 impl Queue {
     /// Validates `cfg` (the error names the option).
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// assert_eq!(q.config().max_failures, 2);
+    /// ```
     pub fn new(cfg: QueueConfig) -> Result<Queue, QueueError> {
         cfg.validate()?;
         Ok(Queue { cfg })
     }
 
     /// The validated policy.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// assert_eq!(q.config().lease_ms, 1000.0);
+    /// ```
     pub fn config(&self) -> &QueueConfig {
         &self.cfg
     }
@@ -220,6 +311,14 @@ impl Queue {
     /// What may be done with `task` at `now`. A lease is over once `now`
     /// passes `complete_by` (at `complete_by` itself it still holds), the
     /// same instant at which [`Queue::complete`] stops accepting.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// let c = q.claim(&Task::new(0.0, 1), 0.0).unwrap();
+    /// assert_eq!(q.due(&c, 1001.0), Due::Sweep); // the lease is over
+    /// ```
     pub fn due(&self, task: &Task, now: f64) -> Due {
         match task.state {
             TaskState::Pending if task.next_attempt_at <= now => Due::Claim,
@@ -229,6 +328,13 @@ impl Queue {
     }
 
     /// pending (due) → processing until `now + lease_ms`.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// assert!(q.claim(&Task::new(50.0, 1), 10.0).is_none(), "not due yet");
+    /// ```
     pub fn claim(&self, task: &Task, now: f64) -> Option<Task> {
         if self.due(task, now) != Due::Claim {
             return None;
@@ -243,6 +349,15 @@ impl Queue {
     /// processing → processed, while the lease holds. After `complete_by`
     /// the agent has given up: the result is refused and the sweep counts
     /// the attempt as a failure (handlers must be idempotent).
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// let c = q.claim(&Task::new(0.0, 1), 0.0).unwrap();
+    /// assert_eq!(q.complete(&c, 500.0).unwrap().state, TaskState::Processed);
+    /// assert!(q.complete(&c, 1001.0).is_none(), "too late: the sweep takes it back");
+    /// ```
     pub fn complete(&self, task: &Task, now: f64) -> Option<Task> {
         if task.state != TaskState::Processing || now > task.complete_by {
             return None;
@@ -256,6 +371,17 @@ impl Queue {
     /// A retryable failure of a processing task (the handler rejected): one
     /// more failure, then back to pending after the retry delay, or to
     /// error when the count reaches `max_failures`.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// let c = q.claim(&Task::new(0.0, 1), 0.0).unwrap();
+    /// let once = q.fail(&c, 0.0).unwrap();
+    /// assert_eq!((once.state, once.next_attempt_at), (TaskState::Pending, 100.0));
+    /// let again = q.fail(&q.claim(&once, 100.0).unwrap(), 100.0).unwrap();
+    /// assert_eq!(again.state, TaskState::Error); // the 2nd failure of 2
+    /// ```
     pub fn fail(&self, task: &Task, now: f64) -> Option<Task> {
         if task.state != TaskState::Processing {
             return None;
@@ -278,6 +404,14 @@ impl Queue {
 
     /// processing → error at once (the handler said the task can never
     /// succeed). The failure is counted.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// let c = q.claim(&Task::new(0.0, 1), 0.0).unwrap();
+    /// assert_eq!(q.fail_permanently(&c).unwrap().state, TaskState::Error);
+    /// ```
     pub fn fail_permanently(&self, task: &Task) -> Option<Task> {
         if task.state != TaskState::Processing {
             return None;
@@ -291,6 +425,15 @@ impl Queue {
 
     /// The supervisor: a processing task whose lease expired counts as a
     /// failed attempt (see [`Queue::fail`]); anything else is left alone.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// let c = q.claim(&Task::new(0.0, 1), 0.0).unwrap();
+    /// assert!(q.sweep(&c, 500.0).is_none(), "the lease holds");
+    /// assert_eq!(q.sweep(&c, 1001.0).unwrap().failure_count, 1);
+    /// ```
     pub fn sweep(&self, task: &Task, now: f64) -> Option<Task> {
         if self.due(task, now) != Due::Sweep {
             return None;
@@ -302,6 +445,14 @@ impl Queue {
     /// with `seed`: one draw of the delay before retry `failures` from a
     /// generator seeded with both, so it is reproducible from the record
     /// alone and differs between tasks and between failures.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let q = Queue::new(QueueConfig::new().lease_ms(1000.0).max_failures(2).backoff(Config::new().jitter(Jitter::None))).unwrap();
+    /// assert_eq!(q.retry_delay(7, 1), 100.0); // no jitter: the schedule's first delay
+    /// assert_eq!(q.retry_delay(7, 2), 200.0);
+    /// ```
     pub fn retry_delay(&self, seed: u64, failures: u32) -> f64 {
         // SplitMix64 (inside seeded_rng) scrambles the mixed seed, so
         // consecutive counts give unrelated streams.

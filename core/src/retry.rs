@@ -28,12 +28,27 @@ use std::future::Future;
 use std::time::Duration;
 
 /// Which errors are worth another try (see [`Retry::when`]).
+///
+/// ```
+/// use wasm_backoff_core::retry::*;
+/// use wasm_backoff_core::{Config, Jitter};
+/// let mut only_busy = |e: &&str| *e == "busy";
+/// assert!(When::retryable(&mut only_busy, &"busy"));
+/// assert!(When::<&str>::retryable(&mut Always, &"anything"));
+/// ```
 pub trait When<E> {
     /// Whether `error` may be retried.
     fn retryable(&mut self, error: &E) -> bool;
 }
 
 /// Every error is worth another try (the default).
+///
+/// ```
+/// use wasm_backoff_core::retry::*;
+/// use wasm_backoff_core::{Config, Jitter};
+/// let r: Result<(), &str> = retry(|| Err("x")).with(Config::new().base_ms(0.0).max_attempts(Some(2))).call();
+/// assert_eq!(r, Err("x")); // Always: retried, then the schedule gave up
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Always;
 
@@ -51,12 +66,27 @@ impl<E, F: FnMut(&E) -> bool> When<E> for F {
 
 /// Told of every failure that will be retried, and the wait before the
 /// retry (see [`Retry::notify`]).
+///
+/// ```
+/// use wasm_backoff_core::retry::*;
+/// use wasm_backoff_core::{Config, Jitter};
+/// let mut seen = Vec::new();
+/// let mut log = |_: &&str, d: std::time::Duration| seen.push(d);
+/// Notify::notify(&mut log, &"busy", std::time::Duration::from_millis(5));
+/// assert_eq!(seen.len(), 1);
+/// ```
 pub trait Notify<E> {
     /// `error` will be retried after `wait`.
     fn notify(&mut self, error: &E, wait: Duration);
 }
 
 /// Tells no one (the default).
+///
+/// ```
+/// use wasm_backoff_core::retry::*;
+/// use wasm_backoff_core::{Config, Jitter};
+/// Notify::<&str>::notify(&mut Silent, &"busy", std::time::Duration::ZERO); // tells no one
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Silent;
 
@@ -72,6 +102,13 @@ impl<E, F: FnMut(&E, Duration)> Notify<E> for F {
 
 /// An operation to retry, with its schedule, its error filter and its
 /// observer; made by [`retry`].
+///
+/// ```
+/// use wasm_backoff_core::retry::*;
+/// use wasm_backoff_core::{Config, Jitter};
+/// let r: Result<u8, ()> = retry(|| Ok(1)).call();
+/// assert_eq!(r, Ok(1));
+/// ```
 #[derive(Clone, Debug)]
 pub struct Retry<Op, W = Always, N = Silent> {
     op: Op,
@@ -84,6 +121,16 @@ pub struct Retry<Op, W = Always, N = Silent> {
 /// Retries `op` on the default schedule (exponential, full jitter, 100 ms,
 /// factor 2, cap 20 s, **no attempt limit**: set one with [`Retry::with`]),
 /// every error being retryable, until it succeeds.
+///
+/// ```
+/// use wasm_backoff_core::retry::*;
+/// use wasm_backoff_core::{Config, Jitter};
+/// let mut n = 0;
+/// let r: Result<u8, ()> = retry(|| { n += 1; if n < 2 { Err(()) } else { Ok(n) } })
+///     .with(Config::new().base_ms(0.0))
+///     .call();
+/// assert_eq!(r, Ok(2));
+/// ```
 pub fn retry<Op>(op: Op) -> Retry<Op> {
     Retry {
         op,
@@ -100,6 +147,13 @@ impl<Op, W, N> Retry<Op, W, N> {
     /// # Panics
     /// When `cfg` is invalid (the message names the option): a schedule is
     /// the program's own, not input.
+    ///
+    /// ```
+    /// use wasm_backoff_core::retry::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let r: Result<(), ()> = retry(|| Err(())).with(Config::new().base_ms(0.0).max_attempts(Some(3))).call();
+    /// assert_eq!(r, Err(()));
+    /// ```
     pub fn with(mut self, cfg: Config) -> Self {
         if let Err(e) = cfg.validate() {
             panic!("invalid retry schedule: {}", e.message());
@@ -110,6 +164,18 @@ impl<Op, W, N> Retry<Op, W, N> {
 
     /// A fixed seed for the jitter (reproducible waits); by default each
     /// run draws one from std's per-process random keys.
+    ///
+    /// ```
+    /// use wasm_backoff_core::retry::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let waits = |seed| {
+    ///     let mut w = Vec::new();
+    ///     let _: Result<(), ()> = retry(|| Err(())).with(Config::new().base_ms(0.01).max_attempts(Some(3))).seed(seed)
+    ///         .notify(|_: &(), d: std::time::Duration| w.push(d)).call();
+    ///     w
+    /// };
+    /// assert_eq!(waits(5), waits(5));
+    /// ```
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
@@ -117,6 +183,14 @@ impl<Op, W, N> Retry<Op, W, N> {
 
     /// Only the errors for which `when` is true are retried; the others are
     /// returned at once.
+    ///
+    /// ```
+    /// use wasm_backoff_core::retry::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let mut n = 0;
+    /// let r: Result<(), &str> = retry(|| { n += 1; Err("fatal") }).when(|e: &&str| *e != "fatal").call();
+    /// assert_eq!((r, n), (Err("fatal"), 1));
+    /// ```
     pub fn when<W2>(self, when: W2) -> Retry<Op, W2, N> {
         Retry {
             op: self.op,
@@ -128,6 +202,15 @@ impl<Op, W, N> Retry<Op, W, N> {
     }
 
     /// `notify(error, wait)` is called before each wait (to log it).
+    ///
+    /// ```
+    /// use wasm_backoff_core::retry::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let mut told = 0;
+    /// let _: Result<(), ()> = retry(|| Err(())).with(Config::new().base_ms(0.0).max_attempts(Some(3)))
+    ///     .notify(|_: &(), _| told += 1).call();
+    /// assert_eq!(told, 2);
+    /// ```
     pub fn notify<N2>(self, notify: N2) -> Retry<Op, W, N2> {
         Retry {
             op: self.op,
@@ -190,6 +273,13 @@ impl<Op, W, N> Retry<Op, W, N> {
 
     /// Runs the blocking operation the same way, sleeping the thread between
     /// tries.
+    ///
+    /// ```
+    /// use wasm_backoff_core::retry::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// let r: Result<&str, ()> = retry(|| Ok("done")).call();
+    /// assert_eq!(r, Ok("done"));
+    /// ```
     pub fn call<T, E>(mut self) -> Result<T, E>
     where
         Op: FnMut() -> Result<T, E>,

@@ -14,16 +14,33 @@ use rand_core::TryRng;
 
 /// xoshiro256++ 1.0, seeded from a `u64` with SplitMix64 (the same stream as
 /// `rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64`).
+///
+/// ```
+/// use wasm_backoff_core::{Rng, Xoshiro256pp};
+/// let mut a = Xoshiro256pp::seed_from_u64(9);
+/// let mut b = Xoshiro256pp::seed_from_u64(9);
+/// assert_eq!(a.next_u64(), b.next_u64());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Xoshiro256pp {
     s: [u64; 4],
 }
 
 /// The generator used when the caller does not bring one.
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, DefaultRng};
+/// let _rng: DefaultRng = seeded_rng(1);
+/// ```
 pub type DefaultRng = Xoshiro256pp;
 
 impl Xoshiro256pp {
     /// Expands `seed` into the 256-bit state with SplitMix64.
+    ///
+    /// ```
+    /// use wasm_backoff_core::Xoshiro256pp;
+    /// assert_ne!(Xoshiro256pp::seed_from_u64(1), Xoshiro256pp::seed_from_u64(2));
+    /// ```
     pub const fn seed_from_u64(seed: u64) -> Self {
         let mut x = seed;
         let mut s = [0u64; 4];
@@ -40,6 +57,12 @@ impl Xoshiro256pp {
     }
 
     /// The next 64 random bits.
+    ///
+    /// ```
+    /// use wasm_backoff_core::Xoshiro256pp;
+    /// let mut r = Xoshiro256pp::seed_from_u64(1);
+    /// assert_ne!(r.next_word(), r.next_word());
+    /// ```
     #[inline]
     pub fn next_word(&mut self) -> u64 {
         let s = &mut self.s;
@@ -86,6 +109,12 @@ pub const fn seeded_rng(seed: u64) -> DefaultRng {
 
 /// A uniform draw in [0, 1) with 53 random bits (the top bits of one `u64`):
 /// every multiple of 2^-53 in the range is equally likely.
+///
+/// ```
+/// use wasm_backoff_core::{seeded_rng, unit_f64};
+/// let u = unit_f64(&mut seeded_rng(3));
+/// assert!((0.0..1.0).contains(&u));
+/// ```
 pub fn unit_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
 }

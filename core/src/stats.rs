@@ -9,6 +9,12 @@ use crate::math::{clamp_delay, min, mul, pow_sat};
 
 /// Min, max (the supremum for continuous laws), median, 90th percentile and
 /// mean of the delay before one retry, in ms.
+///
+/// ```
+/// use wasm_backoff_core::{delay_stats, Config, Jitter};
+/// let s = delay_stats(&Config::new().jitter(Jitter::Equal), 1).unwrap();
+/// assert_eq!((s.min, s.max, s.mean), (50.0, 100.0, 75.0));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DelayStats {
     /// Smallest possible delay.
@@ -26,6 +32,11 @@ pub struct DelayStats {
 /// The exact statistics of the delay before retry `n` (>= 1) under `cfg`,
 /// or `None` when the law has no closed form here (the decorrelated chain,
 /// or a slotted draw with extra jitter on top): then sample it.
+///
+/// ```
+/// use wasm_backoff_core::{delay_stats, Config, Strategy};
+/// assert!(delay_stats(&Config::new().strategy(Strategy::Decorrelated), 2).is_none()); // no closed form: sample
+/// ```
 pub fn delay_stats(cfg: &Config, n: u32) -> Option<DelayStats> {
     let n = if n == 0 { 1 } else { n };
     let cap = cfg.cap();
