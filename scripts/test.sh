@@ -43,6 +43,15 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
 
   step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"
   run cargo test --target wasm32-unknown-unknown -p wasm-backoff --test wasm_node --test wasm_browser
+
+  step "the web crate (a retrying fetch for Rust wasm apps) in Node, against the scripted server"
+  cargo clippy --quiet -p wasm-backoff-web --target wasm32-unknown-unknown --all-targets -- -D warnings
+  coproc SRV { exec node tests/server/scripted.mjs --exit-with-stdin; }
+  read -r line <&"${SRV[0]}"
+  SCRIPTED_URL=$(sed 's/.*"url":"\([^"]*\)".*/\1/' <<<"$line")
+  export SCRIPTED_URL
+  run cargo test --target wasm32-unknown-unknown -p wasm-backoff-web --test node
+  exec {SRV[1]}>&- # closing its stdin stops the server
 fi
 
 if [ "$what" = all ] || [ "$what" = js ]; then
