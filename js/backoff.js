@@ -11,6 +11,7 @@ import {
   COUNTER_TOTAL_RETRIES,
   F_FALLBACK_ATTEMPTS,
   F_MAX_ELAPSED_MS,
+  MAX_RETRY,
   SCHEDULE,
 } from './gen/boundary.js';
 
@@ -19,7 +20,7 @@ import {
  * (the safety net: `free()` / `using` release at once). Every supported
  * runtime has FinalizationRegistry.
  */
-const registry = new FinalizationRegistry((/** @type {number} */ h) => w.backoff_free(h));
+const registry = new FinalizationRegistry(w.backoff_free);
 
 /**
  * A new schedule from `options`; its handle. Throws TypeError / RangeError.
@@ -69,7 +70,7 @@ export class Backoff {
 
   /** The delay in ms before the next retry, or `undefined` to give up. */
   next() {
-    const d = w.backoff_next(this.#live, -1);
+    const d = w.backoff_next(this.#live, NaN);
     return d < 0 ? undefined : d;
   }
 
@@ -120,7 +121,7 @@ export class Backoff {
    * @param {number} count
    */
   static sample(options, attempt, count) {
-    const a = integer(attempt, 'attempt', 1, 4294967295);
+    const a = integer(attempt, 'attempt', 1, MAX_RETRY);
     const n = integer(count, 'count', 0, 16777216);
     const h = schedule(options);
     try {

@@ -26,8 +26,7 @@ const RETRY_ON_MSG = 'retryOn must be an array of integer HTTP statuses (100-599
  * @param {T} dflt
  * @param {boolean} positive
  */
-const ms = (o, key, dflt, positive) =>
-  number(o, key, dflt, (v) => v > 0 || (!positive && v === 0), `a number ${positive ? '> 0' : '>= 0'}`);
+const ms = (o, key, dflt, positive) => number(o, key, dflt, (v) => (positive ? v > 0 : v >= 0), `a number ${positive ? '> 0' : '>= 0'}`);
 
 /**
  * The options of a call, read once (own properties only) and checked now
@@ -115,11 +114,6 @@ function sleep(ms, signal) {
   });
 }
 
-/** Lets go of a response we will not return, so its connection and memory are freed. */
-function discard(res) {
-  res?.body?.cancel().catch(() => {});
-}
-
 async function run(fetchFn, input, init, c) {
   const isRequest = input instanceof Request;
   const signal = init?.signal ?? (isRequest ? input.signal : undefined);
@@ -144,7 +138,7 @@ async function run(fetchFn, input, init, c) {
     };
     // With a gate (gate.js) the waits are the target's: the call is held until
     // the gate lets it go, and its schedule only counts its attempts.
-    const ticket = c.gate?.enter(c.gate.keyOf(input, init), signal, start + c.maxElapsedMs, () => w.backoff_next(schedule(), -1) >= 0);
+    const ticket = c.gate?.enter(c.gate.keyOf(input, init), signal, start + c.maxElapsedMs, () => w.backoff_next(schedule(), NaN) >= 0);
     for (;;) {
       if (ticket) {
         try {
@@ -197,14 +191,14 @@ async function run(fetchFn, input, init, c) {
 
       const retryAfterMs = res ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
       // (the schedule lifts its delay to a server-named wait, with jitter above)
-      const delay = w.backoff_next(schedule(), retryAfterMs ?? -1);
+      const delay = w.backoff_next(schedule(), retryAfterMs ?? NaN);
       if (delay < 0) return finish('exhausted');
       if (retryAfterMs > c.maxRetryAfterMs) return finish('retry-after');
       const now = Date.now();
       if (now - start + delay > c.maxElapsedMs) return finish('deadline');
       if (c.budget && !c.budget.withdraw(now)) return finish('budget');
       c.onRetry?.({ attempt: attempts, delayMs: delay, status, error, retryAfterMs });
-      discard(res);
+      res?.body?.cancel().catch(() => {}); // let go of a response we will not return: its connection and memory are freed
       try {
         await sleep(delay, signal);
       } catch (e) {

@@ -19,6 +19,10 @@ import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT } from '
 import { parseRetryAfter } from './retry-after.js';
 import {
   ALL_MESSAGES,
+  EVICT_HEAD,
+  HELD,
+  WAKE_IDLE,
+  WAKE_NONE,
   F_MAX_ATTEMPTS,
   F_MAX_ELAPSED_MS,
   GATE,
@@ -177,7 +181,7 @@ export class Gate {
       if (this.#slots.size >= this.#prune) {
         for (const [k, x] of this.#slots) {
           op(x, w.gate_status);
-          if (st(GATE_WAKE) === -2) {
+          if (st(GATE_WAKE) === WAKE_IDLE) {
             this.#retire(x);
             this.#slots.delete(k);
           }
@@ -185,7 +189,7 @@ export class Gate {
         this.#prune = Math.max(64, 2 * this.#slots.size);
       }
       load(this.#rec, this.#seeded);
-      s = { key, h: check(w.gate_new(), ALL_MESSAGES), queue: [], at: -1, rounds: 0 };
+      s = { key, h: check(w.gate_new(), ALL_MESSAGES), queue: [], at: WAKE_NONE, rounds: 0 };
       this.#slots.set(key, s);
     }
     return s;
@@ -275,7 +279,7 @@ export class Gate {
       n.timeouts += st(GATE_TIMEOUTS);
       n.held += st(GATE_HELD);
       n.inFlight += st(GATE_IN_FLIGHT);
-      n.targets += +(st(GATE_WAKE) !== -2);
+      n.targets += +(st(GATE_WAKE) !== WAKE_IDLE);
     }
     return n;
   }
@@ -403,7 +407,7 @@ class Ticket {
     this.state = 4 /* done */;
     if (s.dead) return why; // the gate was freed while the call was out
     if (hurt) {
-      op(s, w.gate_failed, this.tag, hintMs ?? -1, Date.now());
+      op(s, w.gate_failed, this.tag, hintMs ?? NaN, Date.now());
       rounds(s);
       if (retry) why = !spent(this) ? 'exhausted' : !op(s, w.gate_can_wait, this.deadline) ? 'deadline' : '';
       if (!why) enqueue(this, op(s, w.gate_hold));
@@ -481,15 +485,15 @@ function go(t, tag) {
   t.state = 2 /* go */;
 }
 
-/** Holds `t` in arrival order, then evicts as the core said (`code`: -1, -2 head, -3 tail). */
+/** Holds `t` in arrival order, then evicts as the core said (`code`: HELD, EVICT_HEAD, EVICT_TAIL). */
 function enqueue(t, code) {
   const q = t.s.queue;
   let i = q.length;
   while (i > 0 && q[i - 1].seq > t.seq) i--;
   q.splice(i, 0, t);
   t.state = 1 /* held */;
-  if (code < -1) {
-    const victim = code === -2 ? q[0] : q[q.length - 1];
+  if (code !== HELD) {
+    const victim = code === EVICT_HEAD ? q[0] : q[q.length - 1];
     out(victim, 'evicted', false, new GateOverflowError(t.key));
     if (victim === t) return;
   }
@@ -567,7 +571,7 @@ function pump(s) {
  */
 function sync(s) {
   if (s.dead) return; // (the status record may hold another slot's answer)
-  const t = Math.max(st(GATE_WAKE), -1);
+  const t = Math.max(st(GATE_WAKE), WAKE_NONE);
   if (t !== s.at) {
     clearTimeout(s.timer);
     s.at = t;
@@ -575,7 +579,7 @@ function sync(s) {
       t < 0
         ? undefined
         : at(() => {
-            s.at = -1;
+            s.at = WAKE_NONE;
             s.timer = undefined;
             op(s, w.gate_status);
             pump(s);

@@ -11,6 +11,8 @@
 import { w, mem, own, write, record, check, number, fn, entropy, OPTS, OUT } from './wasm.js';
 import {
   ALL_MESSAGES,
+  DUE_CLAIM,
+  DUE_SWEEP,
   MAX_TIMER,
   QUEUE,
   SCHEDULE,
@@ -466,14 +468,14 @@ export class TaskQueue extends EventTarget {
       if (!this.#started) break;
       const now = Date.now();
       const due = this.#step(w.queue_due, r, now);
-      if (due === 2) {
+      if (due === DUE_SWEEP) {
         // The supervisor: the instance holding the lease crashed, hung or was closed.
         const n = this.#step(w.queue_sweep, r, now);
         if (await this.#store.swap(r, { ...n, lockedBy: null, lastError: LEASE_EXPIRED })) {
           if (n.state === 'pending') next = Math.min(next, n.nextAttemptAt);
           this.#failed(n, new DOMException(LEASE_EXPIRED, 'TimeoutError'), now);
         }
-      } else if (due === 1) {
+      } else if (due === DUE_CLAIM) {
         if (this.#running.size >= this.#concurrency || this.#running.has(r.id)) continue;
         const c = this.#step(w.queue_claim, r, now);
         c.lockedBy = this.instanceId;

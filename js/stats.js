@@ -4,7 +4,7 @@
 // where the law has one; otherwise from 100 000 seeded draws.
 import { w, mem, own, write, check, integer, OUT } from './wasm.js';
 import { Backoff } from './backoff.js';
-import { SCHEDULE, STAT_EXACT, STAT_MAX, STAT_MEAN, STAT_MIN, STAT_P50, STAT_P90 } from './gen/boundary.js';
+import { MAX_RETRY, SCHEDULE, STAT_EXACT, STAT_MAX, STAT_MEAN, STAT_MIN, STAT_P50, STAT_P90 } from './gen/boundary.js';
 
 /**
  * @param {import('../pkg/stats/index.js').BackoffOptions | undefined} options
@@ -12,7 +12,7 @@ import { SCHEDULE, STAT_EXACT, STAT_MAX, STAT_MEAN, STAT_MIN, STAT_P50, STAT_P90
  * @returns {import('../pkg/stats/index.js').DelayStats}
  */
 export function backoffStats(options, attempt) {
-  const n = integer(attempt, 'attempt', 1, 4294967295);
+  const n = integer(attempt, 'attempt', 1, MAX_RETRY);
   const o = own(options);
   // Statistics describe the law, not one stream: a fixed seed when none is given.
   write(o, SCHEDULE, () => 1);

@@ -9,7 +9,17 @@
 // and returns plain numbers, so wasm-bindgen's per-function wrappers would
 // add bytes and nothing else.
 import { w } from '#load';
-import { MESSAGES, E_JITTER, E_SEED, F_JITTER, F_JITTER_AMOUNT, F_SEED, JITTERS } from './gen/boundary.js';
+import {
+  E_JITTER_ADD_MAX_MS,
+  E_JITTER_RATIO,
+  F_JITTER,
+  F_JITTER_AMOUNT,
+  F_SEED,
+  JITTERS,
+  JITTER_ADD_MAX_MS,
+  JITTER_RATIO,
+  MESSAGES,
+} from './gen/boundary.js';
 
 export { w };
 
@@ -93,14 +103,16 @@ export function write(o, [from, rows], seed = entropy) {
     const j = o.jitter;
     if (j !== undefined) {
       const obj = typeof j === 'object' && j !== null && own(j);
-      // 'none', 'full', 'equal' are 0-2; exactly one of { ratio } (3) and { addMaxMs } (4).
-      jitter = obj ? [NaN, 3, 4][+(obj.ratio !== undefined) + 2 * +(obj.addMaxMs !== undefined)] : JITTERS.indexOf(j);
-      if (!(jitter >= 0 && (obj || jitter < 3))) throw new (typeof j === 'string' ? RangeError : TypeError)(MESSAGES[E_JITTER]);
-      if (obj) amount = num(obj[JITTERS[jitter]], MESSAGES[jitter + 1]); // the codes of jitter.ratio, jitter.addMaxMs
+      // The strings come first in JITTERS; an object has exactly one of { ratio } and { addMaxMs }.
+      jitter = obj
+        ? [NaN, JITTER_RATIO, JITTER_ADD_MAX_MS][+(obj.ratio !== undefined) + 2 * +(obj.addMaxMs !== undefined)]
+        : JITTERS.indexOf(j);
+      if (!(jitter >= 0 && (obj || jitter < JITTER_RATIO))) throw new (typeof j === 'string' ? RangeError : TypeError)(rows[F_JITTER][2]);
+      if (obj) amount = num(obj[JITTERS[jitter]], MESSAGES[jitter === JITTER_RATIO ? E_JITTER_RATIO : E_JITTER_ADD_MAX_MS]);
     }
     values[F_JITTER] = jitter;
     values[F_JITTER_AMOUNT] = amount;
-    values[F_SEED] = o.seed === undefined ? seed() : num(o.seed, MESSAGES[E_SEED]);
+    values[F_SEED] = o.seed === undefined ? seed() : num(o.seed, rows[F_SEED][2]);
   }
   mem().set(values, OPTS + from);
 }
@@ -132,7 +144,7 @@ export function load(rec, seeded) {
  * values at module scope: nothing calls this until a schedule is made.)
  */
 export function entropy() {
-  if (left < 2) crypto.getRandomValues(pool), (left = pool.length);
+  if (left < 2) crypto.getRandomValues(pool), (left = 256);
   return (pool[--left] & 0x1fffff) * 2 ** 32 + pool[--left];
 }
 /** Random words drawn 256 at a time: one crypto call per 128 seeds (measured, 1.8 µs each), not per seed. */

@@ -13,7 +13,7 @@
 # (index.js for browsers, node.mjs/node.cjs, workerd.js, bundler.js with
 # the wasm inlined), minified, code-split so a module's subpaths share one chunk.
 #
-#   bash scripts/build.sh [--only small|full|main|backoff|gate|stats|queue] [--dev]
+#   bash scripts/build.sh [--only small|full|js|main|backoff|budget|gate|stats|queue] [--dev]
 #
 # --only builds the one module that entry belongs to; --dev leaves the JS
 # unminified. Assumes scripts/setup.sh has run.
@@ -22,16 +22,8 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[build]\033[0m %s\n' "$*"; }
 
-only=""
-for ((i = 1; i <= $#; i++)); do
-  if [ "${!i}" = --only ]; then j=$((i + 1)); only=${!j:-}; fi
-done
-case "$only" in
-  "") modules="small full" ;;
-  small | main | backoff) modules=small ;;
-  full | gate | stats | queue) modules=full ;;
-  *) echo "build: --only takes small, full, main, backoff, gate, stats or queue" >&2; exit 2 ;;
-esac
+# The modules (small, full, js) the arguments name: scripts/bundle.mjs knows the entries.
+modules=$(node scripts/bundle.mjs "$@" --print-modules)
 
 say "js/gen/boundary.js from src/schema.rs"
 cargo run --quiet -p xtask
@@ -55,6 +47,7 @@ for m in $modules; do
   case $m in
     small) module small bare wasm_backoff_bg.wasm ;;
     full) module full bare,full wasm_backoff_full.wasm ;;
+    js) ;; # plain JavaScript: no wasm module
   esac
 done
 

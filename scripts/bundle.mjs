@@ -82,14 +82,27 @@ export async function bundle(mod, { dev = false } = {}) {
   }
 }
 
+/** The modules `--only <name>` names (a module, or an entry: main, backoff, budget, gate, …); all without it. */
+function modulesOf(args) {
+  if (!args.includes('--only')) return Object.keys(MODULES);
+  const only = args[args.indexOf('--only') + 1];
+  const mods = Object.keys(MODULES).filter((m) => m === only || only in MODULES[m].entries || (only === 'main' && m === 'small'));
+  if (mods.length === 0) {
+    const names = Object.entries(MODULES).flatMap(([m, { entries }]) => [m, ...Object.keys(entries).map((e) => (e === '.' ? 'main' : e))]);
+    throw new Error(`--only takes one of ${names.join(', ')}, not ${only}`);
+  }
+  return mods;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
-  const dev = args.includes('--dev');
-  const only = args[args.indexOf('--only') + 1];
-  const mods = args.includes('--only')
-    ? Object.keys(MODULES).filter((m) => m === only || only in MODULES[m].entries || (only === 'main' && m === 'small'))
-    : Object.keys(MODULES);
-  if (mods.length === 0) throw new Error(`--only: no module or entry named ${only}`);
-  for (const m of mods) await bundle(m, { dev });
-  writeFileSync(join(STAGE, 'bundled'), mods.join(' ') + '\n');
+  const mods = modulesOf(args);
+  // scripts/build.sh asks which modules to build before building them.
+  if (args.includes('--print-modules')) {
+    console.log(mods.join(' '));
+  } else {
+    const dev = args.includes('--dev');
+    for (const m of mods) await bundle(m, { dev });
+    writeFileSync(join(STAGE, 'bundled'), mods.join(' ') + '\n');
+  }
 }

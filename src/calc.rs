@@ -2,7 +2,7 @@
 //! decoded into a validated schedule, and the schedule behind a handle.
 
 use crate::io::{answer, record, scratch_mut, Cell};
-use crate::schema::{Error, Field, RECORD_LEN};
+use crate::schema::{Error, Field, JITTER_RATIO, RECORD_LEN};
 use crate::slab::{self, Pool};
 use wasm_backoff_core::{
     seeded_rng, AtCeiling, Backoff, Config, DefaultRng, Jitter, Preset, SlotMode, Strategy,
@@ -86,8 +86,8 @@ pub fn decode(r: &[f64; RECORD_LEN]) -> Result<(Config, u64), Error> {
             0 => Jitter::None,
             1 => Jitter::Full,
             2 => Jitter::Equal,
-            3 => Jitter::Ratio(amount),
-            _ => Jitter::Add(amount),
+            JITTER_RATIO => Jitter::Ratio(amount),
+            _ => Jitter::Add(amount), // JITTER_ADD_MAX_MS
         };
     }
     let attempts = given(r, Field::MaxAttempts);
@@ -171,7 +171,8 @@ pub fn backoff_free(h: usize) {
 
 /// The delay before the next retry, or -1 to give up. With `hint` >= 0 (a
 /// server-named wait in ms, e.g. Retry-After) the delay is at least the
-/// hint, with a little jitter above it (see `Backoff::with_hint`); -1 = none.
+/// hint, with a little jitter above it (see `Backoff::with_hint`); NaN (or
+/// anything negative) = none.
 /// (One export for both: each export costs every user its shim.)
 #[wasm_bindgen]
 pub fn backoff_next(h: usize, hint: f64) -> f64 {

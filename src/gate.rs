@@ -9,7 +9,7 @@
 
 use crate::calc::{count, decode, given, handle};
 use crate::io::{answer, record, Cell};
-use crate::schema::{Error, Field};
+use crate::schema::{Error, Field, EVICT_HEAD, EVICT_TAIL, HELD, WAKE_IDLE, WAKE_NONE};
 use crate::slab::{self, Pool};
 use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow};
 use wasm_backoff_core::{seeded_rng, Backoff, DefaultRng};
@@ -29,9 +29,9 @@ fn gate<'a>(h: usize) -> &'a mut Gate<DefaultRng> {
 fn status(h: usize) {
     let g = gate(h);
     let wake = if g.idle() {
-        -2.0
+        WAKE_IDLE
     } else {
-        g.wake_at().unwrap_or(-1.0)
+        g.wake_at().unwrap_or(WAKE_NONE)
     };
     answer(&[
         g.phase() as u8 as f64,
@@ -45,9 +45,13 @@ fn status(h: usize) {
     ]);
 }
 
-/// A hold answer as a number: -1 held, -2 evict the head, -3 the tail.
+/// A hold answer as a number (`schema::CODES`).
 fn hold_code(h: Hold) -> f64 {
-    -1.0 - h as u8 as f64
+    match h {
+        Hold::Held => HELD,
+        Hold::EvictHead => EVICT_HEAD,
+        Hold::EvictTail => EVICT_TAIL,
+    }
 }
 
 /// A gate from the options record (the schedule's fields and the gate's):

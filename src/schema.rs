@@ -291,19 +291,17 @@ impl Error {
     }
 
     /// The message JS throws; it starts with the option's name. The
-    /// schedule's are the core's own ([`ConfigError::message`]).
-    pub const fn message(self) -> &'static str {
+    /// schedule's are the core's own ([`ConfigError::message`]). (Read by
+    /// the generator only; nothing on the wasm path calls it.)
+    pub fn message(self) -> &'static str {
+        if let Some(c) = ConfigError::ALL
+            .into_iter()
+            .find(|c| Error::from_config(*c) == self)
+        {
+            return c.message();
+        }
         match self {
             Error::None => "",
-            Error::BaseMs => ConfigError::BaseMs.message(),
-            Error::Factor => ConfigError::Factor.message(),
-            Error::MaxDelayMs => ConfigError::MaxDelayMs.message(),
-            Error::JitterRatio => ConfigError::JitterRatio.message(),
-            Error::JitterAddMaxMs => ConfigError::JitterAddMaxMs.message(),
-            Error::MaxAttempts => ConfigError::MaxAttempts.message(),
-            Error::MaxElapsedMs => ConfigError::MaxElapsedMs.message(),
-            Error::Ceiling => ConfigError::Ceiling.message(),
-            Error::HadoopMaxAttempts => ConfigError::HadoopMaxAttempts.message(),
             Error::Jitter => "jitter must be 'none', 'full', 'equal', { ratio } or { addMaxMs }",
             Error::Seed => "seed must be a safe integer",
             Error::MaxQueued => "maxQueued must be an integer >= 0 or Infinity",
@@ -314,6 +312,7 @@ impl Error {
             Error::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
             Error::MaxFailures => "maxFailures must be an integer >= 1 or Infinity",
             Error::OutOfMemory => "out of memory: free() objects you no longer use",
+            _ => unreachable!("the schedule's errors are the core's, above"),
         }
     }
 }
@@ -340,14 +339,63 @@ pub const TASK: [&str; 4] = ["state", "failureCount", "nextAttemptAt", "complete
 /// What the result record holds after `stats`, by offset.
 pub const STATS: [&str; 6] = ["exact", "min", "max", "p50", "p90", "mean"];
 
+/// Index of `{ ratio }` in [`JITTERS`] (the first of the object shapes: the
+/// string kinds are the ones below it).
+pub const JITTER_RATIO: usize = 3;
+/// Index of `{ addMaxMs }` in [`JITTERS`].
+pub const JITTER_ADD_MAX_MS: usize = 4;
+
+/// Answers with a meaning of their own. The convention for the rest: an
+/// answer that can be a value (a delay, a tag, a handle, a time) is negative
+/// when there is none (a constructor's: minus the error code), and an
+/// argument that may be absent is NaN when it is (as in the options record).
+pub const CODES: [(&str, f64); 10] = [
+    // A gate's wake time when no timer is needed.
+    ("WAKE_NONE", -1.0),
+    // A gate's wake time when it is idle (nothing held, in flight or to remember).
+    ("WAKE_IDLE", -2.0),
+    // gate_admit / gate_hold: held.
+    ("HELD", -1.0),
+    // … held, and the oldest held call (the head) must be evicted.
+    ("EVICT_HEAD", -2.0),
+    // … held, and the newest held call (the tail) must be refused.
+    ("EVICT_TAIL", -3.0),
+    // queue_due: nothing to do now (`queue::Due` order).
+    ("DUE_WAIT", 0.0),
+    // queue_due: pending and due: claim it.
+    ("DUE_CLAIM", 1.0),
+    // queue_due: processing past its lease: sweep it.
+    ("DUE_SWEEP", 2.0),
+    // `jitter` object shapes in the record (see JITTERS).
+    ("JITTER_RATIO", JITTER_RATIO as f64),
+    ("JITTER_ADD_MAX_MS", JITTER_ADD_MAX_MS as f64),
+];
+
+/// The value of one of [`CODES`] (for the Rust side's own use).
+const fn code(i: usize) -> f64 {
+    CODES[i].1
+}
+/// See [`CODES`].
+pub const WAKE_NONE: f64 = code(0);
+/// See [`CODES`].
+pub const WAKE_IDLE: f64 = code(1);
+/// See [`CODES`].
+pub const HELD: f64 = code(2);
+/// See [`CODES`].
+pub const EVICT_HEAD: f64 = code(3);
+/// See [`CODES`].
+pub const EVICT_TAIL: f64 = code(4);
+
 /// Named numbers both sides use.
-pub const LIMITS: [(&str, f64); 5] = [
+pub const LIMITS: [(&str, f64); 6] = [
     // setTimeout fires at once for anything longer: every delay is clamped to it.
     ("MAX_TIMER", wasm_backoff_core::MAX_DELAY_MS),
     ("RECORD_LEN", RECORD_LEN as f64),
     ("OUT_LEN", crate::io::OUT_LEN as f64),
     // Draws per `backoff_draws` call (the scratch buffer's length).
     ("CHUNK", crate::io::CHUNK as f64),
+    // The largest retry number a call takes (`attempt: u32` of backoff_draws, stats).
+    ("MAX_RETRY", u32::MAX as f64),
     // The largest integer a JS number holds exactly (seeds must be safe integers).
     ("MAX_SAFE", 9_007_199_254_740_991.0),
 ];
@@ -355,6 +403,21 @@ pub const LIMITS: [(&str, f64); 5] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codes_agree_with_the_core() {
+        use wasm_backoff_core::queue::Due;
+        assert_eq!(JITTERS[JITTER_RATIO], "ratio");
+        assert_eq!(JITTERS[JITTER_ADD_MAX_MS], "addMaxMs");
+        for (name, due) in [
+            ("DUE_WAIT", Due::Wait),
+            ("DUE_CLAIM", Due::Claim),
+            ("DUE_SWEEP", Due::Sweep),
+        ] {
+            let v = CODES.iter().find(|c| c.0 == name).unwrap().1;
+            assert_eq!(v, due as u8 as f64, "{name}");
+        }
+    }
 
     #[test]
     fn fields_are_listed_at_their_offsets() {

@@ -171,15 +171,7 @@ impl RetryBudget {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::fmt::Display for BudgetError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-#[cfg(feature = "std")]
-impl std::error::Error for BudgetError {}
+crate::error_with_message!(BudgetError);
 
 #[cfg(test)]
 mod tests {

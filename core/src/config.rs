@@ -357,6 +357,24 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// Every error, in code order.
+    ///
+    /// ```
+    /// use wasm_backoff_core::ConfigError;
+    /// assert_eq!(ConfigError::ALL[0].code(), 1);
+    /// ```
+    pub const ALL: [ConfigError; 9] = [
+        ConfigError::BaseMs,
+        ConfigError::Factor,
+        ConfigError::MaxDelayMs,
+        ConfigError::JitterRatio,
+        ConfigError::JitterAddMaxMs,
+        ConfigError::MaxAttempts,
+        ConfigError::MaxElapsedMs,
+        ConfigError::Ceiling,
+        ConfigError::HadoopMaxAttempts,
+    ];
+
     /// A small stable number for the error (1 = `BaseMs`, in declaration order).
     ///
     /// ```
@@ -391,12 +409,4 @@ impl ConfigError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-#[cfg(feature = "std")]
-impl std::error::Error for ConfigError {}
+crate::error_with_message!(ConfigError);

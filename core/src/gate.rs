@@ -383,7 +383,7 @@ impl<R: Rng> Gate<R> {
     /// The request sent with `tag` failed at `now_ms` in a way that says the
     /// target is down. Starts a backoff round when the failure is news (see
     /// the module documentation) and returns whether it did; `hint_ms` (a
-    /// `Retry-After`, negative = none) makes that round wait at least as long.
+    /// `Retry-After`; negative or NaN = none) makes that round wait at least as long.
     /// The request itself is not held by this: call [`Gate::hold`] if it
     /// will wait for the target.
     ///

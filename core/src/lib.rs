@@ -12,6 +12,23 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+/// `Display` (its `message()`) and `std::error::Error` for an error type
+/// (feature `std`): one definition for the three error types.
+macro_rules! error_with_message {
+    ($ty:ty) => {
+        #[cfg(feature = "std")]
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.message())
+            }
+        }
+
+        #[cfg(feature = "std")]
+        impl std::error::Error for $ty {}
+    };
+}
+pub(crate) use error_with_message;
+
 mod backoff;
 mod budget;
 mod config;

@@ -462,12 +462,4 @@ impl Queue {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::fmt::Display for QueueError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-#[cfg(feature = "std")]
-impl std::error::Error for QueueError {}
+crate::error_with_message!(QueueError);

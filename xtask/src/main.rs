@@ -118,6 +118,14 @@ fn render() -> String {
             writeln!(js, "export const {prefix}_{} = {i};", snake(n)).unwrap();
         }
     }
+    writeln!(
+        js,
+        "\n/** Answers with a meaning of their own (see src/schema.rs CODES). */"
+    )
+    .unwrap();
+    for (name, v) in schema::CODES {
+        writeln!(js, "export const {name} = {v};").unwrap();
+    }
     writeln!(js, "\n/** Limits both sides use. */").unwrap();
     for (name, v) in schema::LIMITS {
         writeln!(js, "export const {name} = {v};").unwrap();
