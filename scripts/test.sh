@@ -44,13 +44,18 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"
   run cargo test --target wasm32-unknown-unknown -p wasm-backoff --test wasm_node --test wasm_browser
 
-  step "the web crate (a retrying fetch for Rust wasm apps) in Node, against the scripted server"
+  step "the web crate (a retrying fetch for Rust wasm apps) in Node and headless Chromium, against the scripted server"
   cargo clippy --quiet -p wasm-backoff-web --target wasm32-unknown-unknown --all-targets -- -D warnings
+  RUSTDOCFLAGS="-D missing_docs" cargo doc --quiet -p wasm-backoff-web --no-deps --target wasm32-unknown-unknown
+  # the example page (examples/fetch-page; built and loaded in Chromium by tests/example/), and its plain-fetch baseline
+  cargo clippy --quiet -p fetch-page --target wasm32-unknown-unknown --all-targets -- -D warnings
+  cargo clippy --quiet -p fetch-page --target wasm32-unknown-unknown --all-targets --no-default-features -- -D warnings
   coproc SRV { exec node tests/server/scripted.mjs --exit-with-stdin; }
   read -r line <&"${SRV[0]}"
   SCRIPTED_URL=$(sed 's/.*"url":"\([^"]*\)".*/\1/' <<<"$line")
+  # read at run time in Node (process.env), at compile time in Chromium (a page has no environment)
   export SCRIPTED_URL
-  run cargo test --target wasm32-unknown-unknown -p wasm-backoff-web --test node
+  run cargo test --target wasm32-unknown-unknown -p wasm-backoff-web --test node --test browser
   exec {SRV[1]}>&- # closing its stdin stops the server
 fi
 
@@ -69,7 +74,7 @@ if [ "$what" = all ] || [ "$what" = js ]; then
   if [ $# -gt 0 ]; then
     run node --test --test-force-exit --test-reporter=spec "$@"
   else
-    run node --test --test-force-exit --test-reporter=spec tests/js/ tests/server/ tests/bundlers/ tests/install/
+    run node --test --test-force-exit --test-reporter=spec tests/js/ tests/server/ tests/bundlers/ tests/install/ tests/example/
   fi
 fi
 

@@ -32,6 +32,7 @@ pub(crate) use error_with_message;
 mod backoff;
 mod budget;
 mod config;
+mod decimal;
 pub mod gate;
 mod math;
 mod preset;
@@ -48,6 +49,7 @@ pub use budget::{BudgetError, RetryBudget};
 pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;
 pub use preset::Preset;
+pub use retry_after::{server_wait, SERVER_WAIT_HEADERS};
 #[cfg(feature = "getrandom")]
 pub use rng::entropy_rng;
 pub use rng::{seeded_rng, unit_f64, DefaultRng, Rng, Xoshiro256pp};

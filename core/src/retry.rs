@@ -22,6 +22,36 @@
 //! assert_eq!(value, Ok(42));
 //! assert_eq!(slept.get(), Duration::from_millis(3)); // 1 ms, then 2 ms
 //! ```
+//!
+//! On tokio (the README's "From Rust" example, word for word: a test of
+//! the web crate, `web/tests/readme.rs`, checks that they agree):
+//!
+//! ```
+//! use std::io::{Error, ErrorKind};
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::time::Duration;
+//! use wasm_backoff_core::{retry::retry, Preset};
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() {
+//!     let calls = AtomicU32::new(0);
+//!     // Stands for a call to a flaky service: refused twice, then an answer.
+//!     let call_the_service = || async {
+//!         match calls.fetch_add(1, Ordering::Relaxed) {
+//!             0 | 1 => Err(Error::new(ErrorKind::ConnectionRefused, "busy")),
+//!             _ => Ok("answer"),
+//!         }
+//!     };
+//!     let answer = retry(call_the_service)
+//!         .with(Preset::Aws.config()) // 3 attempts, full jitter; or Config::new()…
+//!         .when(|e: &Error| e.kind() != ErrorKind::PermissionDenied)
+//!         .notify(|e: &Error, wait: Duration| eprintln!("{e}; retrying in {wait:?}"))
+//!         .run(tokio::time::sleep) // any runtime's sleep; `.call()` blocks instead
+//!         .await;
+//!     assert_eq!(answer.unwrap(), "answer");
+//!     assert_eq!(calls.load(Ordering::Relaxed), 3);
+//! }
+//! ```
 
 use crate::{seeded_rng, Backoff, Config, DefaultRng};
 use std::future::Future;

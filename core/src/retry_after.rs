@@ -36,6 +36,123 @@ pub fn parse(value: &[u8], now_ms: f64) -> Option<f64> {
     }
 }
 
+/// The headers [`server_wait`] reads, in its order (lowercase, as it asks
+/// for them). A browser lets a cross-origin page read only the ones the
+/// server lists in `Access-Control-Expose-Headers`.
+pub const SERVER_WAIT_HEADERS: [&str; 8] = [
+    "retry-after",
+    "retry-after-ms",
+    "x-ms-retry-after-ms",
+    "ratelimit-reset",
+    "ratelimit",
+    "x-ratelimit-retry-after",
+    "x-ratelimit-reset",
+    "x-rate-limit-reset",
+];
+
+/// Seconds at or above this are a Unix time (GitHub's `X-RateLimit-Reset`),
+/// below it a delta (2001-09-09T01:46:40Z).
+const EPOCH_FROM_S: f64 = 1e9;
+
+/// The wait a response's headers name, in ms from `now_ms` (Unix epoch ms):
+/// `Retry-After` first (read by [`parse`]), then the rate-limit headers of
+/// [`SERVER_WAIT_HEADERS`] in that order; the first that names a wait wins
+/// (an absent, invalid or past value falls through to the next). `None`
+/// when none does.
+///
+/// - `retry-after-ms`, `x-ms-retry-after-ms` (Azure): milliseconds, digits
+///   with an optional fraction (`250.5`); no sign, no exponent.
+/// - `ratelimit-reset`, `x-ratelimit-retry-after`, `x-ratelimit-reset`
+///   (GitHub), `x-rate-limit-reset` (Twitter), and the first `t` or `reset`
+///   parameter of `ratelimit` (`"default";r=0;t=11` or `limit=100, reset=5`):
+///   whole seconds, a delta below 10^9, a Unix time from 10^9 on (none when
+///   at or before `now_ms`).
+///
+/// Values are trimmed of spaces and tabs; numbers are read as the nearest
+/// `f64` (so an absurd one is +inf, which the caller compares with its
+/// maximum). `get` returns a header's value (a comma-joined list for a
+/// repeated header, as `fetch`'s `Headers` do) and is asked each name of
+/// [`SERVER_WAIT_HEADERS`], lowercase, at most once, until one names a
+/// wait. Never NaN, never negative; bit for bit what the JavaScript
+/// package's `serverWait` gives (both are tested against the same vectors).
+///
+/// ```
+/// use wasm_backoff_core::server_wait;
+/// let now = 1_795_435_200_000.0; // 2026-11-23T12:00:00Z
+/// let headers = [("x-ratelimit-reset", "1795435245"), ("retry-after", "soon")];
+/// let get = |name: &str| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+/// // Retry-After is invalid, so GitHub's reset time (45 s ahead) names the wait.
+/// assert_eq!(server_wait(get, now), Some(45_000.0));
+/// assert_eq!(server_wait(|_| None, now), None);
+/// assert_eq!(server_wait(|n| (n == "retry-after-ms").then_some("250"), now), Some(250.0));
+/// ```
+pub fn server_wait<'v>(get: impl Fn(&str) -> Option<&'v str>, now_ms: f64) -> Option<f64> {
+    let [retry_after, others @ ..] = &SERVER_WAIT_HEADERS;
+    if let Some(wait) = get(retry_after).and_then(|v| parse(v.as_bytes(), now_ms)) {
+        return Some(wait);
+    }
+    others.iter().find_map(|name| {
+        // Bytes, not chars: no char-pattern searcher or UTF-8 slicing in
+        // the wasm of an app that calls this.
+        let v = trim(get(name)?.as_bytes());
+        let v = if *name == "ratelimit" {
+            ratelimit_reset(v)?
+        } else {
+            v
+        };
+        let (whole, fraction) = match v.iter().position(|&b| b == b'.') {
+            Some(at) => (v.get(..at)?, v.get(at + 1..)),
+            None => (v, None),
+        };
+        let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+        if !digits(whole) || !fraction.is_none_or(digits) {
+            return None;
+        }
+        // The nearest f64, as `str::parse` (and JavaScript) would read it,
+        // without its ~16 KB of wasm.
+        let n = crate::decimal::parse(whole, fraction.unwrap_or_default());
+        if name.ends_with("-ms") {
+            return Some(n);
+        }
+        if fraction.is_some() {
+            return None; // seconds are whole
+        }
+        let ms = n * 1000.0;
+        if n < EPOCH_FROM_S {
+            Some(ms)
+        } else if ms > now_ms {
+            Some(ms - now_ms)
+        } else {
+            None
+        }
+    })
+}
+
+/// The value of the first `t` or `reset` parameter of a `RateLimit` field
+/// whose value is all digits: a parameter starts the value or follows a
+/// space, tab, `,` or `;`, and its digits end it or are followed by one.
+fn ratelimit_reset(b: &[u8]) -> Option<&[u8]> {
+    let sep = |c: &u8| matches!(c, b'\t' | b' ' | b',' | b';');
+    (0..b.len()).find_map(|at| {
+        if at > 0 && !b.get(at - 1).is_some_and(sep) {
+            return None;
+        }
+        let rest = b.get(at..)?;
+        let key = if rest.starts_with(b"t=") {
+            2
+        } else if rest.starts_with(b"reset=") {
+            6
+        } else {
+            return None;
+        };
+        let digits = rest.get(key..)?;
+        let n = digits.iter().take_while(|c| c.is_ascii_digit()).count();
+        (n > 0 && digits.get(n).is_none_or(sep))
+            .then(|| digits.get(..n))
+            .flatten()
+    })
+}
+
 fn trim(mut v: &[u8]) -> &[u8] {
     while let [b' ' | b'\t', rest @ ..] = v {
         v = rest;
@@ -226,6 +343,52 @@ mod tests {
     fn an_absurd_clock_gives_none_and_never_panics() {
         for now in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e300, -1e300] {
             assert_eq!(parse(b"Sunday, 06-Nov-94 08:49:37 GMT", now), None, "{now}");
+        }
+    }
+
+    #[test]
+    fn ratelimit_parameters() {
+        for (v, want) in [
+            ("t=5", Some("5")),
+            ("reset=5", Some("5")),
+            (",t=5", Some("5")),
+            ("a;t=12;b", Some("12")),
+            ("t=1.5, t=3", Some("3")),
+            ("rt=4", None),
+            ("t=", None),
+            ("t=4x", None),
+            ("treset=4", None),
+            ("", None),
+        ] {
+            assert_eq!(
+                ratelimit_reset(v.as_bytes()),
+                want.map(str::as_bytes),
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn server_wait_survives_any_value_and_clock() {
+        for v in [
+            "",
+            " ",
+            "\t",
+            ".",
+            "1.",
+            "é",
+            "t=é",
+            "9".repeat(400).as_str(),
+        ] {
+            for now in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -1e300] {
+                for name in SERVER_WAIT_HEADERS {
+                    let got = server_wait(|n| (n == name).then_some(v), now);
+                    assert!(
+                        got.is_none_or(|w| w >= 0.0),
+                        "{name}: {v:?} at {now}: {got:?}"
+                    );
+                }
+            }
         }
     }
 

@@ -1,7 +1,8 @@
 //! `fetch` with retries for Rust web apps compiled to `wasm32-unknown-unknown`
 //! (Leptos, Yew, Dioxus, plain `wasm-bindgen`): the semantics of the
 //! JavaScript package's `fetchWithBackoff`, with the schedule, the jitter
-//! and the `Retry-After` parser of [`wasm_backoff_core`].
+//! and the reading of `Retry-After` and rate-limit headers
+//! ([`wasm_backoff_core::server_wait`]) of [`wasm_backoff_core`].
 //!
 //! [`fetch_with_backoff`] resolves with the [`web_sys::Response`] whatever its
 //! status (after the last attempt, the last response), and fails only where
@@ -12,41 +13,44 @@
 //! use std::{cell::Cell, rc::Rc};
 //! use wasm_backoff_core::Config;
 //! use wasm_backoff_web::{fetch_with_backoff, FetchError, Options};
-//! use wasm_bindgen_futures::JsFuture;
+//! use web_sys::{Request, Response};
 //!
-//! async fn load(retries: Rc<Cell<u32>>) -> Result<Option<String>, FetchError> {
-//!     let request = web_sys::Request::new_with_str("/api/items").map_err(FetchError::InvalidRequest)?;
+//! async fn load(url: &str, retries: Rc<Cell<u32>>) -> Result<Response, FetchError> {
+//!     let request = Request::new_with_str(url).map_err(FetchError::InvalidRequest)?;
 //!     let options = Options::new()
 //!         .config(Config::new().base_ms(200.0).max_attempts(Some(4)))
-//!         // e.g. show "retrying…" in the UI
-//!         .on_retry(move |info| retries.set(info.attempt));
-//!     let response = fetch_with_backoff(&request, &options).await?;
-//!     // Any status comes back as a Response: check it yourself.
-//!     if !response.ok() {
-//!         return Ok(None);
-//!     }
-//!     let text = JsFuture::from(response.text().map_err(FetchError::InvalidRequest)?)
-//!         .await
-//!         .map_err(FetchError::Network)?;
-//!     Ok(text.as_string())
+//!         .max_retry_after_ms(30_000.0) // a longer Retry-After: that response, at once
+//!         .on_retry(move |info| retries.set(info.attempt)); // e.g. show "retrying…"
+//!     // Any status comes back as the Response (after the last attempt, the last one).
+//!     fetch_with_backoff(&request, &options).await
 //! }
 //! ```
 //!
-//! (The example needs a JavaScript host: a browser, a worker or Node.)
+//! (The example needs a JavaScript host: a browser, a worker or Node. It is
+//! the README's "From Rust" example, word for word: `tests/readme.rs`
+//! checks that they agree.)
 //!
 //! ## What is retried
 //!
 //! - network errors (the `fetch` promise rejected while the signal is not
 //!   aborted) and the [`Options::retry_on`] statuses;
+//! - 413, 429 and 503 ([`SERVER_WAIT_STATUSES`]) whenever the server named a
+//!   wait, even when [`Options::retry_on`] leaves them out;
 //! - only for idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE, TRACE,
 //!   QUERY), unless [`Options::retry_non_idempotent`] is set or the request
 //!   carries an `Idempotency-Key` header;
 //! - each attempt sends `Request::clone(request)` (JavaScript's `request.clone()`), so a body is sent again.
 //!
-//! The wait before a retry is the schedule's next delay, lifted to the
-//! server's `Retry-After` when there is one (with a little jitter above it,
-//! see [`wasm_backoff_core::Backoff::with_hint`]); a `Retry-After` above
-//! [`Options::max_retry_after_ms`] returns that response at once. When the
+//! The wait before a retry is the schedule's next delay, lifted to the wait
+//! the server named when it named one (with a little jitter above it, see
+//! [`wasm_backoff_core::Backoff::with_hint`]): `Retry-After`, else the first
+//! of the rate-limit headers `retry-after-ms`, `x-ms-retry-after-ms`,
+//! `ratelimit-reset`, `ratelimit`, `x-ratelimit-retry-after`,
+//! `x-ratelimit-reset`, `x-rate-limit-reset` that names one (read by
+//! [`wasm_backoff_core::server_wait`], as the JavaScript package reads
+//! them). A named wait above [`Options::max_retry_after_ms`] returns that
+//! response at once. Cross-origin, a browser shows these headers only when
+//! the server lists them in `Access-Control-Expose-Headers`. When the
 //! schedule gives up, the last response (or the last network error) is
 //! returned. Responses of attempts that are retried are cancelled (their body
 //! streams), so their connections are freed.
@@ -62,7 +66,8 @@ use std::rc::Rc;
 
 use js_sys::{Function, Promise};
 use wasm_backoff_core::{
-    entropy_rng, seeded_rng, Backoff, Config, ConfigError, DefaultRng, MAX_DELAY_MS,
+    entropy_rng, seeded_rng, server_wait, Backoff, Config, ConfigError, DefaultRng, MAX_DELAY_MS,
+    SERVER_WAIT_HEADERS,
 };
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -92,6 +97,11 @@ const IDEMPOTENT: [&str; 7] = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE
 /// The statuses retried by default: 408, 429, 500, 502, 503, 504.
 pub const DEFAULT_RETRY_ON: [u16; 6] = [408, 429, 500, 502, 503, 504];
 
+/// The statuses retried whenever the server names a wait (`Retry-After` or a
+/// rate-limit header), whatever [`Options::retry_on`] says: 413 Content Too
+/// Large, 429 Too Many Requests, 503 Service Unavailable.
+pub const SERVER_WAIT_STATUSES: [u16; 3] = [413, 429, 503];
+
 /// The default of [`Options::max_retry_after_ms`]: one minute.
 pub const DEFAULT_MAX_RETRY_AFTER_MS: f64 = 60_000.0;
 
@@ -105,13 +115,14 @@ pub struct RetryInfo {
     /// The attempt that just failed (1 = the first try).
     pub attempt: u32,
     /// The wait about to start, in ms (at least `retry_after_ms` when the
-    /// server sent one).
+    /// server named one).
     pub delay_ms: f64,
     /// The failed attempt's HTTP status, when it got a response.
     pub status: Option<u16>,
     /// The failed attempt's network error, when it got no response.
     pub error: Option<JsValue>,
-    /// The server's `Retry-After`, in ms, when present and valid.
+    /// The wait the server named, in ms: its `Retry-After`, else a
+    /// rate-limit header's (see the [crate documentation](crate)).
     pub retry_after_ms: Option<f64>,
 }
 
@@ -179,7 +190,8 @@ impl Options {
         self
     }
 
-    /// The statuses to retry (network errors are always retried). Default
+    /// The statuses to retry (network errors are always retried, and
+    /// [`SERVER_WAIT_STATUSES`] when the server names a wait). Default
     /// [`DEFAULT_RETRY_ON`]: 408, 429, 500, 502, 503, 504.
     pub fn retry_on(mut self, statuses: &[u16]) -> Self {
         self.retry_on = statuses.to_vec();
@@ -194,8 +206,9 @@ impl Options {
         self
     }
 
-    /// A larger `Retry-After` (in ms) is not waited for: that response is
-    /// returned at once. Default [`DEFAULT_MAX_RETRY_AFTER_MS`] (60 000).
+    /// A longer wait named by the server (`Retry-After` or a rate-limit
+    /// header, in ms) is not waited for: that response is returned at once.
+    /// Default [`DEFAULT_MAX_RETRY_AFTER_MS`] (60 000).
     pub fn max_retry_after_ms(mut self, ms: f64) -> Self {
         self.max_retry_after_ms = ms;
         self
@@ -342,7 +355,15 @@ pub async fn fetch_with_backoff(
             },
         };
         let status = response.as_ref().map(Response::status);
-        let retry = idempotent && status.is_none_or(|s| options.retry_on.contains(&s));
+        let listed = status.is_none_or(|s| options.retry_on.contains(&s));
+        let waits = status.is_some_and(|s| SERVER_WAIT_STATUSES.contains(&s));
+        // The headers are read only for an error response that may be
+        // retried (the JavaScript driver reads them for any status >= 400).
+        let retry_after_ms = match (&response, status) {
+            (Some(r), Some(400..)) if idempotent && (listed || waits) => named_wait(r),
+            _ => None,
+        };
+        let retry = idempotent && (listed || (waits && retry_after_ms.is_some()));
         let finish = |response: Option<Response>, error: Option<JsValue>| match response {
             Some(r) => Ok(r),
             None => Err(FetchError::Network(error.unwrap_or(JsValue::UNDEFINED))),
@@ -350,7 +371,6 @@ pub async fn fetch_with_backoff(
         if !retry {
             return finish(response, error);
         }
-        let retry_after_ms = response.as_ref().and_then(retry_after);
         let backoff = match &mut schedule {
             Some(b) => b,
             None => schedule.insert(new_schedule(options)?),
@@ -398,18 +418,19 @@ fn new_schedule(options: &Options) -> Result<Backoff<DefaultRng>, FetchError> {
     Backoff::new(options.config, rng).map_err(FetchError::InvalidConfig)
 }
 
-/// The response's `Retry-After` in ms, when present and valid: printable
-/// ASCII and tabs only (anything else is ignored, as in the JavaScript
-/// package), parsed by [`wasm_backoff_core::retry_after::parse`].
-fn retry_after(response: &Response) -> Option<f64> {
-    let value = response.headers().get("retry-after").ok()??;
-    if !value
-        .bytes()
-        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
-    {
-        return None;
-    }
-    wasm_backoff_core::retry_after::parse(value.as_bytes(), js_sys::Date::now())
+/// The wait the response's headers name, in ms, by
+/// [`wasm_backoff_core::server_wait`] (bit for bit the JavaScript package's
+/// `serverWait`; any non-ASCII character makes a value invalid on both
+/// sides). `Headers::get` returns owned strings, so the headers are read
+/// first (`SERVER_WAIT_HEADERS` has 8 names), then looked up.
+fn named_wait(response: &Response) -> Option<f64> {
+    let headers = response.headers();
+    let values = SERVER_WAIT_HEADERS.map(|name| headers.get(name).ok().flatten());
+    let get = |name: &str| {
+        let at = SERVER_WAIT_HEADERS.iter().position(|n| *n == name)?;
+        values[at].as_deref()
+    };
+    server_wait(get, js_sys::Date::now())
 }
 
 /// Lets go of a response we will not return, so its connection is freed;

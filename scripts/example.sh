@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the example Rust wasm page (examples/fetch-page: fetch_with_backoff
+# from wasm-backoff-web, its attempts listed in the DOM) into
+# target/example/fetch-page/: cargo (release: opt-level z, LTO), the pinned
+# wasm-bindgen CLI (--target web), then wasm-opt -Oz from node_modules/.bin.
+#
+#   bash scripts/example.sh           build; then `node scripts/serve.mjs` and open
+#                                     http://127.0.0.1:8080/target/example/fetch-page/
+#   bash scripts/example.sh --sizes   also the same page doing one plain fetch
+#                                     (--no-default-features), into
+#                                     target/example/fetch-page-plain/, and print what
+#                                     the web crate adds (raw and gzip -9 -n)
+#
+# Assumes scripts/setup.sh has run (wasm32 target, wasm-bindgen, npm packages).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[example]\033[0m %s\n' "$*"; }
+
+build() { # <out dir> [cargo feature flags]
+  local out=$1
+  shift
+  cargo build --quiet --release --target wasm32-unknown-unknown -p fetch-page "$@"
+  rm -rf "$out" && mkdir -p "$out/pkg"
+  wasm-bindgen --target web --no-typescript --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/fetch_page.wasm
+  node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
+    --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
+    --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
+    "$out/pkg/fetch_page_bg.wasm" -o "$out/pkg/fetch_page_bg.wasm"
+  cp examples/fetch-page/index.html examples/fetch-page/main.js "$out/"
+  say "$out/pkg/fetch_page_bg.wasm: $(wc -c <"$out/pkg/fetch_page_bg.wasm") B"
+}
+
+build target/example/fetch-page
+
+if [ "${1:-}" = --sizes ]; then
+  build target/example/fetch-page-plain --no-default-features
+  gz() { gzip -9 -n -c "$1" | wc -c; }
+  printf '\n%-34s %9s %9s %12s %12s\n' 'variant' 'wasm B' 'wasm gz' 'JS glue B' 'JS glue gz'
+  for v in fetch-page-plain fetch-page; do
+    d=target/example/$v/pkg
+    printf '%-34s %9d %9d %12d %12d\n' "$v" "$(wc -c <"$d/fetch_page_bg.wasm")" "$(gz "$d/fetch_page_bg.wasm")" \
+      "$(wc -c <"$d/fetch_page.js")" "$(gz "$d/fetch_page.js")"
+  done
+  a=target/example/fetch-page-plain/pkg b=target/example/fetch-page/pkg
+  printf '%-34s %+9d %+9d %+12d %+12d\n' 'added by wasm-backoff-web' \
+    $(($(wc -c <$b/fetch_page_bg.wasm) - $(wc -c <$a/fetch_page_bg.wasm))) \
+    $(($(gz $b/fetch_page_bg.wasm) - $(gz $a/fetch_page_bg.wasm))) \
+    $(($(wc -c <$b/fetch_page.js) - $(wc -c <$a/fetch_page.js))) \
+    $(($(gz $b/fetch_page.js) - $(gz $a/fetch_page.js)))
+fi

@@ -1,0 +1,719 @@
+//! The cases of `fetch_with_backoff` against the repository's scripted HTTP
+//! server (tests/server/scripted.mjs), shared by the Node run (`node.rs`)
+//! and the headless-Chromium run (`browser.rs`). The server's URL is
+//! `process.env.SCRIPTED_URL` in Node, and the `SCRIPTED_URL` the test was
+//! compiled with in a browser (which has no environment).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Promise, Reflect, JSON};
+use wasm_backoff_core::{Config, Jitter};
+use wasm_backoff_web::{fetch_with_backoff, FetchError, Options, RetryInfo};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::wasm_bindgen_test;
+use web_sys::{AbortController, Request, RequestInit, Response};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = fetch)]
+    fn fetch_with_request(input: &Request) -> Promise;
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &js_sys::Function, timeout: f64) -> JsValue;
+}
+
+/// The scripted server's base URL: `process.env.SCRIPTED_URL` in Node, else
+/// (in a browser) `SCRIPTED_URL` at compile time.
+fn base() -> String {
+    Reflect::get(&js_sys::global(), &"process".into())
+        .and_then(|p| Reflect::get(&p, &"env".into()))
+        .and_then(|env| Reflect::get(&env, &"SCRIPTED_URL".into()))
+        .ok()
+        .and_then(|v| v.as_string())
+        .or_else(|| option_env!("SCRIPTED_URL").map(String::from))
+        .expect("SCRIPTED_URL: start `node tests/server/scripted.mjs` and export the url it prints")
+}
+
+/// Whether these tests run in Node (else in a browser).
+fn in_node() -> bool {
+    Reflect::get(&js_sys::global(), &"process".into()).is_ok_and(|p| p.is_object())
+}
+
+/// A path of its own for each test, so that counts never mix.
+fn path(name: &str) -> String {
+    format!("/web-{name}-{}", js_sys::Date::now())
+}
+
+async fn send(req: &Request) -> Response {
+    JsFuture::from(fetch_with_request(req))
+        .await
+        .expect("control request")
+        .unchecked_into()
+}
+
+async fn script(path: &str, steps: &str) {
+    let body = format!(
+        r#"{{"path":{},"steps":{steps}}}"#,
+        JSON::stringify(&path.into()).unwrap()
+    );
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&body.into());
+    let req =
+        Request::new_with_str_and_init(&format!("{}/__control/script", base()), &init).unwrap();
+    let res = send(&req).await;
+    assert!(res.ok(), "scripting {path}: status {}", res.status());
+}
+
+async fn count(path: &str) -> u32 {
+    let url = format!(
+        "{}/__control/count?path={}",
+        base(),
+        js_sys::encode_uri_component(path)
+    );
+    let res = send(&Request::new_with_str(&url).unwrap()).await;
+    let n = JsFuture::from(res.json().unwrap()).await.unwrap();
+    n.as_f64().expect("a count") as u32
+}
+
+async fn text(res: &Response) -> String {
+    JsFuture::from(res.text().unwrap())
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+fn get(path: &str) -> Request {
+    Request::new_with_str(&format!("{}{path}", base())).unwrap()
+}
+
+fn post(path: &str, body: &str, headers: &[(&str, &str)]) -> Request {
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&body.into());
+    let h = web_sys::Headers::new().unwrap();
+    for (k, v) in headers {
+        h.set(k, v).unwrap();
+    }
+    init.set_headers(&h);
+    Request::new_with_str_and_init(&format!("{}{path}", base()), &init).unwrap()
+}
+
+/// The fast schedule: 1 ms, 2 ms, 4 ms…, no jitter, five tries.
+fn fast() -> Options {
+    Options::new()
+        .config(
+            Config::new()
+                .base_ms(1.0)
+                .jitter(Jitter::None)
+                .max_attempts(Some(5)),
+        )
+        .seed(1)
+}
+
+/// Options that record what on_retry saw.
+fn recording(options: Options) -> (Options, Rc<RefCell<Vec<RetryInfo>>>) {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = seen.clone();
+    (
+        options.on_retry(move |info| s.borrow_mut().push(info.clone())),
+        seen,
+    )
+}
+
+/// Node's pending timers (`process.getActiveResourcesInfo()` entries named
+/// `Timeout`): what a sleep must not leave behind. `None` in a browser, which
+/// does not list them.
+fn pending_timers() -> Option<usize> {
+    if !in_node() {
+        return None;
+    }
+    let process = Reflect::get(&js_sys::global(), &"process".into()).unwrap();
+    let info: js_sys::Function = Reflect::get(&process, &"getActiveResourcesInfo".into())
+        .unwrap()
+        .unchecked_into();
+    let list: js_sys::Array = info.call0(&process).unwrap().unchecked_into();
+    Some(
+        list.iter()
+            .filter(|v| v.as_string().as_deref() == Some("Timeout"))
+            .count(),
+    )
+}
+
+async fn wait(ms: f64) {
+    JsFuture::from(Promise::new(&mut |resolve, _| {
+        set_timeout(&resolve, ms);
+    }))
+    .await
+    .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn retries_503s_until_200() {
+    let p = path("flaky");
+    script(
+        &p,
+        r#"[{"status":503},{"status":503},{"status":200,"body":"ok"}]"#,
+    )
+    .await;
+    let (options, seen) = recording(fast());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(text(&res).await, "ok");
+    assert_eq!(count(&p).await, 3);
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(
+        (seen[0].attempt, seen[0].status, seen[0].delay_ms),
+        (1, Some(503), 1.0)
+    );
+    assert_eq!(
+        (seen[1].attempt, seen[1].status, seen[1].delay_ms),
+        (2, Some(503), 2.0)
+    );
+    assert!(seen[0].error.is_none() && seen[0].retry_after_ms.is_none());
+}
+
+#[wasm_bindgen_test]
+async fn exhausted_returns_the_last_response() {
+    let p = path("down");
+    script(&p, r#"[{"status":502},{"status":503,"body":"last"}]"#).await;
+    let options = Options::new().config(
+        Config::new()
+            .base_ms(1.0)
+            .jitter(Jitter::None)
+            .max_attempts(Some(3)),
+    );
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 503);
+    assert_eq!(text(&res).await, "last");
+    assert_eq!(count(&p).await, 3);
+}
+
+#[wasm_bindgen_test]
+async fn a_status_not_in_retry_on_is_returned_at_once() {
+    let p = path("404");
+    script(&p, r#"[{"status":404},{"status":200}]"#).await;
+    let res = fetch_with_backoff(&get(&p), &fast()).await.unwrap();
+    assert_eq!(res.status(), 404);
+    assert_eq!(count(&p).await, 1);
+
+    // …and retried when listed; 503 then is not.
+    let p = path("retry-on");
+    script(&p, r#"[{"status":404},{"status":503},{"status":200}]"#).await;
+    let res = fetch_with_backoff(&get(&p), &fast().retry_on(&[404]))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    assert_eq!(count(&p).await, 2);
+}
+
+#[wasm_bindgen_test]
+async fn post_is_retried_only_when_allowed() {
+    let p = path("post");
+    script(&p, r#"[{"status":503},{"echo":true}]"#).await;
+    let res = fetch_with_backoff(&post(&p, "payload", &[]), &fast())
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    assert_eq!(count(&p).await, 1);
+
+    // retry_non_idempotent: retried, and the body is sent again.
+    let p = path("post-rni");
+    script(&p, r#"[{"status":503},{"echo":true}]"#).await;
+    let res = fetch_with_backoff(
+        &post(&p, "payload", &[]),
+        &fast().retry_non_idempotent(true),
+    )
+    .await
+    .unwrap();
+    assert_eq!(res.status(), 200);
+    let echo = JSON::parse(&text(&res).await).unwrap();
+    assert_eq!(
+        Reflect::get(&echo, &"method".into())
+            .unwrap()
+            .as_string()
+            .unwrap(),
+        "POST"
+    );
+    assert_eq!(
+        Reflect::get(&echo, &"body".into())
+            .unwrap()
+            .as_string()
+            .unwrap(),
+        "payload"
+    );
+    assert_eq!(count(&p).await, 2);
+
+    // An Idempotency-Key header makes a POST retryable.
+    let p = path("post-key");
+    script(&p, r#"[{"status":503},{"echo":true}]"#).await;
+    let res = fetch_with_backoff(&post(&p, "again", &[("Idempotency-Key", "k1")]), &fast())
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let echo = JSON::parse(&text(&res).await).unwrap();
+    assert_eq!(
+        Reflect::get(&echo, &"body".into())
+            .unwrap()
+            .as_string()
+            .unwrap(),
+        "again"
+    );
+    assert_eq!(count(&p).await, 2);
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_zero_is_honoured_quickly() {
+    let p = path("ra0");
+    script(
+        &p,
+        r#"[{"status":429,"headers":{"retry-after":"0"}},{"status":200}]"#,
+    )
+    .await;
+    let (options, seen) = recording(fast());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(count(&p).await, 2);
+    let seen = seen.borrow();
+    assert_eq!(seen[0].retry_after_ms, Some(0.0));
+    assert_eq!(seen[0].delay_ms, 1.0); // the schedule's wait, above the hint
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_lifts_the_wait() {
+    // A 2 s Retry-After: on_retry sees a wait of at least 2 s (and at most
+    // 2 s + 10 % jitter); the signal then cuts the wait short, so the test
+    // does not sleep.
+    let p = path("ra2");
+    script(
+        &p,
+        r#"[{"status":503,"headers":{"retry-after":"2"}},{"status":200}]"#,
+    )
+    .await;
+    let ctrl = AbortController::new().unwrap();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let (s, c) = (seen.clone(), ctrl.clone());
+    let options = fast().signal(ctrl.signal()).on_retry(move |info| {
+        s.borrow_mut().push(info.clone());
+        c.abort_with_reason(&"stop".into());
+    });
+    let start = js_sys::Date::now();
+    let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
+    assert!(
+        js_sys::Date::now() - start < 1000.0,
+        "the abort cut the wait short"
+    );
+    assert!(
+        matches!(&err, FetchError::Aborted(r) if r.as_string().as_deref() == Some("stop")),
+        "{err}"
+    );
+    assert_eq!(count(&p).await, 1);
+    let seen = seen.borrow();
+    assert_eq!(seen[0].retry_after_ms, Some(2000.0));
+    assert!(
+        (2000.0..=2200.0).contains(&seen[0].delay_ms),
+        "{}",
+        seen[0].delay_ms
+    );
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_is_actually_waited() {
+    // The one real wait: Retry-After: 1 → the retry comes ≥ 1 s later.
+    let p = path("ra1");
+    script(
+        &p,
+        r#"[{"status":503,"headers":{"retry-after":"1"}},{"status":200}]"#,
+    )
+    .await;
+    let start = js_sys::Date::now();
+    let res = fetch_with_backoff(&get(&p), &fast()).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(js_sys::Date::now() - start >= 1000.0);
+    assert_eq!(count(&p).await, 2);
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_above_the_maximum_returns_at_once() {
+    let p = path("ra-big");
+    script(
+        &p,
+        r#"[{"status":503,"headers":{"retry-after":"120"}},{"status":200}]"#,
+    )
+    .await;
+    let start = js_sys::Date::now();
+    let res = fetch_with_backoff(&get(&p), &fast()).await.unwrap();
+    assert_eq!(res.status(), 503);
+    assert_eq!(count(&p).await, 1);
+    assert!(js_sys::Date::now() - start < 1000.0);
+
+    // …unless the maximum allows it (then aborted so as not to wait).
+    let p = path("ra-big-ok");
+    script(
+        &p,
+        r#"[{"status":503,"headers":{"retry-after":"120"}},{"status":200}]"#,
+    )
+    .await;
+    let ctrl = AbortController::new().unwrap();
+    let c = ctrl.clone();
+    let options = fast()
+        .max_retry_after_ms(200_000.0)
+        .signal(ctrl.signal())
+        .on_retry(move |_| c.abort());
+    let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
+    assert!(matches!(err, FetchError::Aborted(_)));
+}
+
+#[wasm_bindgen_test]
+async fn invalid_retry_after_is_ignored() {
+    let p = path("ra-bad");
+    script(
+        &p,
+        r#"[{"status":503,"headers":{"retry-after":"soon"}},{"status":200}]"#,
+    )
+    .await;
+    let (options, seen) = recording(fast());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(seen.borrow()[0].retry_after_ms, None);
+    assert_eq!(seen.borrow()[0].delay_ms, 1.0);
+}
+
+#[wasm_bindgen_test]
+async fn network_errors_are_retried_then_reported() {
+    // A browser resends a request by itself when a reused keep-alive
+    // connection is reset (Node's undici does not), so there the server may
+    // see up to one more request per scripted reset than we made; our own
+    // attempts are counted exactly by on_retry.
+    let sent = |ours: u32, resets: u32, n: u32| {
+        if in_node() {
+            n == ours
+        } else {
+            (ours..=ours + resets).contains(&n)
+        }
+    };
+    let p = path("reset");
+    script(
+        &p,
+        r#"[{"reset":true},{"reset":true},{"status":200,"body":"back"}]"#,
+    )
+    .await;
+    let (options, seen) = recording(fast());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(text(&res).await, "back");
+    let retries = seen.borrow().len() as u32;
+    if in_node() {
+        assert_eq!(retries, 2, "one retry per reset");
+    } else {
+        assert!(retries <= 2, "{retries} retries");
+    }
+    assert!(seen
+        .borrow()
+        .iter()
+        .all(|s| s.error.is_some() && s.status.is_none()));
+    let n = count(&p).await;
+    assert!(
+        sent(retries + 1, 2, n),
+        "{n} requests for {retries} retries"
+    );
+
+    let p = path("reset-always");
+    script(&p, r#"{"reset":true}"#).await;
+    let (options, seen) = recording(
+        fast().config(
+            Config::new()
+                .base_ms(1.0)
+                .jitter(Jitter::None)
+                .max_attempts(Some(2)),
+        ),
+    );
+    let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
+    assert!(matches!(err, FetchError::Network(_)), "{err}");
+    assert!(err.to_string().starts_with("network error: "), "{err}");
+    assert_eq!(seen.borrow().len(), 1, "two attempts, one retry");
+    let n = count(&p).await;
+    assert!(sent(2, 2, n), "{n} requests for two attempts");
+}
+
+#[wasm_bindgen_test]
+async fn an_aborted_signal_rejects_at_once() {
+    let p = path("aborted");
+    script(&p, r#"{"status":200}"#).await;
+    let ctrl = AbortController::new().unwrap();
+    ctrl.abort_with_reason(&"gone".into());
+    let err = fetch_with_backoff(&get(&p), &fast().signal(ctrl.signal()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, FetchError::Aborted(r) if r.as_string().as_deref() == Some("gone")),
+        "{err}"
+    );
+    assert_eq!(count(&p).await, 0);
+}
+
+#[wasm_bindgen_test]
+async fn abort_during_an_attempt() {
+    let p = path("hang");
+    script(&p, r#"{"hang":true}"#).await;
+    let ctrl = AbortController::new().unwrap();
+    let options = fast().signal(ctrl.signal());
+    let req = get(&p);
+    let call = fetch_with_backoff(&req, &options);
+    let c = ctrl.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        wait(50.0).await;
+        c.abort_with_reason(&"late".into());
+    });
+    let err = call.await.unwrap_err();
+    assert!(
+        matches!(&err, FetchError::Aborted(r) if r.as_string().as_deref() == Some("late")),
+        "{err}"
+    );
+    assert_eq!(count(&p).await, 1);
+}
+
+#[wasm_bindgen_test]
+async fn abort_during_a_wait() {
+    let p = path("abort-wait");
+    script(&p, r#"{"status":503}"#).await;
+    let ctrl = AbortController::new().unwrap();
+    // A 10 s wait, aborted after 50 ms.
+    let options = Options::new()
+        .config(Config::new().base_ms(10_000.0).jitter(Jitter::None))
+        .signal(ctrl.signal());
+    let c = ctrl.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        wait(50.0).await;
+        c.abort();
+    });
+    let timers = pending_timers();
+    let start = js_sys::Date::now();
+    let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
+    assert!(js_sys::Date::now() - start < 5000.0);
+    // The 10 s timer was cleared (and the 50 ms one has fired), at once.
+    assert_eq!(pending_timers(), timers, "a timer was left behind");
+    let FetchError::Aborted(reason) = err else {
+        panic!("{err}")
+    };
+    let name = Reflect::get(&reason, &"name".into()).unwrap().as_string();
+    assert_eq!(name.as_deref(), Some("AbortError"));
+    assert_eq!(count(&p).await, 1);
+}
+
+#[wasm_bindgen_test]
+async fn an_invalid_config_is_refused_before_any_attempt() {
+    let p = path("bad-config");
+    script(&p, r#"{"status":200}"#).await;
+    let err = fetch_with_backoff(&get(&p), &Options::new().config(Config::new().factor(0.5)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, FetchError::InvalidConfig(_)), "{err}");
+    assert_eq!(count(&p).await, 0);
+}
+
+#[wasm_bindgen_test]
+async fn a_used_request_is_invalid() {
+    let p = path("used");
+    script(&p, r#"{"status":200}"#).await;
+    let req = post(&p, "body", &[]);
+    JsFuture::from(req.text().unwrap()).await.unwrap(); // reads the body
+    let err = fetch_with_backoff(&req, &fast()).await.unwrap_err();
+    assert!(matches!(err, FetchError::InvalidRequest(_)), "{err}");
+    assert_eq!(count(&p).await, 0);
+}
+
+#[wasm_bindgen_test]
+async fn default_options_succeed_at_once() {
+    let p = path("ok");
+    script(&p, r#"{"status":200,"body":"fine"}"#).await;
+    let res = fetch_with_backoff(&get(&p), &Options::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&res).await, "fine");
+    assert_eq!(count(&p).await, 1);
+}
+
+#[wasm_bindgen_test]
+async fn the_default_seed_comes_from_crypto() {
+    // entropy_rng's wasm_js backend works in Node (no silent fallback needed).
+    assert!(wasm_backoff_core::entropy_rng().is_ok());
+    let p = path("entropy");
+    script(&p, r#"[{"status":500},{"status":200}]"#).await;
+    let (options, seen) =
+        recording(Options::new().config(Config::new().base_ms(5.0).max_attempts(Some(2))));
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let delay = seen.borrow()[0].delay_ms;
+    assert!(
+        (0.0..=5.0).contains(&delay),
+        "full jitter in [0, base]: {delay}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_429_with_only_x_ratelimit_reset_is_waited_for() {
+    // GitHub's form: the Unix second the limit resets. The next whole second
+    // at least 300 ms ahead, so the wait is 0.3–1.3 s.
+    let at = ((js_sys::Date::now() + 300.0) / 1000.0).ceil();
+    let p = path("gh-reset");
+    script(
+        &p,
+        &format!(r#"[{{"status":429,"headers":{{"X-RateLimit-Reset":"{at}"}}}},{{"status":200}}]"#),
+    )
+    .await;
+    let start = js_sys::Date::now();
+    let (options, seen) = recording(fast());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    let end = js_sys::Date::now();
+    assert_eq!(res.status(), 200);
+    assert_eq!(count(&p).await, 2);
+    let seen = seen.borrow();
+    let named = seen[0].retry_after_ms.expect("a named wait");
+    assert!(
+        named > 0.0 && named <= at * 1000.0 - start,
+        "{named} ms to {at} s"
+    );
+    assert!(seen[0].delay_ms >= named, "{}", seen[0].delay_ms);
+    // The retry was not sent before the reset time (a timer may fire a
+    // millisecond early against the wall clock).
+    assert!(end >= at * 1000.0 - 2.0, "{} ms early", at * 1000.0 - end);
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_ms_lifts_the_wait() {
+    let p = path("ra-ms");
+    script(
+        &p,
+        r#"[{"status":503,"headers":{"retry-after-ms":"150"}},{"status":200}]"#,
+    )
+    .await;
+    let (options, seen) = recording(fast());
+    let start = js_sys::Date::now();
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(js_sys::Date::now() - start >= 148.0);
+    assert_eq!(count(&p).await, 2);
+    let seen = seen.borrow();
+    assert_eq!(seen[0].retry_after_ms, Some(150.0));
+    // at least the named wait, plus at most 10 % of jitter
+    assert!(
+        (150.0..=165.0).contains(&seen[0].delay_ms),
+        "{}",
+        seen[0].delay_ms
+    );
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_comes_before_the_rate_limit_headers() {
+    let p = path("ra-first");
+    script(
+        &p,
+        r#"[{"status":429,"headers":{"retry-after":"0","x-ratelimit-reset":"30","retry-after-ms":"900"}},{"status":200}]"#,
+    )
+    .await;
+    let (options, seen) = recording(fast());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(seen.borrow()[0].retry_after_ms, Some(0.0));
+}
+
+#[wasm_bindgen_test]
+async fn a_413_is_retried_only_when_the_server_names_a_wait() {
+    // 413 is not in the default retry_on: alone, it is returned at once…
+    let p = path("413");
+    script(&p, r#"[{"status":413},{"status":200}]"#).await;
+    let res = fetch_with_backoff(&get(&p), &fast()).await.unwrap();
+    assert_eq!(res.status(), 413);
+    assert_eq!(count(&p).await, 1);
+
+    // …with a Retry-After, it is retried after it.
+    let p = path("413-ra");
+    script(
+        &p,
+        r#"[{"status":413,"headers":{"retry-after":"0"}},{"status":200}]"#,
+    )
+    .await;
+    let (options, seen) = recording(fast());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(count(&p).await, 2);
+    assert_eq!(
+        (seen.borrow()[0].status, seen.borrow()[0].retry_after_ms),
+        (Some(413), Some(0.0))
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_named_wait_retries_429_and_503_whatever_retry_on_says() {
+    let none = || fast().retry_on(&[]);
+    for (name, first, retried) in [
+        (
+            "429-ms",
+            r#"{"status":429,"headers":{"retry-after-ms":"20"}}"#,
+            true,
+        ),
+        (
+            "503-rl",
+            r#"{"status":503,"headers":{"ratelimit":"\"default\";r=0;t=0"}}"#,
+            true,
+        ),
+        ("429-bare", r#"{"status":429}"#, false),
+        (
+            "503-garbage",
+            r#"{"status":503,"headers":{"retry-after":"soon"}}"#,
+            false,
+        ),
+        // Only 413, 429 and 503: another status with a wait is not retried.
+        (
+            "500-ra",
+            r#"{"status":500,"headers":{"retry-after":"0"}}"#,
+            false,
+        ),
+    ] {
+        let p = path(name);
+        script(&p, &format!(r#"[{first},{{"status":200}}]"#)).await;
+        let res = fetch_with_backoff(&get(&p), &none()).await.unwrap();
+        let (status, n) = (res.status(), count(&p).await);
+        if retried {
+            assert_eq!((status, n), (200, 2), "{name}: retried");
+        } else {
+            assert!(status != 200 && n == 1, "{name}: {status} after {n}");
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_named_wait_does_not_make_a_post_retryable() {
+    let p = path("429-post");
+    script(
+        &p,
+        r#"[{"status":429,"headers":{"retry-after-ms":"10"}},{"echo":true}]"#,
+    )
+    .await;
+    let res = fetch_with_backoff(&post(&p, "once", &[]), &fast())
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 429);
+    assert_eq!(count(&p).await, 1);
+}
+
+#[wasm_bindgen_test]
+async fn a_rate_limit_reset_beyond_the_maximum_returns_at_once() {
+    // An hour ahead, as a Unix time: above the 60 s maximum.
+    let at = (js_sys::Date::now() / 1000.0).floor() + 3600.0;
+    let p = path("reset-far");
+    script(
+        &p,
+        &format!(r#"[{{"status":429,"headers":{{"x-ratelimit-reset":"{at}"}}}},{{"status":200}}]"#),
+    )
+    .await;
+    let start = js_sys::Date::now();
+    let res = fetch_with_backoff(&get(&p), &fast()).await.unwrap();
+    assert_eq!(res.status(), 429);
+    assert_eq!(count(&p).await, 1);
+    assert!(js_sys::Date::now() - start < 1000.0);
+}
