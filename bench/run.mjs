@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,cold,throughput,calc,storm,outage   --seeds=<n> (storm)
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage   --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
 //
@@ -21,7 +21,7 @@ import { BENCH, ROOT, ensureBuilt, ensurePeers, version, PEER_PACKAGES } from '.
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const QUICK = args.has('quick');
-const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'calc', 'storm', 'outage'];
+const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage'];
 const only = args.get('only')?.split(',') ?? ALL;
 for (const s of only) if (!ALL.includes(s)) throw new RangeError(`--only: unknown section ${s} (one of ${ALL.join(', ')})`);
 const partial = QUICK || args.has('only');
@@ -95,6 +95,12 @@ try {
     while (lines.length && (lines[0].startsWith('# ') || !lines[0].trim())) lines.shift();
     while (lines.length && !lines[lines.length - 1].trim()) lines.pop();
     return lines.map((l) => (l.startsWith('## ') ? `#${l}` : l));
+  });
+
+  await section('retryfn', '3b. retry(fn) against p-retry: ns per call of a function that resolves at once', async () => {
+    return (
+      await run(process.execPath, [join(BENCH, 'retryfn.mjs'), String(QUICK ? 3 : 31)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    ).split('\n');
   });
 
   await section('calc', '4. Calculator: ns per delay', async () => {

@@ -7,6 +7,7 @@ import {
   CHUNK,
   COUNTER_ATTEMPT,
   COUNTER_ELAPSED_MS,
+  COUNTER_MAX_ATTEMPTS,
   COUNTER_RESETS,
   COUNTER_TOTAL_RETRIES,
   F_FALLBACK_ATTEMPTS,
@@ -36,8 +37,10 @@ export const schedule = (options, seed) => {
  * The fetch driver's schedule: the options' schedule fields checked now, as
  * a record that the first retry of each call loads. Five attempts unless
  * the options or the preset say otherwise; `maxElapsedMs` is the driver's
- * wall-clock deadline, not a sum of delays.
+ * wall-clock deadline, not a sum of delays. Also answers the schedule's
+ * attempt limit (Infinity for none), which the attempt header names.
  * @param {Record<string, any>} o from `own`
+ * @returns {[number[], number]}
  */
 export function plan(o) {
   write(o, SCHEDULE, () => 0);
@@ -45,8 +48,10 @@ export function plan(o) {
   m[OPTS + F_MAX_ELAPSED_MS] = NaN;
   m[OPTS + F_FALLBACK_ATTEMPTS] = 5;
   const rec = record(SCHEDULE);
-  w.backoff_free(check(w.backoff_new()));
-  return rec;
+  const h = check(w.backoff_new());
+  const max = counters(h)[OUT + COUNTER_MAX_ATTEMPTS];
+  w.backoff_free(h);
+  return [rec, max];
 }
 
 /** @param {number} h */
@@ -72,6 +77,11 @@ export class Backoff {
   next() {
     const d = w.backoff_next(this.#live, NaN);
     return d < 0 ? undefined : d;
+  }
+
+  /** `for (const delay of backoff)`: the delays until it gives up (as `next()`). */
+  *[Symbol.iterator]() {
+    for (let d; (d = this.next()) !== undefined; ) yield d;
   }
 
   /** Back to the first retry (what a success does). */

@@ -16,7 +16,7 @@
 // nothing); idle slots are dropped when the map has doubled since the last
 // time it was pruned.
 import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT } from './wasm.js';
-import { parseRetryAfter } from './retry-after.js';
+import { abortable, observe } from './hooks.js';
 import {
   ALL_MESSAGES,
   EVICT_HEAD,
@@ -318,18 +318,6 @@ export class Gate {
   }
 }
 
-/** `p`, or the signal's reason the moment it aborts (no listener left behind). */
-function abortable(p, signal) {
-  if (!signal) return p;
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(p)
-      .then(resolve, reject)
-      .finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /** One call's passage through the gate. */
 class Ticket {
   // 0 new, 1 held, 2 go (may send with `tag`), 3 out (rejected with
@@ -431,29 +419,30 @@ class Ticket {
   /**
    * The fetch driver's step after an attempt through the gate (so that its
    * gate logic ships with the gate, not with every fetch). `c` is the
-   * driver's config; `retry`, `reason` its verdict so far. Reports the
-   * outcome to the gate and returns the reason the call ends with, or ''
-   * when the call is held for another attempt (onRetry told, response let go).
+   * driver's config; `why` the policy's verdict ('' = retry wanted), `ra`
+   * the server-named wait. Reports the outcome to the gate and returns the
+   * reason the call ends with, or '' when the call is held for another
+   * attempt (onRetry told, response let go).
    * @param {any} c
-   * @param {boolean} retry
+   * @param {string} why
    * @param {boolean} failed
    * @param {number | undefined} status
    * @param {Response | undefined} res
    * @param {unknown} error
-   * @param {string} reason
+   * @param {number | undefined} ra
    * @param {number} attempt
    */
-  fetched(c, retry, failed, status, res, error, reason, attempt) {
+  fetched(c, why, failed, status, res, error, ra, attempt) {
     // The gate was freed while the call was out: it ends with its own outcome.
-    if (this.s.dead) return !failed && /** @type {number} */ (status) < 400 ? 'success' : retry ? 'freed' : reason;
-    const hurt = retry || failed || c.retryOn.has(status);
-    let ra = hurt && res ? parseRetryAfter(res.headers.get('retry-after')) : undefined;
+    if (this.s.dead) return why || 'freed';
+    const hurt = !why || failed || c.retryOn.has(status);
+    if (!hurt) ra = undefined;
     // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
-    if (ra > c.maxRetryAfterMs) [retry, reason, ra] = [false, 'retry-after', c.maxRetryAfterMs];
-    if (retry && c.budget && !c.budget.withdraw(Date.now())) [retry, reason] = [false, 'budget'];
-    const why = this.settle(hurt, retry, ra);
-    if (why) return retry ? why : !failed && /** @type {number} */ (status) < 400 ? 'success' : reason;
-    c.onRetry?.({ attempt, delayMs: this.waitMs(), status, error, retryAfterMs: ra });
+    if (/** @type {number} */ (ra) > c.maxRetryAfterMs) [why, ra] = [why || 'retry-after', c.maxRetryAfterMs];
+    if (!why && c.budget && !c.budget.withdraw(Date.now())) why = 'budget';
+    const end = this.settle(hurt, !why, ra);
+    if (why || end) return why || end;
+    observe(c.onRetry, { attempt, delayMs: this.waitMs(), status, error, retryAfterMs: ra, response: res });
     res?.body?.cancel().catch(() => {});
     return '';
   }

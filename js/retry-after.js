@@ -7,6 +7,7 @@
 // bit; both are tested against the same vectors,
 // core/tests/retry_after_vectors.json. Every regular expression here runs
 // in linear time: a header has no length limit.
+import { SERVER_WAIT_HEADERS } from './gen/boundary.js';
 
 // The tokens (separators: space, comma, dash, colon) joined by single
 // spaces, a first ' GMT ' token after the weekday taken out: the weekday
@@ -57,4 +58,35 @@ export function parseRetryAfter(value, nowMs = Date.now()) {
   if (year < 0 || date.getUTCDate() !== +d) return;
   const w = t + ((+h * 60 + +i) * 60 + +c) * 1e3 - nowMs;
   return w > 0 ? w : undefined;
+}
+
+/**
+ * The wait a response's headers name, in ms from `nowMs`: Retry-After
+ * first, then the rate-limit headers (SERVER_WAIT_HEADERS, from the core:
+ * ms, then seconds; `ratelimit`: its first `t` / `reset` parameter); the first that names a
+ * wait wins (absent, invalid or past values fall through). Seconds of 1e9
+ * or more are a Unix time (GitHub's X-RateLimit-Reset), fewer a delta.
+ * Tested against core/tests/server_wait_vectors.json, shared with the Rust
+ * `server_wait`.
+ * @param {{ get(name: string): string | null }} headers
+ * @param {number} [nowMs]
+ * @returns {number | undefined}
+ */
+export function serverWait(headers, nowMs = Date.now()) {
+  let ms;
+  for (const name of SERVER_WAIT_HEADERS) {
+    if (ms !== undefined) break;
+    let v = headers.get(name);
+    if (name === 'retry-after') {
+      ms = parseRetryAfter(v, nowMs);
+      continue;
+    }
+    v = v?.replace(/^[\t ]+|[\t ]+$/g, '');
+    if (name === 'ratelimit') v = /(?:^|[\t ,;])(?:t|reset)=(\d+)(?![^\t ,;])/.exec(v ?? '')?.[1];
+    if (v && /^\d+(\.\d+)?$/.test(v)) {
+      if (name.endsWith('ms')) ms = +v;
+      else if (!v.includes('.')) ms = +v < 1e9 ? +v * 1e3 : +v * 1e3 > nowMs ? +v * 1e3 - nowMs : undefined;
+    }
+  }
+  return ms;
 }

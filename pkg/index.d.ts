@@ -88,14 +88,16 @@ export interface BackoffOptions {
   slotMode?: 'binary' | 'exponent';
 }
 
-/** A retry schedule: an iterator of delays. */
-export class Backoff {
+/** A retry schedule: an iterator of delays (`for (const delay of backoff)` too). */
+export class Backoff implements Iterable<number> {
   /** @throws {TypeError | RangeError} naming the offending option. */
   constructor(options?: BackoffOptions);
   /** The delay in ms before the next retry, or `undefined` to give up (sticky until `reset()`). */
   next(): number | undefined;
   /** Back to the first retry, as after a success. */
   reset(): void;
+  /** The delays `next()` hands out, until it gives up (`[...new Backoff({ maxAttempts: 4 })]` has three). */
+  [Symbol.iterator](): Iterator<number>;
   /** Retries handed out since the last reset. */
   readonly attempt: number;
   /** Retries handed out since construction. */
@@ -127,14 +129,33 @@ export class Backoff {
 export interface RetryInfo {
   /** The attempt that just failed (1 = the first try). */
   attempt: number;
-  /** The wait about to start, in ms (at least `retryAfterMs` when the server sent one). */
+  /** The wait about to start, in ms (at least `retryAfterMs` when the server named one). */
   delayMs: number;
   /** The failed attempt's HTTP status, when it got a response. */
   status?: number;
   /** The failed attempt's error (a network failure, or a `TimeoutError` from `timeoutMs`). */
   error?: unknown;
-  /** The server's `Retry-After`, in ms, when valid. */
+  /** The wait the server named, in ms (see {@link serverWait}: `Retry-After`, then the rate-limit headers). */
   retryAfterMs?: number;
+  /** The failed attempt's response, for its headers (a request id); its body is released right after `onRetry`. */
+  response?: Response;
+}
+
+/** Headers `beforeRetry` may return (what `new Headers()` takes). */
+export type RetryHeaders = Headers | Record<string, string> | [string, string][];
+
+/** What `beforeRetry` is told, after the wait, before the retry is sent. */
+export interface BeforeRetryInfo {
+  /** The attempt about to be sent (2 = the first retry). */
+  attempt: number;
+  /** A copy of the request about to be sent (its headers as they will go); change it and return it to send it so. */
+  request: Request;
+  /** The previous attempt's status, error and response (its body already released). */
+  status?: number;
+  error?: unknown;
+  response?: Response;
+  /** Aborts with the caller's signal or the deadline: pass it to a token refresh. */
+  signal?: AbortSignal;
 }
 
 /** Why a call stopped, as told to `onDone`. */
@@ -146,9 +167,10 @@ export type DoneReason =
   | 'vetoed' // shouldRetry returned false
   | 'exhausted' // maxAttempts reached
   | 'retry-after' // the server's Retry-After exceeded maxRetryAfterMs: its response is returned at once
-  | 'deadline' // the next wait would end past maxElapsedMs
+  | 'deadline' // maxElapsedMs: the next wait would end past it (the last response is returned), or it passed during an attempt or a hook (rejects with a TimeoutError)
   | 'budget' // the RetryBudget had no retry left
   | 'aborted' // the signal aborted
+  | 'hook-error' // shouldRetry or beforeRetry threw (the call rejects with its error)
   | 'evicted' // with a gate: dropped from the target's full queue (the call rejects with GateOverflowError)
   | 'freed'; // with a gate: gate.free() ended it (held: rejects with TypeError; in flight: its own outcome, not retried)
 
@@ -166,34 +188,107 @@ export interface DoneInfo {
 }
 
 /**
- * Options of {@link fetchWithBackoff} and {@link withBackoff}: those of
- * {@link BackoffOptions} (the schedule), plus what to retry and how long.
+ * Options of {@link retry}: those of {@link BackoffOptions} (the schedule),
+ * plus the deadline, the hooks and a budget.
  */
-export interface RetryOptions extends BackoffOptions {
+export interface RetryFnOptions extends BackoffOptions {
   /** Total tries including the first (unless the preset sets its own). @default 5 */
   maxAttempts?: number;
-  /** A wall-clock deadline from the start of the call, in ms: no wait starts that would end past it. @default undefined (none) */
+  /**
+   * A hard deadline for the whole call, in ms from its start: no wait starts
+   * that would end past it, and whatever runs when it passes (an attempt,
+   * a hook) is aborted: the call rejects with a `TimeoutError` DOMException,
+   * as `AbortSignal.timeout` does. @default undefined (none)
+   */
   maxElapsedMs?: number;
-  /** Statuses to retry; network errors are always retried. @default [408, 429, 500, 502, 503, 504] */
-  retryOn?: number[];
-  /** Retry POST/PATCH/… too (they are retried anyway when the request has an `Idempotency-Key` header). @default false */
-  retryNonIdempotent?: boolean;
-  /** Per-attempt timeout in ms until the response headers arrive; a timed-out attempt counts as a network failure. @default undefined (none) */
+  /** Per attempt, in ms: its signal aborts with a `TimeoutError` and the attempt counts as failed (and is retried). @default undefined (none) */
   timeoutMs?: number;
-  /** A larger `Retry-After` is not waited for: that response is returned at once. @default 60000 */
-  maxRetryAfterMs?: number;
-  /** Called before each wait. */
-  onRetry?: (info: RetryInfo) => void;
-  /** Called once when the call settles, with the attempts used and why it stopped. */
-  onDone?: (info: DoneInfo) => void;
-  /** Decide yourself: `true` forces a retry, `false` vetoes one, `undefined` keeps the default decision. */
-  shouldRetry?: (info: { attempt: number; status?: number; error?: unknown; response?: Response }) => boolean | undefined;
+  /** Aborts the call: at once, in an attempt, a wait or a hook; it rejects with the signal's `reason`. @default undefined */
+  signal?: AbortSignal;
+  /**
+   * An observer, called before each wait. Observers never change the
+   * outcome: what one throws (or the rejection of what it returns) goes to
+   * `console.error`. Not awaited.
+   */
+  onRetry?: (info: RetryInfo) => void | Promise<void>;
+  /** An observer, called once when the call settles, with the attempts used and why it stopped. */
+  onDone?: (info: DoneInfo) => void | Promise<void>;
+  /**
+   * A decision hook, awaited: `true` forces a retry, `false` vetoes one,
+   * `undefined` keeps the default decision (for `retry`: retry every
+   * rejection). If it throws or rejects, the call rejects with that error;
+   * another return type rejects with a `TypeError`. An abort while it runs
+   * rejects at once. For `retry` it is asked on rejections only; for fetch,
+   * after every attempt (so a 200 can be retried too).
+   */
+  shouldRetry?: (info: { attempt: number; status?: number; error?: unknown; response?: Response }) => boolean | undefined | Promise<boolean | undefined>;
   /**
    * A budget shared by many calls (a `RetryBudget` from `'wasm-backoff/budget'`,
    * or any object with these two methods): when it is empty, failures are
    * returned at once. @default undefined (none)
    */
   budget?: { deposit(nowMs?: number): void; withdraw(nowMs?: number): boolean };
+}
+
+/**
+ * Options of {@link fetchWithBackoff} and {@link withBackoff}: those of
+ * {@link retry}, plus what to retry and how. Every option is checked when
+ * given (at the call, or when wrapping); the options are copied then, so
+ * changing the object later changes nothing.
+ */
+export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
+  /**
+   * Per attempt, in ms, until its response headers arrive (the body is not
+   * covered: the caller's `signal` is): a timed-out attempt counts as a
+   * network failure and is retried. @default undefined (none)
+   */
+  timeoutMs?: number;
+  /**
+   * A hard deadline from the start of the call until the final response's
+   * headers, across attempts, waits and hooks: no wait starts that would end
+   * past it (then the last response is returned, reason `'deadline'`), and an
+   * attempt or hook still running when it passes is aborted: the call
+   * rejects with a `TimeoutError` DOMException, as `AbortSignal.timeout`
+   * does. Reading the returned body is not covered (pass a `signal`).
+   * @default undefined (none)
+   */
+  maxElapsedMs?: number;
+  /**
+   * Statuses to retry. Network failures (fetch's `TypeError`) and timeouts of
+   * `timeoutMs` are always retried; 413, 429 and 503 are retried too when the
+   * server names a wait (see {@link serverWait}). A request fetch cannot
+   * build (a bad URL, method or header) rejects at once, nothing sent; other
+   * errors of a custom fetch function are not retried unless `shouldRetry` says so.
+   * @default [408, 429, 500, 502, 503, 504]
+   */
+  retryOn?: number[];
+  /** Methods retried (case-insensitive); others only with an `Idempotency-Key`, `idempotencyKey` or `retryNonIdempotent`. @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'] */
+  methods?: string[];
+  /** Retry every method (POST, PATCH, …) too. @default false */
+  retryNonIdempotent?: boolean;
+  /**
+   * Send an `Idempotency-Key` header (a `crypto.randomUUID()` per call, the
+   * same on every attempt), which makes POST and PATCH retryable. A key the
+   * request already has is kept. @default false
+   */
+  idempotencyKey?: boolean;
+  /**
+   * A header naming the attempt on every request, as the AWS SDKs'
+   * `amz-sdk-request`: `attempt=2; max=5` (`; max` only with a limit), so
+   * that servers can tell retries from new traffic. @default undefined (none)
+   */
+  attemptHeader?: string;
+  /** A larger server-named wait is not waited for: that response is returned at once (reason `'retry-after'`). @default 60000 */
+  maxRetryAfterMs?: number;
+  /**
+   * A decision hook, awaited after each wait, before the retry is sent: may
+   * return a `Request` (sent from now on, instead of the original), headers
+   * (a `Headers`, a record or pairs, set over the request's for this and
+   * later attempts: a fresh `Authorization`), or `undefined` (no change). If
+   * it throws or rejects, the call rejects with that error; another return
+   * type rejects with a `TypeError`.
+   */
+  beforeRetry?: (info: BeforeRetryInfo) => Request | RetryHeaders | undefined | Promise<Request | RetryHeaders | undefined>;
   /**
    * Back off per target instead of per call: a {@link Gate} from `createGate`
    * of `'wasm-backoff/gate'` (the full module, so the gate costs nothing to
@@ -212,14 +307,47 @@ export interface RetryOptions extends BackoffOptions {
 
 /**
  * `fetch` with retries. Resolves with a `Response` whatever its status (after the
- * last attempt, the last response); rejects only where `fetch` would: the last
- * network error, or the signal's `reason` on abort (at once, in an attempt or a wait).
+ * last attempt, the last response); rejects only where `fetch` would: a
+ * request it cannot build, the last network error, the signal's `reason` on
+ * abort (at once, in an attempt, a wait or a hook), a `TimeoutError` at the
+ * `maxElapsedMs` deadline, or the error of a decision hook. The caller's
+ * `signal` reaches the returned body, as with `fetch`.
  * Bad options reject with `TypeError`/`RangeError` before any request is sent.
  */
 export function fetchWithBackoff(input: Request | string | URL, init?: RequestInit, options?: RetryOptions): Promise<Response>;
 
-/** Wraps a fetch function (e.g. the global `fetch` in an edge worker); `options` are validated now. */
-export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
+/** What {@link withBackoff} returns: fetch's signature, plus options per call (merged over the wrapped ones). */
+export interface FetchWithBackoff {
+  (input: Request | string | URL, init?: RequestInit, options?: RetryOptions): Promise<Response>;
+  /** A new wrapper of the same fetch function with `options` merged over these (checked now). */
+  extend(options: RetryOptions): FetchWithBackoff;
+}
+
+/** Wraps a fetch function (e.g. the global `fetch` in an edge worker); `options` are checked and copied now. */
+export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): FetchWithBackoff;
+
+/**
+ * Runs `fn({ attempt, signal })` until it resolves, with the schedules,
+ * signal, deadline, hooks and budget of the fetch driver (what p-retry is
+ * for): every rejection is retried unless `shouldRetry` returns false; after
+ * the last attempt the call rejects with the last error. `signal` aborts
+ * with the caller's signal, `timeoutMs` and the deadline: pass it on.
+ * @example
+ * ```ts
+ * const user = await retry(async ({ signal }) => (await db.get('user', { signal })), { preset: 'aws' });
+ * ```
+ */
+export function retry<T>(fn: (context: { attempt: number; signal?: AbortSignal }) => T | PromiseLike<T>, options?: RetryFnOptions): Promise<T>;
+
+/**
+ * The wait a response's headers name, in ms: `Retry-After` first, then
+ * `retry-after-ms`, `x-ms-retry-after-ms`, `RateLimit-Reset`, `RateLimit`
+ * (its `t` or `reset`), `X-RateLimit-Retry-After`, `X-RateLimit-Reset`,
+ * `X-Rate-Limit-Reset`: the first that names a wait wins. Seconds of 1e9 or
+ * more are a Unix time (GitHub's `X-RateLimit-Reset`). The fetch driver
+ * waits at least this long (jitter above), up to `maxRetryAfterMs`.
+ */
+export function serverWait(headers: { get(name: string): string | null }, nowMs?: number): number | undefined;
 
 /**
  * The wait a `Retry-After` value asks for, in ms (delta-seconds or any RFC 9110

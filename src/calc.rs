@@ -190,7 +190,7 @@ pub fn backoff_reset(h: usize) {
     backoff(h).reset()
 }
 
-/// Answers `schema::COUNTERS`: attempt, total retries, resets, elapsed ms.
+/// Answers `schema::COUNTERS`: attempt, total retries, resets, elapsed ms, max attempts.
 #[wasm_bindgen]
 pub fn backoff_counters(h: usize) {
     let b = backoff(h);
@@ -199,6 +199,7 @@ pub fn backoff_counters(h: usize) {
         b.total_retries() as f64,
         b.resets() as f64,
         b.elapsed_ms(),
+        b.config().max_attempts.map_or(f64::INFINITY, |n| n as f64),
     ]);
 }
 

@@ -331,7 +331,15 @@ pub const GATE_STATUS: [&str; 8] = [
 ];
 
 /// What the result record holds after `backoff_counters`, by offset.
-pub const COUNTERS: [&str; 4] = ["attempt", "totalRetries", "resets", "elapsedMs"];
+/// (`maxAttempts`: the schedule's limit, Infinity for none; the fetch
+/// driver's attempt header names it.)
+pub const COUNTERS: [&str; 5] = [
+    "attempt",
+    "totalRetries",
+    "resets",
+    "elapsedMs",
+    "maxAttempts",
+];
 
 /// What the result record holds after a queue transition, by offset.
 pub const TASK: [&str; 4] = ["state", "failureCount", "nextAttemptAt", "completeBy"];

@@ -357,7 +357,366 @@ export const SCENARIOS = {
     check(err2 instanceof TypeError && err2.message.startsWith('onRetry'), `${err2}`);
     check((await ctl.count(p)) === 0, 'no request sent');
   },
+
+  // ---- drop-in at the edges (each of these failed before fetch driver 2) ----
+
+  async "the caller's signal reaches the body: an abort while the body is read rejects the read"({ fetchWithBackoff }, ctl) {
+    for (const extra of [{ timeoutMs: 5000 }, { maxElapsedMs: 5000 }, {}]) {
+      const p = path('slowbody');
+      await ctl.script(p, [{ status: 200, body: 'head-and-tail', bodyDelayMs: 1500 }]);
+      const ac = new AbortController();
+      const res = await fetchWithBackoff(ctl.base + p, { signal: ac.signal }, { ...FAST, ...extra });
+      const reason = new Error('stop reading');
+      const reading = res.text().then(
+        () => 'read on',
+        (e) => e,
+      );
+      ac.abort(reason);
+      const got = await reading;
+      check(got !== 'read on', `${JSON.stringify(extra)}: the body read on after the abort`);
+    }
+  },
+
+  async 'maxElapsedMs is a hard deadline: an attempt in flight is aborted with a TimeoutError'({ fetchWithBackoff }, ctl) {
+    const p = path('slowdeadline');
+    await ctl.script(p, [{ status: 503 }, { status: 200, delayMs: 3000 }]);
+    let done;
+    const err = await fetchWithBackoff(ctl.base + p, undefined, { ...FAST, maxElapsedMs: 300, onDone: (d) => (done = d) }).then(
+      (r) => `resolved ${r.status}`,
+      (e) => e,
+    );
+    check(err instanceof DOMException && err.name === 'TimeoutError', `${err}`);
+    check(done.reason === 'deadline' && done.error === err && done.attempts === 2, `onDone ${JSON.stringify(done)}`);
+    check(done.elapsedMs < 2500, `the call ran ${done.elapsedMs} ms`);
+  },
+
+  async "a request fetch cannot build, or a custom fetchFn's own error, is not retried"({ fetchWithBackoff, withBackoff }, ctl) {
+    let retried = 0;
+    const opts = { ...FAST, onRetry: () => retried++ };
+    const bad = await fetchWithBackoff('http://exa mple.invalid:99999/', undefined, opts).catch((e) => e);
+    check(bad instanceof TypeError, `invalid URL: ${bad}`);
+    const p = path('badheader');
+    await ctl.script(p, [{ status: 503 }]);
+    const badHeader = await fetchWithBackoff(ctl.base + p, { headers: { 'x-bad': 'a\nb' } }, opts).catch((e) => e);
+    check(badHeader instanceof TypeError, `bad header: ${badHeader}`);
+    check((await ctl.count(p)) === 0, 'nothing sent');
+    let calls = 0;
+    const boom = new TypeError('boom');
+    const custom = withBackoff(() => {
+      calls++;
+      throw boom;
+    }, opts);
+    check((await custom(ctl.base + p).catch((e) => e)) === boom && calls === 1, `custom fetchFn tried ${calls} times`);
+    check(retried === 0, `retried ${retried} times`);
+    const forced = withBackoff(
+      () => {
+        calls++;
+        throw boom;
+      },
+      { ...FAST, maxAttempts: 3, shouldRetry: ({ error }) => error === boom },
+    );
+    calls = 0;
+    check((await forced(ctl.base + p).catch((e) => e)) === boom && calls === 3, `shouldRetry: tried ${calls} times`);
+  },
+
+  async 'an async shouldRetry is awaited; an abort while it runs rejects at once'({ fetchWithBackoff }, ctl) {
+    const p = path('asyncshould');
+    await ctl.script(p, [{ status: 503 }, { status: 200 }]);
+    let done;
+    const res = await fetchWithBackoff(ctl.base + p, undefined, {
+      ...FAST,
+      shouldRetry: async ({ status }) => (status === 503 ? false : undefined),
+      onDone: (d) => (done = d),
+    });
+    check(res.status === 503 && (await ctl.count(p)) === 1 && done.reason === 'vetoed', `vetoed: ${res.status} ${done.reason}`);
+    const q = path('asyncforce');
+    await ctl.script(q, [{ status: 404 }, { status: 200 }]);
+    const res2 = await fetchWithBackoff(ctl.base + q, undefined, { ...FAST, shouldRetry: async () => true, maxAttempts: 2 });
+    check(res2.status === 200 && (await ctl.count(q)) === 2, `forced: ${res2.status}`);
+    const r = path('asyncabort');
+    await ctl.script(r, [{ status: 503 }]);
+    const ac = new AbortController();
+    const reason = new Error('gone');
+    const pending = fetchWithBackoff(
+      ctl.base + r,
+      { signal: ac.signal },
+      {
+        shouldRetry: () => {
+          ac.abort(reason);
+          return new Promise(() => {}); // never settles
+        },
+      },
+    );
+    check((await pending.catch((e) => e)) === reason, 'the abort reason');
+  },
+
+  async 'rate-limit headers name the wait: retry-after-ms, X-RateLimit-Reset (delta and epoch), RateLimit'({ fetchWithBackoff }, ctl) {
+    const p = path('ratems');
+    await ctl.script(p, [{ status: 429, headers: { 'retry-after-ms': '120' } }, { status: 200 }]);
+    const infos = [];
+    const res = await fetchWithBackoff(ctl.base + p, undefined, { ...FAST, onRetry: (i) => infos.push(i) });
+    check(res.status === 200 && infos[0].retryAfterMs === 120 && infos[0].delayMs >= 120, `retry-after-ms: ${JSON.stringify(infos)}`);
+    // Long waits: read from onRetry, then the wait is aborted (no real wait in the test).
+    const epoch = Math.floor(Date.now() / 1000) + 30;
+    for (const [headers, lo, hi] of [
+      [{ 'x-ratelimit-reset': String(epoch) }, 27000, 31000],
+      [{ 'x-ratelimit-reset': '25' }, 25000, 25000],
+      [{ 'ratelimit-reset': '12' }, 12000, 12000],
+      [{ 'x-ms-retry-after-ms': '15000' }, 15000, 15000],
+      [{ 'x-ratelimit-retry-after': '14' }, 14000, 14000],
+      [{ ratelimit: '"default";r=0;t=13' }, 13000, 13000],
+    ]) {
+      const q = path('ratelong');
+      await ctl.script(q, [{ status: 429, headers }, { status: 200 }]);
+      const ac = new AbortController();
+      let info;
+      const err = await fetchWithBackoff(
+        ctl.base + q,
+        { signal: ac.signal },
+        { ...FAST, onRetry: (i) => ((info = i), ac.abort(new Error('enough'))) },
+      ).catch((e) => e);
+      check(err?.message === 'enough', `${JSON.stringify(headers)}: ${err}`);
+      check(
+        info.retryAfterMs >= lo && info.retryAfterMs <= hi && info.delayMs >= info.retryAfterMs,
+        `${JSON.stringify(headers)}: ${JSON.stringify(info)}`,
+      );
+      check((await ctl.count(q)) === 1, 'one request');
+    }
+  },
+
+  async '413, 429 and 503 are retried when the server names a wait; 413 alone is not'({ fetchWithBackoff }, ctl) {
+    const p = path('toolarge');
+    await ctl.script(p, [{ status: 413, headers: { 'retry-after': '0' } }, { status: 200 }]);
+    const res = await fetchWithBackoff(ctl.base + p, undefined, FAST);
+    check(res.status === 200 && (await ctl.count(p)) === 2, `413 + Retry-After: ${res.status}`);
+    const q = path('toolarge2');
+    await ctl.script(q, [{ status: 413 }, { status: 200 }]);
+    const res2 = await fetchWithBackoff(ctl.base + q, undefined, FAST);
+    check(res2.status === 413 && (await ctl.count(q)) === 1, `413 alone: ${res2.status}`);
+    const r = path('unavail');
+    await ctl.script(r, [{ status: 503, headers: { 'retry-after-ms': '5' } }, { status: 200 }]);
+    const res3 = await fetchWithBackoff(ctl.base + r, undefined, { ...FAST, retryOn: [500] });
+    check(res3.status === 200 && (await ctl.count(r)) === 2, `503 + a named wait outside retryOn: ${res3.status}`);
+  },
+
+  async 'hooks: a throwing decision hook rejects with its error; observers never change the outcome'({ fetchWithBackoff }, ctl) {
+    const bug = new Error('hook bug');
+    const p = path('hooks');
+    await ctl.script(p, [{ status: 200, body: 'fine' }]);
+    let res;
+    const logged = await quiet(async () => {
+      res = await fetchWithBackoff(ctl.base + p, undefined, {
+        onDone: () => {
+          throw bug;
+        },
+      });
+    });
+    check(res.status === 200 && (await res.text()) === 'fine', 'a throwing onDone on a 200 still resolves');
+    check(logged.length === 1 && logged[0].includes(bug), `logged ${logged.length}`);
+    // On an abort, the rejection is the signal's reason, not the hook's error.
+    const q = path('hooksabort');
+    await ctl.script(q, [{ status: 503 }]);
+    const ac = new AbortController();
+    const reason = new Error('user abort');
+    let err;
+    const logged2 = await quiet(async () => {
+      err = await fetchWithBackoff(
+        ctl.base + q,
+        { signal: ac.signal },
+        {
+          baseMs: 5000,
+          onRetry: () => setTimeout(() => ac.abort(reason), 10),
+          onDone: async () => {
+            throw bug;
+          },
+        },
+      ).catch((e) => e);
+      await new Promise((r) => setTimeout(r, 20)); // the rejected promise of onDone is reported on a later turn
+    });
+    check(err === reason, `abort: ${err}`);
+    check(logged2.length === 1 && logged2[0].includes(bug), `async onDone logged ${logged2.length}`);
+    // Async onRetry rejecting: reported, the call goes on.
+    const r = path('hooksretry');
+    await ctl.script(r, [{ status: 503 }, { status: 200 }]);
+    let res3;
+    const logged3 = await quiet(async () => {
+      res3 = await fetchWithBackoff(ctl.base + r, undefined, { ...FAST, onRetry: () => Promise.reject(bug) });
+      await new Promise((r) => setTimeout(r, 20));
+    });
+    check(res3.status === 200 && logged3.length === 1, `onRetry rejecting: ${res3.status}, logged ${logged3.length}`);
+    // Decision hooks: shouldRetry and beforeRetry reject the call with their error.
+    for (const hooks of [{ shouldRetry: () => Promise.reject(bug) }, { beforeRetry: () => Promise.reject(bug) }]) {
+      const s = path('hooksdecide');
+      await ctl.script(s, [{ status: 503 }, { status: 200 }]);
+      let done;
+      const e = await fetchWithBackoff(ctl.base + s, undefined, { ...FAST, ...hooks, onDone: (d) => (done = d) }).catch((x) => x);
+      check(e === bug && done.reason === 'hook-error' && done.error === bug, `${Object.keys(hooks)}: ${e} ${done?.reason}`);
+      check((await ctl.count(s)) === 1, 'one request');
+    }
+  },
+
+  async 'options are copied when given: changing them later changes nothing'({ withBackoff }, ctl) {
+    const opts = { ...FAST, maxAttempts: 3, retryOn: [503], jitter: { ratio: 0.5 } };
+    const f = withBackoff(fetch, opts);
+    opts.maxAttempts = -1;
+    opts.retryOn.push('x');
+    opts.jitter.ratio = 7;
+    const p = path('snapshot');
+    await ctl.script(p, [{ status: 503 }]);
+    const res = await f(ctl.base + p);
+    check(res.status === 503 && (await ctl.count(p)) === 3, `count ${await ctl.count(p)}`);
+  },
+
+  // ---- new capabilities ----
+
+  async 'beforeRetry refreshes Authorization: the server sees the new token on attempt 2'({ fetchWithBackoff }, ctl) {
+    const p = path('refresh');
+    await ctl.script(p, [{ status: 401 }, { status: 200 }]);
+    const seen = [];
+    const res = await fetchWithBackoff(
+      ctl.base + p,
+      { headers: { authorization: 'Bearer old', 'x-keep': 'kept' } },
+      {
+        ...FAST,
+        retryOn: [401],
+        beforeRetry: async ({ attempt, request, status }) => {
+          seen.push([attempt, status, request.headers.get('authorization')]);
+          return { authorization: 'Bearer new' };
+        },
+      },
+    );
+    check(res.status === 200, `status ${res.status}`);
+    const reqs = await ctl.requests(p);
+    check(reqs.map((r) => r.headers.authorization).join() === 'Bearer old,Bearer new', reqs.map((r) => r.headers.authorization).join());
+    check(reqs[1].headers['x-keep'] === 'kept', 'other headers kept');
+    check(JSON.stringify(seen) === JSON.stringify([[2, 401, 'Bearer old']]), JSON.stringify(seen));
+    // A returned Request replaces the request (here: another path).
+    const q = path('swapped');
+    const q2 = path('swapped-to');
+    await ctl.script(q, [{ status: 503 }]);
+    await ctl.script(q2, [{ status: 200, body: 'swapped' }]);
+    const res2 = await fetchWithBackoff(ctl.base + q, undefined, { ...FAST, beforeRetry: () => new Request(ctl.base + q2) });
+    check((await res2.text()) === 'swapped' && (await ctl.count(q)) === 1 && (await ctl.count(q2)) === 1, 'swapped request');
+    const e = await fetchWithBackoff(ctl.base + q, undefined, { ...FAST, beforeRetry: () => 42 }).catch((x) => x);
+    check(e instanceof TypeError && e.message.startsWith('beforeRetry'), `${e}`);
+  },
+
+  async 'methods, idempotencyKey and attemptHeader'({ fetchWithBackoff }, ctl) {
+    const p = path('methods');
+    await ctl.script(p, [{ status: 503 }]);
+    await fetchWithBackoff(ctl.base + p, { method: 'PUT' }, { ...FAST, methods: ['GET'] });
+    check((await ctl.count(p)) === 1, 'PUT not retried with methods: [GET]');
+    const q = path('methodspost');
+    await ctl.script(q, [{ status: 503 }, { status: 200 }]);
+    await fetchWithBackoff(ctl.base + q, { method: 'POST', body: 'x' }, { ...FAST, methods: ['post'] });
+    check((await ctl.count(q)) === 2, 'POST retried with methods: [post]');
+    const r = path('idem');
+    await ctl.script(r, [{ status: 503 }, { status: 503 }, { status: 201 }]);
+    const res = await fetchWithBackoff(
+      ctl.base + r,
+      { method: 'POST', body: 'order' },
+      { ...FAST, idempotencyKey: true, attemptHeader: 'amz-sdk-request', maxAttempts: 3 },
+    );
+    check(res.status === 201, `status ${res.status}`);
+    const reqs = await ctl.requests(r);
+    const keys = reqs.map((x) => x.headers['idempotency-key']);
+    check(reqs.length === 3 && new Set(keys).size === 1 && /^[0-9a-f-]{36}$/.test(keys[0]), `keys ${keys}`);
+    check(
+      reqs.every((x) => x.body === 'order'),
+      'body replayed',
+    );
+    const attempts = reqs.map((x) => x.headers['amz-sdk-request']).join('|');
+    check(attempts === 'attempt=1; max=3|attempt=2; max=3|attempt=3; max=3', attempts);
+    // A second call gets a key of its own.
+    await ctl.script(r, [{ status: 201 }]);
+    await fetchWithBackoff(ctl.base + r, { method: 'POST', body: 'order' }, { ...FAST, idempotencyKey: true });
+    const all = await ctl.requests(r);
+    check(all[3].headers['idempotency-key'] !== keys[0], 'one key per call');
+    const bad = await fetchWithBackoff(ctl.base + r, undefined, { methods: 'GET' }).catch((x) => x);
+    check(bad instanceof TypeError && bad.message.startsWith('methods'), `${bad}`);
+    const bad2 = await fetchWithBackoff(ctl.base + r, undefined, { attemptHeader: 'a b' }).catch((x) => x);
+    check(bad2 instanceof RangeError && bad2.message.startsWith('attemptHeader'), `${bad2}`);
+    const bad3 = await fetchWithBackoff(ctl.base + r, undefined, { idempotencyKey: 'yes' }).catch((x) => x);
+    check(bad3 instanceof TypeError && bad3.message.startsWith('idempotencyKey'), `${bad3}`);
+  },
+
+  async 'per-call options and extend() merge over the wrapped options'({ withBackoff }, ctl) {
+    const f = withBackoff(fetch, { ...FAST, maxAttempts: 2 });
+    const p = path('percall');
+    await ctl.script(p, [{ status: 503 }]);
+    await f(ctl.base + p, undefined, { maxAttempts: 4 });
+    check((await ctl.count(p)) === 4, `per call: ${await ctl.count(p)}`);
+    const q = path('extended');
+    await ctl.script(q, [{ status: 503 }]);
+    const g = f.extend({ maxAttempts: 3 });
+    await g(ctl.base + q);
+    check((await ctl.count(q)) === 3, `extend: ${await ctl.count(q)}`);
+    await f(ctl.base + q);
+    check((await ctl.count(q)) === 5, 'the original keeps its options');
+    const bad = await f(ctl.base + q, undefined, { maxAttempts: 0 }).catch((x) => x);
+    check(bad instanceof RangeError && bad.message.startsWith('maxAttempts'), `${bad}`);
+  },
+
+  async 'onRetry is told the response'({ fetchWithBackoff }, ctl) {
+    const p = path('reqid');
+    await ctl.script(p, [{ status: 503, headers: { 'x-request-id': 'r-1' } }, { status: 200 }]);
+    let id;
+    await fetchWithBackoff(ctl.base + p, undefined, { ...FAST, onRetry: ({ response }) => (id = response.headers.get('x-request-id')) });
+    check(id === 'r-1', `request id ${id}`);
+  },
+
+  async 'retry(fn) retries any async work with the same options'({ retry }, ctl) {
+    const p = path('retryfn');
+    await ctl.script(p, [{ status: 503 }, { status: 503 }, { status: 200, body: 'done' }]);
+    const seen = [];
+    const text = await retry(
+      async ({ attempt, signal }) => {
+        seen.push(attempt);
+        const r = await fetch(ctl.base + p, { signal });
+        if (!r.ok) throw new Error(`status ${r.status}`);
+        return r.text();
+      },
+      { ...FAST },
+    );
+    check(text === 'done' && seen.join() === '1,2,3' && (await ctl.count(p)) === 3, `${text} ${seen}`);
+    // Exhausted: the last error; shouldRetry false stops at once.
+    let n = 0;
+    const last = await retry(() => Promise.reject(new Error(`try ${++n}`)), { ...FAST, maxAttempts: 3 }).catch((e) => e);
+    check(last.message === 'try 3', `${last}`);
+    n = 0;
+    const vetoed = await retry(() => Promise.reject(new Error(`try ${++n}`)), { ...FAST, shouldRetry: () => false }).catch((e) => e);
+    check(vetoed.message === 'try 1', `${vetoed}`);
+    // The signal aborts a wait; the deadline aborts an attempt that ignores its signal.
+    const ac = new AbortController();
+    const reason = new Error('stop');
+    const aborted = await retry(
+      () => {
+        setTimeout(() => ac.abort(reason), 5);
+        throw new Error('fail');
+      },
+      { baseMs: 5000, signal: ac.signal },
+    ).catch((e) => e);
+    check(aborted === reason, `${aborted}`);
+    const late = await retry(() => new Promise(() => {}), { maxElapsedMs: 50 }).catch((e) => e);
+    check(late instanceof DOMException && late.name === 'TimeoutError', `${late}`);
+    const bad = await retry(() => 1, { signal: 'x' }).catch((e) => e);
+    check(bad instanceof TypeError && bad.message.startsWith('signal'), `${bad}`);
+    check((await retry(() => 7)) === 7, 'a value');
+  },
 };
+
+/** Runs `f` with console.error captured; returns what was logged. */
+async function quiet(f) {
+  const logged = [];
+  const error = console.error;
+  console.error = (...args) => logged.push(args);
+  try {
+    await f();
+  } finally {
+    console.error = error;
+  }
+  return logged;
+}
 
 /** Runs the scenarios (all, or those whose name passes `filter`); returns failures as strings. */
 export async function fetchScenarios(lib, base, filter = () => true) {

@@ -48,3 +48,46 @@ test('a ReadableStream body is sent once and not retried, and onDone says why', 
   assert.equal(srv.requests.find((r) => r.path === '/stream').body, 'streamed');
   assert.equal(done.reason, 'not-replayable');
 });
+
+test('an async iterable body (Node) is sent once and not retried', async () => {
+  srv.script('/iterable', [{ status: 503 }, { status: 200 }]);
+  async function* chunks() {
+    yield new TextEncoder().encode('one-');
+    yield new TextEncoder().encode('shot');
+  }
+  let done;
+  const res = await lib.fetchWithBackoff(
+    `${srv.url}/iterable`,
+    { method: 'PUT', body: chunks(), duplex: 'half' },
+    { baseMs: 5, onDone: (d) => (done = d) },
+  );
+  assert.equal(res.status, 503);
+  assert.equal(srv.count('/iterable'), 1);
+  assert.equal(srv.requests.find((r) => r.path === '/iterable').body, 'one-shot');
+  assert.equal(done.reason, 'not-replayable');
+});
+
+test('X-RateLimit-Reset as a Unix time is waited for (the server sees the retry after it)', async () => {
+  // The next whole second: a wait of at most one second.
+  const epoch = Math.floor(Date.now() / 1000) + 1;
+  srv.script('/epoch', [{ status: 429, headers: { 'x-ratelimit-reset': String(epoch) } }, { status: 200 }]);
+  let info;
+  const res = await lib.fetchWithBackoff(`${srv.url}/epoch`, undefined, { baseMs: 1, onRetry: (i) => (info = i) });
+  assert.equal(res.status, 200);
+  assert.ok(info.retryAfterMs > 0 && info.retryAfterMs <= 1000, `${info.retryAfterMs}`);
+  assert.ok(info.delayMs >= info.retryAfterMs);
+  const [first, second] = srv.requests.filter((r) => r.path === '/epoch');
+  assert.ok(second.at - first.at >= info.retryAfterMs - 5, `${second.at - first.at} ms between the attempts`);
+  assert.ok(Date.now() >= epoch * 1000 - 5, 'retried after the reset time');
+});
+
+test('a Backoff is iterable: its delays until it gives up', () => {
+  const b = new lib.Backoff({ baseMs: 10, jitter: 'none', maxAttempts: 4 });
+  assert.deepEqual([...b], [10, 20, 40]);
+  assert.deepEqual([...b], [], 'exhausted until reset');
+  b.reset();
+  const seen = [];
+  for (const d of b) seen.push(d);
+  assert.deepEqual(seen, [10, 20, 40]);
+  b.free();
+});

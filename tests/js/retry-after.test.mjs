@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parseRetryAfter } from '../../js/retry-after.js';
+import { parseRetryAfter, serverWait } from '../../js/retry-after.js';
 
 const { groups } = JSON.parse(readFileSync(new URL('../../core/tests/retry_after_vectors.json', import.meta.url), 'utf8'));
 const expected = (e) => (e === null ? undefined : e === 'Infinity' ? Infinity : e);
@@ -118,4 +118,28 @@ test('fuzz: 20 000 random strings never throw, and never give NaN or a negative 
     assert.ok(got === undefined || (typeof got === 'number' && got >= 0 && !Number.isNaN(got)), `${show(v)} at ${now}: ${got}`);
     if (/[^\0-\x7f]/.test(v)) assert.equal(got, undefined, show(v));
   }
+});
+
+test('serverWait: the header vectors shared with the Rust server_wait (core/tests/server_wait_vectors.json)', () => {
+  const sw = JSON.parse(readFileSync(new URL('../../core/tests/server_wait_vectors.json', import.meta.url), 'utf8'));
+  assert.ok(sw.cases.length >= 40);
+  const wrong = [];
+  for (const [headers, want, note] of sw.cases) {
+    const got = serverWait(new Headers(headers), sw.now);
+    if (!Object.is(got, expected(want))) wrong.push(`${note}: got ${got}, want ${expected(want)}`);
+  }
+  assert.deepEqual(wrong, []);
+  // Any object with get() will do; names are asked in lowercase.
+  const asked = [];
+  serverWait({ get: (n) => (asked.push(n), null) }, sw.now);
+  assert.deepEqual(asked, [
+    'retry-after',
+    'retry-after-ms',
+    'x-ms-retry-after-ms',
+    'ratelimit-reset',
+    'ratelimit',
+    'x-ratelimit-retry-after',
+    'x-ratelimit-reset',
+    'x-rate-limit-reset',
+  ]);
 });

@@ -24,7 +24,9 @@
 //
 // Step fields: status (200), body ('' ; a non-string is sent as JSON), headers
 // ({}), delayMs (wait before answering), hang (never answer), reset (destroy
-// the socket without a response), echo (200 JSON {method, headers, body}).
+// the socket without a response), echo (200 JSON {method, headers, body}),
+// bodyDelayMs (send the headers and the first half of the body at once, the
+// rest that much later: a slow body).
 //
 // Separate process (for tests whose client runs in another runtime):
 //   node tests/server/scripted.mjs [--port N] [--exit-with-stdin]
@@ -43,7 +45,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 
-const STEP_KEYS = new Set(['status', 'body', 'headers', 'delayMs', 'hang', 'reset', 'echo']);
+const STEP_KEYS = new Set(['status', 'body', 'headers', 'delayMs', 'hang', 'reset', 'echo', 'bodyDelayMs']);
 const CONTROL = '/__control';
 const CORS = {
   'access-control-allow-origin': '*',
@@ -271,6 +273,8 @@ export async function startScripted({ port = 0 } = {}) {
             timers.delete(t);
             resolve();
           }, step.delayMs);
+          // (unref: the client's tests count their own timers, not the server's)
+          t.unref();
           timers.add(t);
         });
         if (closing || res.destroyed || req.socket.destroyed) return;
@@ -278,6 +282,18 @@ export async function startScripted({ port = 0 } = {}) {
       if (step.reset) return req.socket.destroy();
       if (step.hang) return; // the socket stays open until the client aborts or close()
       if (step.echo) return send(res, 200, { method: req.method, headers: req.headers, body }, step.headers);
+      if (step.bodyDelayMs > 0) {
+        const text = String(step.body ?? '');
+        res.writeHead(step.status ?? 200, { ...CORS, 'content-type': 'text/plain; charset=utf-8', ...step.headers });
+        res.write(text.slice(0, text.length >> 1));
+        const t = setTimeout(() => {
+          timers.delete(t);
+          if (!res.destroyed) res.end(text.slice(text.length >> 1));
+        }, step.bodyDelayMs);
+        t.unref();
+        timers.add(t);
+        return;
+      }
       return send(res, step.status ?? 200, step.body ?? '', step.headers);
     },
   );

@@ -126,6 +126,12 @@ fn render() -> String {
     for (name, v) in schema::CODES {
         writeln!(js, "export const {name} = {v};").unwrap();
     }
+    writeln!(
+        js,
+        "\n/** The headers that may name a wait, in the order they are read (the core's server_wait). */\nexport const SERVER_WAIT_HEADERS = {:?};",
+        wasm_backoff_core::SERVER_WAIT_HEADERS
+    )
+    .unwrap();
     writeln!(js, "\n/** Limits both sides use. */").unwrap();
     for (name, v) in schema::LIMITS {
         writeln!(js, "export const {name} = {v};").unwrap();

@@ -2,7 +2,7 @@
 // is preceded by `// @ts-expect-error`, so this file compiles with
 // `tsc --strict --noEmit` only if EVERY line below really is a type error
 // (an unused @ts-expect-error is itself an error, TS2578). Never run.
-import { Backoff, fetchWithBackoff, withBackoff, parseRetryAfter } from 'wasm-backoff';
+import { Backoff, fetchWithBackoff, withBackoff, parseRetryAfter, retry } from 'wasm-backoff';
 import { RetryBudget } from 'wasm-backoff/budget';
 // @ts-expect-error the gate lives in 'wasm-backoff/gate' (the full module), not in the main entry
 import { createGate } from 'wasm-backoff';
@@ -105,8 +105,16 @@ withBackoff(fetch, { preset: 'exponential' });
 // @ts-expect-error withBackoff takes the fetch function first
 withBackoff({ maxAttempts: 3 });
 const retrying = withBackoff(fetch);
-// @ts-expect-error the wrapped function takes fetch's arguments, not the retry options
-retrying('/x', undefined, { maxAttempts: 3 });
+// @ts-expect-error per-call options are RetryOptions too
+retrying('/x', undefined, { maxAttempts: '3' });
+// @ts-expect-error retry takes a function
+retry(42);
+// @ts-expect-error retry's options have no fetch-only options
+retry(() => 1, { retryOn: [503] });
+// @ts-expect-error beforeRetry returns a Request, headers or nothing
+fetchWithBackoff('/x', undefined, { beforeRetry: () => 42 });
+// @ts-expect-error methods is a list
+fetchWithBackoff('/x', undefined, { methods: 'GET' });
 // @ts-expect-error a number is not a RequestInfo
 retrying(42);
 

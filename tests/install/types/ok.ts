@@ -7,11 +7,16 @@ import {
   fetchWithBackoff,
   withBackoff,
   parseRetryAfter,
+  serverWait,
+  retry as retryWork,
   type BackoffOptions,
   type Preset,
   type Strategy,
   type Jitter,
   type RetryOptions,
+  type RetryFnOptions,
+  type FetchWithBackoff,
+  type BeforeRetryInfo,
   type RetryInfo,
   type DoneInfo,
   type DoneReason,
@@ -42,9 +47,12 @@ export type Checks = [
   Expect<Equal<StatsOptions, BackoffOptions>>,
   // The option lists, exactly: a new option in index.d.ts fails here until this file uses it.
   Expect<Equal<keyof BackoffOptions, 'preset' | 'strategy' | 'baseMs' | 'factor' | 'maxDelayMs' | 'jitter' | 'maxAttempts' | 'maxElapsedMs' | 'seed' | 'ceiling' | 'atCeiling' | 'slotMode'>>,
-  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'retryNonIdempotent' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget' | 'gate'>>,
+  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'methods' | 'retryNonIdempotent' | 'idempotencyKey' | 'attemptHeader' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'beforeRetry' | 'budget' | 'gate'>>,
+  Expect<Equal<Exclude<keyof RetryFnOptions, keyof BackoffOptions>, 'timeoutMs' | 'signal' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget'>>,
+  Expect<Equal<keyof BeforeRetryInfo, 'attempt' | 'request' | 'status' | 'error' | 'response' | 'signal'>>,
+  Expect<Equal<ReturnType<typeof serverWait>, number | undefined>>,
   Expect<Equal<keyof RetryBudgetOptions, 'ttlMs' | 'minPerSec' | 'retryRatio'>>,
-  Expect<Equal<keyof RetryInfo, 'attempt' | 'delayMs' | 'status' | 'error' | 'retryAfterMs'>>,
+  Expect<Equal<keyof RetryInfo, 'attempt' | 'delayMs' | 'status' | 'error' | 'retryAfterMs' | 'response'>>,
   Expect<Equal<keyof DoneInfo, 'attempts' | 'elapsedMs' | 'reason' | 'status' | 'error'>>,
   Expect<Equal<keyof DelayStats, 'exact' | 'min' | 'max' | 'p50' | 'p90' | 'mean'>>,
   Expect<Equal<ReturnType<typeof backoffStats>, DelayStats>>,
@@ -120,7 +128,8 @@ function onRetry(info: RetryInfo): void {
   const status: number | undefined = info.status;
   const error: unknown = info.error;
   const retryAfter: number | undefined = info.retryAfterMs;
-  void [attempt, delay, status, error, retryAfter];
+  const requestId: string | null | undefined = info.response?.headers.get('x-request-id');
+  void [attempt, delay, status, error, retryAfter, requestId];
 }
 
 function describe(reason: DoneReason): string {
@@ -135,6 +144,7 @@ function describe(reason: DoneReason): string {
     case 'deadline':
     case 'budget':
     case 'aborted':
+    case 'hook-error':
     case 'evicted':
     case 'freed':
       return reason;
@@ -170,12 +180,20 @@ const retry: RetryOptions = {
   slotMode: 'binary',
   // RetryOptions' own
   retryOn: [408, 429, 500, 502, 503, 504],
+  methods: ['GET', 'PUT'],
   retryNonIdempotent: false,
+  idempotencyKey: true,
+  attemptHeader: 'amz-sdk-request',
+  beforeRetry: async ({ attempt, request, response, signal }: BeforeRetryInfo) => {
+    if (response?.status === 401) return { authorization: `Bearer ${await Promise.resolve(attempt)}` };
+    if (signal?.aborted) return undefined;
+    return attempt > 3 ? new Request(request.url) : new Headers({ 'x-attempt': String(attempt) });
+  },
   timeoutMs: 5_000,
   maxRetryAfterMs: 60_000,
   onRetry,
   onDone,
-  shouldRetry: ({ attempt, status, error, response }) => {
+  shouldRetry: async ({ attempt, status, error, response }) => {
     if (response !== undefined && response.headers.get('x-no-retry') !== null) return false;
     if (error !== undefined) return true;
     return attempt < 3 && status === 418 ? true : undefined;
@@ -192,7 +210,16 @@ export async function use(signal: AbortSignal): Promise<void> {
   const wrappedDefault = withBackoff(fetch);
   const r4: Response = await retrying('/api/x', { method: 'POST', headers: { 'Idempotency-Key': 'k1' } });
   const r5: Response = await wrappedDefault(new URL('https://example.test/'));
-  void [r1, r2, r3, r4, r5];
+  const r6: Response = await wrappedDefault('/api/x', undefined, { maxAttempts: 2 });
+  const extended: FetchWithBackoff = wrappedDefault.extend({ timeoutMs: 1000 });
+  const r7: Response = await extended('/api/x');
+  // retry(fn): any async work
+  const fnOptions: RetryFnOptions = { preset: 'aws', maxAttempts: 3, maxElapsedMs: 10_000, timeoutMs: 1000, signal, onRetry, onDone, shouldRetry: ({ error }) => !(error instanceof TypeError), budget };
+  const n: number = await retryWork(async ({ attempt, signal: s }) => (s?.aborted ? 0 : attempt), fnOptions);
+  const text: string = await retryWork(() => 'sync value');
+  const wait: number | undefined = serverWait(r1.headers) ?? serverWait(new Headers(), Date.now());
+  for (const delay of new Backoff({ maxAttempts: 3 })) void (delay satisfies number);
+  void [r1, r2, r3, r4, r5, r6, r7, n, text, wait];
 }
 
 // ---- parseRetryAfter ----

@@ -1,0 +1,77 @@
+// @ts-check
+// Promises, timers and signals shared by the drivers (fetch.js, gate.js):
+// each leaves no timer or listener behind, however it ends.
+import { MAX_TIMER } from './gen/boundary.js';
+
+/**
+ * `p`, or the reason of the first of `a` and `b` (signals, either may be
+ * absent) the moment it aborts.
+ * @template T
+ * @param {T | PromiseLike<T>} p
+ * @param {AbortSignal} [a]
+ * @param {AbortSignal} [b]
+ * @returns {Promise<T>}
+ */
+export function abortable(p, a, b) {
+  if (!a && !b) return Promise.resolve(p);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject((a?.aborted ? a : /** @type {AbortSignal} */ (b)).reason);
+    if (a?.aborted || b?.aborted) return onAbort();
+    a?.addEventListener('abort', onAbort);
+    b?.addEventListener('abort', onAbort);
+    Promise.resolve(p)
+      .then(resolve, reject)
+      .finally(() => {
+        a?.removeEventListener('abort', onAbort);
+        b?.removeEventListener('abort', onAbort);
+      });
+  });
+}
+
+/**
+ * Waits `ms`, or rejects with the reason of `a` or `b` the moment one aborts.
+ * @param {number} ms
+ * @param {AbortSignal} [a]
+ * @param {AbortSignal} [b]
+ * @returns {Promise<void>}
+ */
+export function sleep(ms, a, b) {
+  let timer;
+  return abortable(new Promise((resolve) => (timer = setTimeout(resolve, Math.min(ms, MAX_TIMER)))), a, b).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+/**
+ * Calls an observer hook (`onRetry`, `onDone`): what it throws, or the
+ * rejection of what it returns, is written to the console and changes
+ * nothing else (never an unhandled rejection).
+ * @param {((info: any) => unknown) | undefined} hook
+ * @param {object} info
+ */
+export function observe(hook, info) {
+  try {
+    /** @type {any} */ (hook?.(info))?.then?.(undefined, report);
+  } catch (e) {
+    report(e);
+  }
+}
+const report = (/** @type {unknown} */ e) => console.error('wasm-backoff: a hook threw', e);
+
+/**
+ * A TimeoutError DOMException, as `AbortSignal.timeout` makes.
+ * @param {string} what
+ * @param {number} ms
+ */
+export const timeoutError = (what, ms) => new DOMException(`${what} (${ms} ms) passed`, 'TimeoutError');
+
+/**
+ * A controller that aborts after `ms` with a TimeoutError naming `what`, and its timer.
+ * @param {string} what
+ * @param {number} ms
+ * @returns {[AbortController, any]}
+ */
+export function deadline(what, ms) {
+  const ac = new AbortController();
+  return [ac, setTimeout(() => ac.abort(timeoutError(what, ms)), Math.min(ms, MAX_TIMER))];
+}

@@ -1,0 +1,81 @@
+// @ts-check
+// The retry policy of the fetch driver and of retry(fn), apart from any
+// I/O: whether a finished attempt is tried again (`verdict`), and whether
+// the wait it would need is allowed (`timing`). fetch.js asks them; with a
+// gate, the gate's own rounds replace `timing` (Ticket.fetched in gate.js).
+// Both are table-tested in tests/js/policy.test.mjs.
+
+/** Methods retried by default: those RFC 9110 §9.2.2 calls idempotent, and QUERY. */
+export const METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'];
+/** Statuses retried by default. */
+export const RETRY_ON = [408, 429, 500, 502, 503, 504];
+/** Statuses retried whenever the server named a wait (ky's and got's rule). */
+const NAMED = [413, 429, 503];
+
+/**
+ * Network failures as each runtime words them (a TypeError from fetch;
+ * workerd's is a plain Error): Chromium, Firefox, Safari (Load failed),
+ * undici (Node), Deno, Bun (ECONNRESET…, Unable to connect), workerd
+ * (Network connection lost.), cross-fetch. An error with another message
+ * (a bad URL, method or header; a bug in a custom fetch function) is not one.
+ */
+const NETWORK =
+  /^(?:Failed to fetch|fetch failed|Load failed|NetworkError|[Nn]etwork (?:error|request failed|connection lost)| ?A network error|The Internet connection|terminated|error sending request|Unable to connect|ECONN|(?:connection|socket) (?:refused|reset|closed))/;
+
+/** Whether `e` is a network failure of fetch (rather than a request fetch refused to build, or a bug). */
+export const isNetworkError = (/** @type {any} */ e) => e instanceof Error && NETWORK.test(e.message);
+
+/**
+ * Whether a request body can be sent again: absent, a string or bytes,
+ * Blob, FormData, URLSearchParams. Streams and async iterables are read once.
+ * @param {unknown} body
+ */
+export const replayable = (body) =>
+  body == null ||
+  typeof body === 'string' ||
+  body instanceof ArrayBuffer ||
+  ArrayBuffer.isView(body) ||
+  body instanceof Blob ||
+  body instanceof URLSearchParams ||
+  (typeof FormData !== 'undefined' && body instanceof FormData);
+
+/**
+ * Whether an attempt is tried again: '' when it is, else why the call ends
+ * ('success', 'not-retryable', 'not-idempotent', 'vetoed', 'not-replayable').
+ * In this order: what failed (a network failure or own timeout, a status
+ * of `retryOn`, or 413/429/503 with a server-named wait), the method, the
+ * caller's `shouldRetry` answer (`wants`: true forces a retry, even of a
+ * POST; false vetoes one), and last the body.
+ * @param {{ failed: boolean, network: boolean, status?: number, hintMs?: number, retryOn: Set<number>, idempotent: boolean, replayable: boolean, wants?: boolean }} f
+ */
+export function verdict(f) {
+  const s = /** @type {number} */ (f.status);
+  let why = f.failed
+    ? f.network
+      ? ''
+      : 'not-retryable'
+    : f.retryOn.has(s) || (f.hintMs !== undefined && NAMED.includes(s))
+      ? ''
+      : s >= 400
+        ? 'not-retryable'
+        : 'success';
+  if (!why && !f.idempotent) why = 'not-idempotent';
+  if (f.wants !== undefined) why = f.wants ? '' : why === 'success' ? why : 'vetoed';
+  return why || (f.replayable ? '' : 'not-replayable');
+}
+
+/**
+ * Whether a wanted retry may wait `delayMs` (the schedule's, -1 when it is
+ * exhausted): '' when it may, else why not ('exhausted', 'retry-after' when
+ * the server's wait is over `maxRetryAfterMs`, 'deadline' when the wait
+ * would end past `maxElapsedMs`).
+ * @param {{ delayMs: number, hintMs?: number, maxRetryAfterMs: number, elapsedMs: number, maxElapsedMs: number }} f
+ */
+export const timing = (f) =>
+  f.delayMs < 0
+    ? 'exhausted'
+    : /** @type {number} */ (f.hintMs) > f.maxRetryAfterMs
+      ? 'retry-after'
+      : f.elapsedMs + f.delayMs > f.maxElapsedMs
+        ? 'deadline'
+        : '';

@@ -1,0 +1,87 @@
+// The README's fetch examples, run as written: every ```js block of the
+// section "fetchWithBackoff / withBackoff / retry", against the scripted
+// server (https://api.example.com becomes its URL). Each block is written
+// to a module under target/ (where 'wasm-backoff' resolves as for a user)
+// and imported; what it logs and what the server saw are checked.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { startScripted } from '../server/scripted.mjs';
+
+const ROOT = new URL('../../', import.meta.url);
+const readme = readFileSync(new URL('README.md', ROOT), 'utf8');
+const section = readme.slice(readme.indexOf('## fetchWithBackoff / withBackoff / retry'));
+const blocks = [...section.slice(0, section.indexOf('\n## ', 5)).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+
+let srv;
+before(async () => {
+  srv = await startScripted();
+});
+after(() => srv?.close());
+
+/** Runs block `i`; returns what it logged. */
+async function run(i) {
+  const dir = new URL('target/readme/', ROOT);
+  mkdirSync(dir, { recursive: true });
+  const file = new URL(`block-${i}-${Date.now()}.mjs`, dir);
+  writeFileSync(file, blocks[i].replaceAll('https://api.example.com', srv.url));
+  const logged = [];
+  const log = console.log;
+  console.log = (...args) => logged.push(args.join(' '));
+  try {
+    await import(pathToFileURL(file.pathname).href);
+  } finally {
+    console.log = log;
+  }
+  return logged;
+}
+
+test('the section has its four examples', () => assert.equal(blocks.length, 4));
+
+test('shouldRetry: a pending job is polled until done; a 409 is not retried', async () => {
+  srv.script('/jobs/7', [
+    { status: 200, body: { state: 'pending' } },
+    { status: 200, body: { state: 'done' } },
+  ]);
+  assert.deepEqual(await run(0), ['done']);
+  assert.equal(srv.count('/jobs/7'), 2);
+  srv.reset();
+  srv.script('/jobs/7', [
+    { status: 409, body: { state: 'conflict' } },
+    { status: 200, body: { state: 'done' } },
+  ]);
+  assert.deepEqual(await run(0), ['conflict']);
+  assert.equal(srv.count('/jobs/7'), 1);
+});
+
+test('beforeRetry: the retry carries the refreshed token', async () => {
+  srv.script('/me', (req) => ({ status: req.headers.authorization === 'Bearer fresh' ? 200 : 401 }));
+  assert.deepEqual(await run(1), ['200']);
+  assert.deepEqual(
+    srv.requests.filter((r) => r.path === '/me').map((r) => r.headers.authorization),
+    ['Bearer expired', 'Bearer fresh'],
+  );
+});
+
+test('onRetry and onDone log the request id and the outcome', async () => {
+  srv.script('/items', [{ status: 503, headers: { 'x-request-id': 'req-1' } }, { status: 200 }]);
+  const logged = await run(2);
+  assert.equal(logged.length, 2, logged.join('\n'));
+  assert.match(logged[0], /^attempt 1: 503 \(req-1\), again in \d+ ms$/);
+  assert.equal(logged[1], 'success after 2 attempts');
+});
+
+test('idempotencyKey, attemptHeader, per-call options, extend and retry(fn)', async () => {
+  srv.reset();
+  srv.script('/orders', [{ status: 503 }, { status: 201 }]);
+  srv.script('/items', { status: 200, body: 'ok' });
+  assert.deepEqual(await run(3), ['201 function 2']);
+  const orders = srv.requests.filter((r) => r.path === '/orders');
+  assert.equal(orders.length, 2);
+  assert.equal(orders[0].headers['idempotency-key'], orders[1].headers['idempotency-key']);
+  assert.deepEqual(
+    orders.map((r) => r.headers['amz-sdk-request']),
+    ['attempt=1; max=5', 'attempt=2; max=5'],
+  );
+});
