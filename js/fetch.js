@@ -10,7 +10,7 @@
 //
 // A call whose first attempt succeeds makes no wasm call at all: its
 // schedule is made at its first retry.
-import { w, own, load, check, fn, number } from './wasm.js';
+import { w, own, load, check, fn, number, signalOf } from './wasm.js';
 import { plan } from './backoff.js';
 import { parseRetryAfter, serverWait } from './retry-after.js';
 import { METHODS, RETRY_ON, isNetworkError, replayable, timing, verdict } from './policy.js';
@@ -43,7 +43,7 @@ function list(o, key, dflt, ok, what, map = (v) => v) {
   if (v === undefined) return dflt;
   const msg = `${key} must be an array of ${what}`;
   if (!Array.isArray(v)) throw new TypeError(msg);
-  for (const x of v) if (!ok(x)) throw new (typeof x === typeof v[0] ? RangeError : TypeError)(msg);
+  for (const x of v) if (!ok(x)) throw new RangeError(msg);
   return new Set(v.map(map));
 }
 
@@ -342,8 +342,7 @@ export function retry(fn, options) {
     if (options === undefined) c = defaults ??= config(own());
     else {
       const o = snapshot(options);
-      signal = o.signal ?? undefined;
-      if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
+      signal = signalOf(o);
       c = config(o);
     }
   } catch (e) {

@@ -15,7 +15,7 @@
 // idle (a healthy call through the gate is two wasm calls and allocates
 // nothing); idle slots are dropped when the map has doubled since the last
 // time it was pruned.
-import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT } from './wasm.js';
+import { w, mem, own, write, load, record, check, number, fn, signalOf, OPTS, OUT } from './wasm.js';
 import { abortable, observe } from './hooks.js';
 import {
   ALL_MESSAGES,
@@ -234,9 +234,7 @@ export class Gate {
   async run(key, task, options) {
     if (typeof task !== 'function') throw new TypeError('task must be a function');
     const o = own(options);
-    const signal = o.signal ?? undefined;
-    if (signal !== undefined && !(typeof AbortSignal !== 'undefined' && signal instanceof AbortSignal))
-      throw new TypeError('signal must be an AbortSignal');
+    const signal = signalOf(o);
     const max = count(o, 'maxAttempts', this.#maxAttempts, 1);
     const limit = ms(o, 'maxElapsedMs', this.#maxElapsedMs);
     if (signal?.aborted) throw signal.reason;

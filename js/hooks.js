@@ -59,19 +59,13 @@ export function observe(hook, info) {
 const report = (/** @type {unknown} */ e) => console.error('wasm-backoff: a hook threw', e);
 
 /**
- * A TimeoutError DOMException, as `AbortSignal.timeout` makes.
- * @param {string} what
- * @param {number} ms
- */
-export const timeoutError = (what, ms) => new DOMException(`${what} (${ms} ms) passed`, 'TimeoutError');
-
-/**
- * A controller that aborts after `ms` with a TimeoutError naming `what`, and its timer.
+ * A controller that aborts after `ms` with a TimeoutError DOMException naming `what`, and its timer.
  * @param {string} what
  * @param {number} ms
  * @returns {[AbortController, any]}
  */
 export function deadline(what, ms) {
   const ac = new AbortController();
-  return [ac, setTimeout(() => ac.abort(timeoutError(what, ms)), Math.min(ms, MAX_TIMER))];
+  // (a TimeoutError DOMException, as AbortSignal.timeout makes)
+  return [ac, setTimeout(() => ac.abort(new DOMException(`${what} (${ms} ms) passed`, 'TimeoutError')), Math.min(ms, MAX_TIMER))];
 }

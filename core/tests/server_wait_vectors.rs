@@ -2,117 +2,17 @@
 //! (`serverWait` in js/retry-after.js, checked by
 //! tests/js/retry-after.test.mjs): `server_wait` must give exactly these
 //! results, to the bit. The file is inside the crate, so the crate's tests
-//! stay self-contained; the few lines of `Json` below read the subset it
-//! uses (objects, arrays, strings, numbers, null) without a JSON dependency.
+//! stay self-contained; tests/json reads it without a JSON dependency.
 
+mod json;
+
+use json::Json;
 use std::cell::RefCell;
 
 use proptest::prelude::*;
 use wasm_backoff_core::{server_wait, SERVER_WAIT_HEADERS};
 
 const VECTORS: &str = include_str!("server_wait_vectors.json");
-
-#[derive(Debug)]
-enum Json {
-    Null,
-    Num(f64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
-}
-
-struct Reader<'a> {
-    s: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn peek(&mut self) -> u8 {
-        while self.s[self.at].is_ascii_whitespace() {
-            self.at += 1;
-        }
-        self.s[self.at]
-    }
-    fn eat(&mut self, c: u8) -> bool {
-        let hit = self.peek() == c;
-        self.at += hit as usize;
-        hit
-    }
-    fn value(&mut self) -> Json {
-        match self.peek() {
-            b'{' => Json::Obj(self.list(b'}', |r| {
-                let k = r.string();
-                assert!(r.eat(b':'), "':' expected at {}", r.at);
-                (k, r.value())
-            })),
-            b'[' => Json::Arr(self.list(b']', Self::value)),
-            b'"' => Json::Str(self.string()),
-            b'n' if self.s[self.at..].starts_with(b"null") => {
-                self.at += 4;
-                Json::Null
-            }
-            _ => {
-                let start = self.at;
-                while matches!(
-                    self.s[self.at],
-                    b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
-                ) {
-                    self.at += 1;
-                }
-                let text = std::str::from_utf8(&self.s[start..self.at]).unwrap();
-                Json::Num(
-                    text.parse()
-                        .unwrap_or_else(|_| panic!("bad value at {start}")),
-                )
-            }
-        }
-    }
-    fn list<T>(&mut self, end: u8, mut item: impl FnMut(&mut Self) -> T) -> Vec<T> {
-        self.at += 1;
-        let mut items = Vec::new();
-        if self.eat(end) {
-            return items;
-        }
-        loop {
-            items.push(item(self));
-            if self.eat(end) {
-                return items;
-            }
-            assert!(self.eat(b','), "',' expected at {}", self.at);
-        }
-    }
-    /// A string; the file's escapes are `\"`, `\\`, `\/`, `\t`, `\n` and
-    /// `\u` of a BMP character (anything else is refused).
-    fn string(&mut self) -> String {
-        assert!(self.eat(b'"'), "string expected at {}", self.at);
-        let mut out = Vec::new();
-        loop {
-            let c = self.s[self.at];
-            self.at += 1;
-            match c {
-                b'"' => return String::from_utf8(out).expect("UTF-8"),
-                b'\\' => {
-                    let e = self.s[self.at];
-                    self.at += 1;
-                    let ch = match e {
-                        b'"' | b'\\' | b'/' => e as char,
-                        b't' => '\t',
-                        b'n' => '\n',
-                        b'u' => {
-                            let h = std::str::from_utf8(&self.s[self.at..self.at + 4]).unwrap();
-                            self.at += 4;
-                            char::from_u32(u32::from_str_radix(h, 16).unwrap())
-                                .expect("a BMP character, not a surrogate")
-                        }
-                        _ => panic!("escape \\{} not read here", e as char),
-                    };
-                    out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
-                }
-                _ => out.push(c),
-            }
-        }
-    }
-}
 
 struct Case {
     headers: Vec<(String, String)>,
@@ -122,50 +22,42 @@ struct Case {
 
 /// (now, cases).
 fn vectors() -> (f64, Vec<Case>) {
-    let Json::Obj(top) = (Reader {
-        s: VECTORS.as_bytes(),
-        at: 0,
-    })
-    .value() else {
-        panic!("the file is an object")
-    };
-    let field = |k: &str| &top.iter().find(|(n, _)| n == k).expect(k).1;
-    let Json::Num(now) = field("now") else {
-        panic!("now is a number")
-    };
-    let Json::Arr(cases) = field("cases") else {
-        panic!("cases is an array")
-    };
-    let cases = cases
+    let top = json::parse(VECTORS);
+    let cases = top
+        .get("cases")
+        .arr()
         .iter()
         .map(|case| {
-            let Json::Arr(case) = case else {
-                panic!("a case is an array: {case:?}")
-            };
-            let [Json::Obj(headers), expected, Json::Str(note)] = &case[..] else {
+            let [headers, expected, note] = case.arr() else {
                 panic!("a case is [headers, expected, note]: {case:?}")
+            };
+            let note = note.str().to_string();
+            let Json::Obj(headers) = headers else {
+                panic!("{note}: headers is an object")
             };
             let headers = headers
                 .iter()
-                .map(|(name, value)| match value {
-                    Json::Str(v) => (name.clone(), v.clone()),
-                    _ => panic!("{note}: a header value is a string"),
+                .map(|(name, value)| {
+                    (
+                        String::from_utf8(name.clone()).unwrap(),
+                        value.str().to_string(),
+                    )
                 })
                 .collect();
             let expected = match expected {
                 Json::Null => None,
                 Json::Num(n) => Some(*n),
-                Json::Str(s) if s == "Infinity" => Some(f64::INFINITY),
+                Json::Str(s) if s == b"Infinity" => Some(f64::INFINITY),
                 _ => panic!("{note}: bad expectation {expected:?}"),
             };
             Case {
                 headers,
                 expected,
-                note: note.clone(),
+                note,
             }
         })
         .collect();
-    (*now, cases)
+    (top.get("now").num(), cases)
 }
 
 /// `server_wait` over a case's headers, and the names it asked for.
