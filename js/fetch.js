@@ -10,11 +10,11 @@
 //
 // A call whose first attempt succeeds makes no wasm call at all: its
 // schedule is made at its first retry.
-import { w, own, load, check, fn, number, signalOf } from './wasm.js';
+import { w, own, load, check, fn, number } from './wasm.js';
 import { plan } from './backoff.js';
 import { parseRetryAfter, serverWait } from './retry-after.js';
 import { METHODS, RETRY_ON, isNetworkError, replayable, timing, verdict } from './policy.js';
-import { abortable, deadline, observe, sleep } from './hooks.js';
+import { abortable, deadline, observe, signalOf, sleep } from './hooks.js';
 
 export { parseRetryAfter, serverWait };
 

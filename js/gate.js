@@ -15,8 +15,8 @@
 // idle (a healthy call through the gate is two wasm calls and allocates
 // nothing); idle slots are dropped when the map has doubled since the last
 // time it was pruned.
-import { w, mem, own, write, load, record, check, number, fn, signalOf, OPTS, OUT } from './wasm.js';
-import { abortable, observe } from './hooks.js';
+import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT } from './wasm.js';
+import { abortable, observe, signalOf } from './hooks.js';
 import {
   ALL_MESSAGES,
   EVICT_HEAD,

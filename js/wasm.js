@@ -205,14 +205,3 @@ export function integer(v, name, lo, hi) {
   if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw new RangeError(msg);
   return v;
 }
-
-/**
- * An `AbortSignal` option: `o.signal`, undefined when absent or null.
- * @param {Record<string, any>} o
- * @returns {AbortSignal | undefined}
- */
-export function signalOf(o) {
-  const s = o.signal ?? undefined;
-  if (s !== undefined && !(s instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
-  return s;
-}
