@@ -49,10 +49,21 @@ export class RetryBudget {
     this.#ratio = option(o, 'retryRatio', 0.2);
   }
 
-  /** Moves the window to `now`, forgetting slots older than the ttl; a clock going back stays put. */
+  /**
+   * Moves the window to `now`, forgetting slots older than the ttl. A clock
+   * that goes back a little (less than the window) stays put; one that goes
+   * back further, after a jump ahead (a timestamp from another clock, a
+   * mistaken +1 day), starts the window again at `now` rather than
+   * refusing retries until real time catches up.
+   */
   #advance(/** @type {number} */ now) {
+    if (!Number.isFinite(now)) throw new RangeError('nowMs must be a finite number (ms)');
     const epoch = Math.floor(now / this.#slot);
-    if (this.#epoch === -Infinity) this.#epoch = epoch;
+    if (this.#epoch === -Infinity || epoch < this.#epoch - SLOTS) {
+      this.#epoch = epoch;
+      this.#deposits.fill(0);
+      this.#withdrawals.fill(0);
+    }
     for (let n = Math.min(epoch - this.#epoch, SLOTS); n > 0; n--) {
       this.#current = (this.#current + 1) % SLOTS;
       this.#deposits[this.#current] = this.#withdrawals[this.#current] = 0;

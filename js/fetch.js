@@ -165,7 +165,7 @@ async function run(c, input, init, send, signal) {
   // the gate lets it go, and its schedule only counts its attempts. (The
   // gate keeps the deadline of held calls itself.)
   const ticket =
-    send && c.gate?.enter(c.gate.keyOf(input, init), signal, start + c.maxElapsedMs, () => w.backoff_next(schedule(), NaN) >= 0);
+    send && c.gate?.enter(c.gate.keyOf(input, init), signal, start + c.maxElapsedMs, (hint) => w.backoff_next(schedule(), hint ?? NaN));
   /** fetch's arguments for attempt `k` (its headers, and `sig`). */
   const args = (/** @type {number} */ k, /** @type {AbortSignal | undefined} */ sig) => {
     let o = init;
@@ -184,7 +184,11 @@ async function run(c, input, init, send, signal) {
   try {
     c.budget?.deposit(start);
     for (;;) {
-      if (ticket) await ticket.pass();
+      if (ticket) {
+        await ticket.pass();
+        // (released, then aborted before this ran: nothing is sent)
+        if (signal?.aborted) throw signal.reason;
+      }
       if (n && send && c.beforeRetry) await before();
       n++;
       failed = false;

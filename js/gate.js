@@ -15,17 +15,27 @@
 // idle (a healthy call through the gate is two wasm calls and allocates
 // nothing); idle slots are dropped when the map has doubled since the last
 // time it was pruned.
-import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT } from './wasm.js';
-import { abortable, observe, signalOf } from './hooks.js';
+import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT, SCRATCH } from './wasm.js';
+import { abortable, observe, signalOf, sleep } from './hooks.js';
 import {
   ALL_MESSAGES,
+  BUCKETS,
+  CAUSES,
+  CIRCUIT,
   EVICT_HEAD,
+  F_LIMIT,
+  F_MODE,
   HELD,
+  REJECTED,
+  SAVED,
+  SAVED_LEN,
+  SAVED_STATES,
   WAKE_IDLE,
   WAKE_NONE,
   F_MAX_ATTEMPTS,
   F_MAX_ELAPSED_MS,
   GATE,
+  GATE_CAUSE,
   GATE_EVICTIONS,
   GATE_HELD,
   GATE_IN_FLIGHT,
@@ -33,6 +43,7 @@ import {
   GATE_PROBES,
   GATE_ROUNDS,
   GATE_TIMEOUTS,
+  GATE_UNTIL,
   GATE_WAKE,
   MAX_TIMER,
   PHASES,
@@ -71,6 +82,21 @@ export class GateTimeoutError extends Error {
 }
 
 /**
+ * A call refused at once because its target's circuit is open (`mode:
+ * 'fail-fast'`), or isolated by hand.
+ */
+export class BrokenCircuitError extends Error {
+  constructor(key, retryAfterMs, isolated) {
+    super(`the circuit of ${named(key)} is ${isolated ? 'isolated' : 'open'}`);
+    this.name = /** @type {const} */ ('BrokenCircuitError');
+    this.key = key;
+    /** Time until the next probe may go, in ms (0: due now or a probe is out; Infinity: isolated). */
+    this.retryAfterMs = retryAfterMs;
+    this.isolated = isolated;
+  }
+}
+
+/**
  * A per-call count: an integer >= `min`, or Infinity.
  * @param {Record<string, any>} o
  * @param {string} key
@@ -101,18 +127,36 @@ function origin(input) {
 /**
  * Operation `f` of the core on the gate of slot `s` (a dropped slot answers
  * -1 to late callers: nothing to send, nothing to wake). The status it
- * answers is then in the result record: `st(k)`.
+ * answers is then in the result record: `st(k)`; a change of the circuit's
+ * state is reported to `onStateChange`.
  * @param {Slot} s
  * @param {(h: number, ...args: any[]) => any} f
  * @param {...any} args
  */
-const op = (s, f, ...args) => (s.dead ? -1 : f(s.h, ...args));
+function op(s, f, ...args) {
+  if (s.dead) return -1;
+  const r = f(s.h, ...args);
+  const p = st(GATE_PHASE);
+  if (p !== s.phase) {
+    const [from, to] = [CIRCUIT[s.phase], CIRCUIT[p]];
+    s.phase = p;
+    if (from !== to && s.on) {
+      const info = { key: s.key, from, to, reason: CAUSES[st(GATE_CAUSE)] };
+      // (later, outside the gate's own bookkeeping: the hook may call the gate)
+      queueMicrotask(() => observe(s.on, info));
+    }
+  }
+  return r;
+}
+
+/** Whether held call `t` can still be served by waiting (its deadline is not before the round's end). */
+const canWait = (/** @type {Ticket} */ t) => t.s.dead || w.gate_can_wait(t.s.h, t.deadline);
 
 /** Field `k` of the status the last gate operation answered. */
 const st = (/** @type {number} */ k) => mem()[OUT + k];
 
 /**
- * @typedef {{ key: unknown, h: number, queue: Ticket[], at: number, rounds: number, dead?: boolean, timer?: any }} Slot
+ * @typedef {{ key: unknown, h: number, queue: Ticket[], at: number, rounds: number, phase: number, on?: (info: any) => unknown, limited: boolean, failFast: boolean, throttleOn: Set<number>, dead?: boolean, timer?: any }} Slot
  */
 
 /** A timer for the epoch time `at` (ms). */
@@ -145,6 +189,11 @@ export class Gate {
   #maxAttempts;
   #maxElapsedMs;
   #freed = false;
+  /** @type {((info: any) => unknown) | undefined} */
+  #on;
+  #limited;
+  #failFast;
+  #throttleOn;
 
   /** @param {import('../pkg/gate/index.js').GateOptions} [options] */
   constructor(options) {
@@ -157,7 +206,15 @@ export class Gate {
     // not the rounds' schedule's: a target is never given up on.
     mem()[OPTS + F_MAX_ATTEMPTS] = mem()[OPTS + F_MAX_ELAPSED_MS] = NaN;
     this.#rec = record(GATE);
-    w.gate_free(check(w.gate_new(), ALL_MESSAGES));
+    w.gate_free(check(w.gate_new(Date.now()), ALL_MESSAGES));
+    this.#failFast = this.#rec[F_MODE] === 1;
+    this.#limited = this.#rec[F_LIMIT] === 1;
+    this.#on = fn(o, 'onStateChange');
+    const th = o.throttleOn ?? [429];
+    if (!Array.isArray(th) || !th.every((x) => Number.isInteger(x) && x >= 100 && x <= 599)) {
+      throw new (Array.isArray(th) ? RangeError : TypeError)('throttleOn must be an array of integer HTTP statuses (100-599)');
+    }
+    this.#throttleOn = new Set(th);
     this.#seeded = o.seed !== undefined;
     /** The key of a fetch call (read by the fetch driver). */
     this.keyOf = fn(o, 'key') ?? origin;
@@ -189,7 +246,18 @@ export class Gate {
         this.#prune = Math.max(64, 2 * this.#slots.size);
       }
       load(this.#rec, this.#seeded);
-      s = { key, h: check(w.gate_new(), ALL_MESSAGES), queue: [], at: WAKE_NONE, rounds: 0 };
+      s = {
+        key,
+        h: check(w.gate_new(Date.now()), ALL_MESSAGES),
+        queue: [],
+        at: WAKE_NONE,
+        rounds: 0,
+        phase: 0,
+        on: this.#on,
+        limited: this.#limited,
+        failFast: this.#failFast,
+        throttleOn: this.#throttleOn,
+      };
       this.#slots.set(key, s);
     }
     return s;
@@ -208,12 +276,13 @@ export class Gate {
   /**
    * A ticket for one call to `key` (the fetch driver's and `run`'s handle):
    * `pass()` resolves when it may be sent, `settle(...)` reports the
-   * outcome, `cancel()` an abort. `spend()` says whether the call may use
-   * one more attempt (each failed round it waits through costs one).
+   * outcome, `cancel()` an abort. `spend(hintMs)` answers the call's own
+   * next delay in ms, or < 0 when it may not use one more attempt (each
+   * failed round it waits through costs one).
    * @param {unknown} key
    * @param {AbortSignal | undefined} signal
    * @param {number} deadline
-   * @param {() => boolean} spend
+   * @param {(hintMs?: number) => number} spend
    */
   enter(key, signal, deadline, spend) {
     if (this.#freed) throw new TypeError('this Gate was freed');
@@ -239,9 +308,34 @@ export class Gate {
     const limit = ms(o, 'maxElapsedMs', this.#maxElapsedMs);
     if (signal?.aborted) throw signal.reason;
     let used = 0;
-    const t = this.enter(key, signal, Date.now() + limit, () => ++used < max);
+    // Below the threshold, a failed task waits its own round of the gate's
+    // schedule (made at its first failure, freed at the end).
+    let h = 0;
+    const t = this.enter(key, signal, Date.now() + limit, (hint) =>
+      ++used < max ? w.backoff_next(h || (load(this.#rec, this.#seeded), (h = check(w.backoff_new()))), hint ?? NaN) : -1,
+    );
+    try {
+      return await this.#loop(t, task, signal);
+    } finally {
+      if (h) w.backoff_free(h);
+    }
+  }
+
+  /**
+   * @template T
+   * @param {Ticket} t
+   * @param {(ctx: { signal?: AbortSignal }) => T | Promise<T>} task
+   * @param {AbortSignal | undefined} signal
+   * @returns {Promise<T>}
+   */
+  async #loop(t, task, signal) {
     for (;;) {
       await t.pass();
+      // (released, then aborted before this ran: nothing is sent)
+      if (signal?.aborted) {
+        t.cancel();
+        throw signal.reason;
+      }
       let value;
       try {
         value = await abortable(task({ signal }), signal);
@@ -295,6 +389,103 @@ export class Gate {
   }
 
   /**
+   * Isolates `key` by hand: nothing is sent to it until `release(key)`;
+   * new calls are held (or, with `mode: 'fail-fast'`, rejected with a
+   * BrokenCircuitError). Calls in flight end with their own outcome.
+   * @param {unknown} key
+   */
+  isolate(key) {
+    op(this.#slot(key), w.gate_isolate);
+  }
+
+  /**
+   * Ends an isolation (or a backoff) of `key` by hand: the circuit closes
+   * and held calls go out in order.
+   * @param {unknown} key
+   */
+  release(key) {
+    const s = this.#slot(key);
+    op(s, w.gate_release);
+    pump(s);
+  }
+
+  /**
+   * The state of every target with one worth carrying (string keys only)
+   * to another isolate or invocation: `JSON.stringify(gate)` to store it,
+   * `gate.restore(JSON.parse(text))` in the next. Times are epoch ms.
+   * @returns {import('../pkg/gate/index.js').GateState}
+   */
+  toJSON() {
+    const savedAt = Date.now();
+    /** @type {Record<string, any>} */
+    const targets = {};
+    for (const [k, s] of this.#slots) {
+      if (s.dead || typeof k !== 'string') continue;
+      w.gate_save(s.h, savedAt);
+      const v = Array.from(mem().subarray(OUT, OUT + SAVED_LEN));
+      // (closed, nothing counted: nothing to carry)
+      if (v.every((x, i) => i === 0 || i === 2 || i === 4 || i === 5 || i === 7 || x === 0)) continue;
+      /** @type {Record<string, any>} */
+      const t = {};
+      for (let i = 1; i < SAVED.length; i++) t[SAVED[i]] = v[i];
+      t.state = SAVED_STATES[v[1]];
+      t.calls = v.slice(SAVED.length, SAVED.length + BUCKETS);
+      t.fails = v.slice(SAVED.length + BUCKETS);
+      targets[k] = t;
+    }
+    return { version: 1, savedAt, targets: /** @type {any} */ (targets) };
+  }
+
+  /**
+   * Takes up a state from `toJSON()` (of this or another isolate): each
+   * target resumes where it was (a round still running ends when it would
+   * have; the next failure after a count of 4 is the 5th).
+   * A state of the wrong shape throws a TypeError and changes nothing; a
+   * target whose numbers are out of range, or a state saved in the future,
+   * throws a RangeError naming it, and that target starts closed.
+   * @param {import('../pkg/gate/index.js').GateState} state
+   */
+  restore(state) {
+    const what = 'state (from gate.toJSON())';
+    if (typeof state !== 'object' || state === null) throw new TypeError(`${what} must be an object`);
+    const { version, savedAt, targets } = /** @type {any} */ (state);
+    if (version !== 1) throw new RangeError(`${what}: version must be 1`);
+    if (typeof savedAt !== 'number') throw new TypeError(`${what}: savedAt must be a number`);
+    if (typeof targets !== 'object' || targets === null) throw new TypeError(`${what}: targets must be an object`);
+    /** @type {[string, number[]][]} */
+    const rows = [];
+    for (const key of Object.keys(targets)) {
+      const t = targets[key];
+      const bad = (/** @type {string} */ f) => new TypeError(`${what}: targets[${JSON.stringify(key)}].${f} has the wrong type`);
+      if (typeof t !== 'object' || t === null) throw bad('');
+      const v = [savedAt, SAVED_STATES.indexOf(t.state)];
+      if (v[1] < 0) throw bad('state');
+      for (let i = 2; i < SAVED.length; i++) {
+        const x = t[SAVED[i]] ?? (SAVED[i] === 'windowAt' ? NaN : undefined);
+        if (typeof x !== 'number') throw bad(SAVED[i]);
+        v.push(x);
+      }
+      for (const f of ['calls', 'fails']) {
+        if (!Array.isArray(t[f]) || t[f].length !== BUCKETS || !t[f].every((x) => typeof x === 'number')) throw bad(f);
+        v.push(...t[f]);
+      }
+      rows.push([key, v]);
+    }
+    const now = Date.now();
+    let refused;
+    for (const [key, v] of rows) {
+      const s = this.#slot(key);
+      if (s.dead) continue;
+      mem().set(v, SCRATCH);
+      const code = op(s, w.gate_restore, now);
+      pump(s);
+      if (code)
+        refused ??= `${what}: the target ${JSON.stringify(key)} is ${code === 2 ? 'from the future' : 'malformed'}; it starts closed`;
+    }
+    if (refused) throw new RangeError(refused);
+  }
+
+  /**
    * Releases every target's memory in the module now. Held calls reject
    * with a TypeError; calls in flight end with their own outcome (not
    * retried through the gate); new calls throw.
@@ -337,13 +528,15 @@ class Ticket {
   poll;
   /** @type {(() => void) | undefined} while held: its abort listener */
   onAbort;
+  /** Its own backoff before the next admission (a failure below the threshold), ms. */
+  delayMs = 0;
 
   /**
    * @param {() => Slot} slot
    * @param {unknown} key
    * @param {AbortSignal | undefined} signal
    * @param {number} deadline
-   * @param {() => boolean} spend
+   * @param {(hintMs?: number) => number} spend
    * @param {number} seq
    */
   constructor(slot, key, signal, deadline, spend, seq) {
@@ -356,12 +549,30 @@ class Ticket {
   }
 
   /** Resolves when the call may be sent; rejects when it must not be (see `why`). */
-  pass() {
+  async pass() {
     if (this.state === 0 /* new */) {
-      const s = (this.s = this.slot());
+      let s = (this.s = this.slot());
+      // Its own backoff (below the threshold), then the adaptive limiter's wait.
+      if (this.delayMs > 0) await this.nap(this.delayMs);
+      this.delayMs = 0;
+      if (s.limited && !s.dead) {
+        const d = w.gate_acquire(s.h, Date.now());
+        try {
+          if (d > 0) await this.nap(d);
+        } catch (e) {
+          if (!s.dead) w.gate_unacquire(s.h);
+          throw e;
+        }
+      }
+      s = this.s = this.slot();
       const r = op(s, w.gate_admit, Date.now());
       rounds(s); // (a hung probe may have timed out: a round this call did not wait through)
-      if (r >= 0) go(this, r);
+      if (r === REJECTED) {
+        const until = st(GATE_UNTIL);
+        const isolated = PHASES[st(GATE_PHASE)] === 'isolated';
+        const ms = isolated ? Infinity : until < 0 ? 0 : Math.max(0, until - Date.now());
+        Object.assign(this, { state: 3 /* out */, why: 'circuit-open', error: new BrokenCircuitError(this.key, ms, isolated) });
+      } else if (r >= 0) go(this, r);
       else {
         enqueue(this, r);
         pump(s);
@@ -381,11 +592,22 @@ class Ticket {
     });
   }
 
+  /** Sleeps `ms` of this call's (abortable), unless that ends past its deadline. */
+  nap(/** @type {number} */ ms) {
+    if (Date.now() + ms > this.deadline) {
+      this.why = 'deadline';
+      return Promise.reject(new GateTimeoutError(this.key, 'deadline'));
+    }
+    return sleep(ms, this.signal);
+  }
+
   /**
    * The sent call's outcome: `hurt` = the target failed; `retry` = the call
-   * wants another attempt (then it is held), `hintMs` a Retry-After. Returns
-   * '' when the call is held (await `pass()` again), else why it is over:
-   * 'done' (not retried), 'exhausted' or 'deadline' (its own limits).
+   * wants another attempt, `hintMs` a Retry-After. Returns '' when it gets
+   * one (await `pass()` again: held while the circuit is open, or after its
+   * own backoff while the target is below its threshold), else why it is
+   * over: 'done' (not retried), 'exhausted' or 'deadline' (its own limits),
+   * 'circuit-open' (failing fast).
    */
   settle(hurt, retry, hintMs) {
     const s = this.s;
@@ -394,10 +616,18 @@ class Ticket {
     if (s.dead) return why; // the gate was freed while the call was out
     if (hurt) {
       op(s, w.gate_failed, this.tag, hintMs ?? NaN, Date.now());
+      const closed = st(GATE_PHASE) === 0;
       rounds(s);
-      if (retry) why = !spent(this) ? 'exhausted' : !op(s, w.gate_can_wait, this.deadline) ? 'deadline' : '';
-      if (!why) enqueue(this, op(s, w.gate_hold));
-    } else op(s, w.gate_succeeded, this.tag);
+      if (retry) {
+        const d = spent(this, hintMs);
+        why = d < 0 ? 'exhausted' : !canWait(this) ? 'deadline' : '';
+        if (why) {
+          // out of attempts or time
+        } else if (closed) [this.state, this.delayMs] = [0 /* new */, d];
+        else if (s.failFast) why = 'circuit-open';
+        else enqueue(this, op(s, w.gate_hold));
+      }
+    } else op(s, w.gate_succeeded, this.tag, Date.now());
     pump(s);
     return why;
   }
@@ -432,7 +662,11 @@ class Ticket {
    */
   fetched(c, why, failed, status, res, error, ra, attempt) {
     // The gate was freed while the call was out: it ends with its own outcome.
-    if (this.s.dead) return why || 'freed';
+    const s = this.s;
+    if (s.dead) return why || 'freed';
+    // Every answer feeds the adaptive limiter: throttling slows it down.
+    if (s.limited && !failed)
+      w.gate_throttled(s.h, +(s.throttleOn.has(status) || (status === 503 && ra !== undefined)), ra ?? NaN, Date.now());
     const hurt = !why || failed || c.retryOn.has(status);
     if (!hurt) ra = undefined;
     // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
@@ -453,17 +687,19 @@ class Ticket {
 }
 
 /**
- * Whether `t` may spend one more attempt. `spend()` is the caller's (the
+ * `t`'s next own delay (ms), or < 0 when it may not spend one more
+ * attempt. `spend()` is the caller's (the
  * fetch driver makes its schedule there, at the first failure) and runs
  * inside the gate's operations, even from its timer: should it throw (out
  * of memory), the call is out of attempts, and the gate carries on.
  * @param {Ticket} t
+ * @param {number} [hintMs] a server-named wait
  */
-function spent(t) {
+function spent(t, hintMs) {
   try {
-    return t.spend();
+    return t.spend(hintMs);
   } catch {
-    return false;
+    return -1;
   }
 }
 
@@ -485,7 +721,7 @@ function enqueue(t, code) {
     if (victim === t) return;
   }
   if (t.signal?.aborted) return out(t, 'aborted');
-  if (!op(t.s, w.gate_can_wait, t.deadline)) return out(t, 'deadline');
+  if (!canWait(t)) return out(t, 'deadline');
   if (t.signal) t.signal.addEventListener('abort', (t.onAbort = () => out(t, 'aborted', true)), { once: true });
   // (re-armed when the timer was clamped to MAX_TIMER, or fired early)
   const arm = () => (t.timer = at(() => (Date.now() < t.deadline ? arm() : out(t, 'deadline', true)), t.deadline));
@@ -533,8 +769,8 @@ function rounds(/** @type {Slot} */ s) {
   if (r === s.rounds) return;
   s.rounds = r;
   for (const t of [...s.queue]) {
-    if (!spent(t)) out(t, 'exhausted');
-    else if (!op(s, w.gate_can_wait, t.deadline)) out(t, 'deadline');
+    if (spent(t) < 0) out(t, 'exhausted');
+    else if (!canWait(t)) out(t, 'deadline');
   }
 }
 
@@ -580,4 +816,68 @@ function sync(s) {
  */
 export function createGate(options) {
   return new Gate(options);
+}
+
+/** Frees the limiters not freed by hand once they are garbage. */
+const limiters = new FinalizationRegistry((/** @type {number} */ h) => w.limiter_free(h));
+
+/** The adaptive limiter alone; see gate/index.d.ts. */
+export class AdaptiveLimiter {
+  #h;
+
+  constructor() {
+    this.#h = check(w.limiter_new(Date.now()), ALL_MESSAGES);
+    limiters.register(this, this.#h, this);
+  }
+
+  #live() {
+    if (!this.#h) throw new TypeError('this AdaptiveLimiter was freed');
+    return this.#h;
+  }
+
+  /** @param {{ signal?: AbortSignal, maxWaitMs?: number }} [options] */
+  async acquire(options) {
+    const o = own(options);
+    const signal = signalOf(o);
+    const max = number(o, 'maxWaitMs', Infinity, (v) => v >= 0, 'a number >= 0');
+    if (signal?.aborted) throw signal.reason;
+    const h = this.#live();
+    const d = w.limiter_acquire(h, Date.now());
+    if (d <= 0) return;
+    try {
+      if (d > max) throw new RangeError(`the adaptive limiter's wait (${Math.ceil(d)} ms) exceeds maxWaitMs`);
+      await sleep(d, signal);
+    } catch (e) {
+      if (this.#h) w.limiter_cancel(h);
+      throw e;
+    }
+  }
+
+  /**
+   * @param {boolean} throttled
+   * @param {number} [retryAfterMs]
+   */
+  record(throttled, retryAfterMs) {
+    if (typeof throttled !== 'boolean') throw new TypeError('throttled must be a boolean');
+    if (retryAfterMs !== undefined && !(typeof retryAfterMs === 'number' && retryAfterMs >= 0)) {
+      throw new (typeof retryAfterMs === 'number' ? RangeError : TypeError)('retryAfterMs must be a number >= 0');
+    }
+    return w.limiter_record(this.#live(), +throttled, retryAfterMs ?? NaN, Date.now());
+  }
+
+  get rate() {
+    return w.limiter_rate(this.#live());
+  }
+
+  free() {
+    if (!this.#h) return;
+    limiters.unregister(this);
+    w.limiter_free(this.#h);
+    this.#h = 0;
+  }
+}
+
+/** A stand-alone adaptive limiter. */
+export function createLimiter() {
+  return new AdaptiveLimiter();
 }

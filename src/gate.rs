@@ -8,11 +8,13 @@
 //! succeeded), and nothing is counted on both sides.
 
 use crate::calc::{count, decode, given, handle};
-use crate::io::{answer, record, Cell};
-use crate::schema::{Error, Field, EVICT_HEAD, EVICT_TAIL, HELD, WAKE_IDLE, WAKE_NONE};
+use crate::io::{answer, record, scratch_mut, Cell};
+use crate::schema::{Error, Field, EVICT_HEAD, EVICT_TAIL, HELD, REJECTED, WAKE_IDLE, WAKE_NONE};
 use crate::slab::{self, Pool};
-use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow};
-use wasm_backoff_core::{seeded_rng, Backoff, DefaultRng};
+use wasm_backoff_core::breaker::Trip;
+use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow, RestoreError, SAVED_LEN};
+use wasm_backoff_core::limiter::Limiter;
+use wasm_backoff_core::{seeded_rng, Backoff, DefaultRng, MAX_DELAY_MS};
 use wasm_bindgen::prelude::*;
 
 static GATES: Cell<Pool> = Pool::new();
@@ -25,7 +27,8 @@ fn gate<'a>(h: usize) -> &'a mut Gate<DefaultRng> {
 
 /// Writes the status of the gate of `h` to the result record: phase, held,
 /// in flight, rounds, wake time (-1 none, -2 idle: the gate may be
-/// dropped), probes, evictions, timeouts.
+/// dropped), probes, evictions, timeouts, cause, the round's end (-1 when
+/// not backing off), failures in a row.
 fn status(h: usize) {
     let g = gate(h);
     let wake = if g.idle() {
@@ -42,6 +45,9 @@ fn status(h: usize) {
         g.probes() as f64,
         g.evictions() as f64,
         g.timeouts() as f64,
+        g.cause() as u8 as f64,
+        g.until().unwrap_or(WAKE_NONE),
+        g.failures() as f64,
     ]);
 }
 
@@ -54,11 +60,44 @@ fn hold_code(h: Hold) -> f64 {
     }
 }
 
-/// A gate from the options record (the schedule's fields and the gate's):
-/// its handle, or minus the error code. The rounds' schedule has no limits
-/// of its own: a target is never given up on (its callers are, by theirs).
+/// The threshold the record describes: `failureRatio` (with `windowMs`,
+/// default 30 s, and `minCalls`, default 20) or `consecutive` (default 5).
+fn trip(r: &[f64; crate::schema::RECORD_LEN]) -> Result<Trip, Error> {
+    let consecutive = given(r, Field::Consecutive);
+    let Some(ratio) = given(r, Field::FailureRatio) else {
+        return Ok(Trip::Consecutive(count(
+            consecutive.unwrap_or(5.0),
+            1.0,
+            Error::Consecutive,
+        )?));
+    };
+    if consecutive.is_some() {
+        return Err(Error::Consecutive);
+    }
+    if !(ratio > 0.0 && ratio <= 1.0) {
+        return Err(Error::FailureRatio);
+    }
+    let window_ms = given(r, Field::WindowMs).unwrap_or(30_000.0);
+    if !(window_ms > 0.0 && window_ms <= MAX_DELAY_MS) {
+        return Err(Error::WindowMs);
+    }
+    Ok(Trip::Ratio {
+        ratio,
+        window_ms,
+        min_calls: count(
+            given(r, Field::MinCalls).unwrap_or(20.0),
+            1.0,
+            Error::MinCalls,
+        )?,
+    })
+}
+
+/// A gate from the options record (the schedule's fields and the gate's)
+/// at `now`: its handle, or minus the error code. The rounds' schedule has
+/// no limits of its own: a target is never given up on (its callers are,
+/// by theirs).
 #[wasm_bindgen]
-pub fn gate_new() -> f64 {
+pub fn gate_new(now: f64) -> f64 {
     let r = record();
     let limits = || -> Result<Limits, Error> {
         let or = |f, d| given(&r, f).unwrap_or(d);
@@ -83,9 +122,16 @@ pub fn gate_new() -> f64 {
     };
     let made = decode(&r).and_then(|(cfg, seed)| {
         let limits = limits()?;
+        let trip = trip(&r)?;
         let cfg = cfg.max_attempts(None).max_elapsed_ms(None);
         let b = Backoff::new(cfg, seeded_rng(seed)).map_err(Error::from_config)?;
-        Ok(slab::alloc(&GATES, Gate::new(b, limits)))
+        let mut g = Gate::new(b, limits)
+            .with_trip(trip)
+            .fail_fast(given(&r, Field::Mode) == Some(1.0));
+        if given(&r, Field::Limit) == Some(1.0) {
+            g = g.with_limiter(Limiter::new(now));
+        }
+        Ok(slab::alloc(&GATES, g))
     });
     handle(made)
 }
@@ -97,12 +143,14 @@ pub fn gate_free(h: usize) {
     unsafe { slab::free(&GATES, h) }
 }
 
-/// A new call at `now`: its tag (>= 0) to send with, or a hold code.
+/// A new call at `now`: its tag (>= 0) to send with, a hold code, or
+/// `REJECTED` (failing fast).
 #[wasm_bindgen]
 pub fn gate_admit(h: usize, now: f64) -> f64 {
     let r = match gate(h).admit(now) {
         Admit::Send(t) => t as f64,
         Admit::Hold(x) => hold_code(x),
+        Admit::Reject => REJECTED,
     };
     status(h);
     r
@@ -116,11 +164,71 @@ pub fn gate_failed(h: usize, tag: u32, hint: f64, now: f64) {
     status(h);
 }
 
-/// The call sent with `tag` reached the target.
+/// The call sent with `tag` reached the target at `now`.
 #[wasm_bindgen]
-pub fn gate_succeeded(h: usize, tag: u32) {
-    gate(h).succeeded(tag);
+pub fn gate_succeeded(h: usize, tag: u32, now: f64) {
+    gate(h).succeeded(tag, now);
     status(h);
+}
+
+/// Isolates the target by hand.
+#[wasm_bindgen]
+pub fn gate_isolate(h: usize) {
+    gate(h).isolate();
+    status(h);
+}
+
+/// Ends an isolation (or a backoff) by hand.
+#[wasm_bindgen]
+pub fn gate_release(h: usize) {
+    gate(h).release();
+    status(h);
+}
+
+/// Answers the state worth carrying elsewhere (`gate::SAVED_*` offsets).
+#[wasm_bindgen]
+pub fn gate_save(h: usize, now: f64) {
+    answer(&gate(h).save(now));
+}
+
+/// Takes up the saved state in the scratch buffer at `now`: 0, or 1
+/// (malformed) or 2 (from the future), then the target is closed. Answers
+/// the status.
+#[wasm_bindgen]
+pub fn gate_restore(h: usize, now: f64) -> u32 {
+    let mut saved = [0.0; SAVED_LEN];
+    // (a loop, not copy_from_slice: its length check would bring core::fmt in)
+    for (d, x) in saved.iter_mut().zip(scratch_mut().iter()) {
+        *d = *x;
+    }
+    let r = match gate(h).restore(&saved, now) {
+        Ok(()) => 0,
+        Err(RestoreError::Malformed) => 1,
+        Err(RestoreError::Future) => 2,
+    };
+    status(h);
+    r
+}
+
+/// The limiter's wait in ms for one more send at `now` (0 without one).
+#[wasm_bindgen]
+pub fn gate_acquire(h: usize, now: f64) -> f64 {
+    gate(h).acquire(now)
+}
+
+/// Gives back the token of `gate_acquire` (the call did not go).
+#[wasm_bindgen]
+pub fn gate_unacquire(h: usize) {
+    gate(h).unacquire();
+}
+
+/// An answer for the limiter: `throttled`, a named wait `hint` (NaN none).
+/// Answers the limiter's rate (req/s; Infinity while not enabled).
+#[wasm_bindgen]
+pub fn gate_throttled(h: usize, throttled: bool, hint: f64, now: f64) -> f64 {
+    let g = gate(h);
+    g.throttled(throttled, hint, now);
+    g.limiter().map_or(f64::INFINITY, Limiter::rate)
 }
 
 /// The call sent with `tag` ended without an outcome (aborted).
@@ -163,4 +271,51 @@ pub fn gate_status(h: usize) {
 #[wasm_bindgen]
 pub fn gate_can_wait(h: usize, deadline: f64) -> bool {
     gate(h).can_wait(deadline)
+}
+
+static LIMITERS: Cell<Pool> = Pool::new();
+
+/// The limiter behind a handle of [`limiter_new`].
+fn limiter<'a>(h: usize) -> &'a mut Limiter {
+    // SAFETY: js/gate.js passes only live handles of this pool (see slab::get).
+    unsafe { slab::get(h) }
+}
+
+/// A stand-alone adaptive limiter at `now`: its handle, or minus the error code.
+#[wasm_bindgen]
+pub fn limiter_new(now: f64) -> f64 {
+    handle(Ok(slab::alloc(&LIMITERS, Limiter::new(now))))
+}
+
+/// Frees the limiter of `h`.
+#[wasm_bindgen]
+pub fn limiter_free(h: usize) {
+    // SAFETY: as in `limiter`; JS forgets the handle first.
+    unsafe { slab::free(&LIMITERS, h) }
+}
+
+/// See `gate_acquire`.
+#[wasm_bindgen]
+pub fn limiter_acquire(h: usize, now: f64) -> f64 {
+    limiter(h).acquire(now)
+}
+
+/// See `gate_unacquire`.
+#[wasm_bindgen]
+pub fn limiter_cancel(h: usize) {
+    limiter(h).cancel();
+}
+
+/// See `gate_throttled`.
+#[wasm_bindgen]
+pub fn limiter_record(h: usize, throttled: bool, hint: f64, now: f64) -> f64 {
+    let l = limiter(h);
+    l.record(throttled, hint, now);
+    l.rate()
+}
+
+/// The limiter's rate (req/s; Infinity while not enabled).
+#[wasm_bindgen]
+pub fn limiter_rate(h: usize) -> f64 {
+    limiter(h).rate()
 }

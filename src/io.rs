@@ -17,7 +17,7 @@ use core::cell::UnsafeCell;
 use wasm_bindgen::prelude::*;
 
 /// Length of the result record.
-pub const OUT_LEN: usize = 8;
+pub const OUT_LEN: usize = 32;
 /// Draws per `backoff_draws` call (32 KB).
 pub const CHUNK: usize = 4096;
 

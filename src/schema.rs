@@ -57,6 +57,18 @@ pub enum Field {
     Concurrency,
     /// Gate: `probeTimeoutMs`.
     ProbeTimeoutMs,
+    /// Gate: `consecutive` (failures in a row that trip a healthy target).
+    Consecutive,
+    /// Gate: `failureRatio` (the failed share of the window that trips).
+    FailureRatio,
+    /// Gate: `windowMs` (the window of `failureRatio`).
+    WindowMs,
+    /// Gate: `minCalls` (calls in the window before `failureRatio` applies).
+    MinCalls,
+    /// Gate: index into [`MODES`].
+    Mode,
+    /// Gate: index into [`LIMIT_KINDS`].
+    Limit,
     /// Queue: `leaseMs`.
     LeaseMs,
     /// Queue: `maxFailures`.
@@ -150,6 +162,27 @@ pub const FIELDS: [(Field, &str, Kind, Error); RECORD_LEN] = [
         Kind::Number,
         Error::ProbeTimeoutMs,
     ),
+    (
+        Field::Consecutive,
+        "consecutive",
+        Kind::Number,
+        Error::Consecutive,
+    ),
+    (
+        Field::FailureRatio,
+        "failureRatio",
+        Kind::Number,
+        Error::FailureRatio,
+    ),
+    (Field::WindowMs, "windowMs", Kind::Number, Error::WindowMs),
+    (Field::MinCalls, "minCalls", Kind::Number, Error::MinCalls),
+    (Field::Mode, "mode", Kind::Choice(MODES), Error::None),
+    (
+        Field::Limit,
+        "limit",
+        Kind::Choice(LIMIT_KINDS),
+        Error::None,
+    ),
     (Field::LeaseMs, "leaseMs", Kind::Number, Error::LeaseMs),
     (
         Field::MaxFailures,
@@ -194,7 +227,39 @@ pub const SLOT_MODES: &[&str] = &["binary", "exponent"];
 /// Gate `overflow` values.
 pub const OVERFLOWS: &[&str] = &["evict-oldest", "reject-newest"];
 /// Gate phases, in `gate::Phase` declaration order (as `GATE_STATUS` reports them).
-pub const PHASES: &[&str] = &["healthy", "backing-off", "open", "probing"];
+pub const PHASES: &[&str] = &["healthy", "backing-off", "open", "probing", "isolated"];
+/// The circuit's state for each phase of [`PHASES`] (what `onStateChange` reports).
+pub const CIRCUIT: &[&str] = &["closed", "open", "half-open", "half-open", "isolated"];
+/// Why the phase last changed, in `gate::Cause` declaration order.
+pub const CAUSES: &[&str] = &[
+    "none",
+    "tripped",
+    "round-over",
+    "probe-failed",
+    "probe-timeout",
+    "probe-succeeded",
+    "isolated",
+    "released",
+    "restored",
+];
+/// A saved target's `state`, by the number the core saves (`gate::SAVED_PHASE`).
+pub const SAVED_STATES: &[&str] = &["closed", "open", "isolated"];
+/// Gate `mode` values: hold calls while the circuit is open, or reject them.
+pub const MODES: &[&str] = &["hold", "fail-fast"];
+/// Gate `limit` values.
+pub const LIMIT_KINDS: &[&str] = &["none", "adaptive"];
+/// The names of a saved target's numbers, by offset (`gate::SAVED_*`; the
+/// window's buckets are the last `2 * BUCKETS`, read as two arrays).
+pub const SAVED: [&str; 8] = [
+    "savedAt",
+    "state",
+    "untilMs",
+    "round",
+    "lastDelayMs",
+    "chainMs",
+    "failures",
+    "windowAt",
+];
 /// Task states, in `queue::TaskState` discriminant order.
 pub const TASK_STATES: &[&str] = &["pending", "processing", "processed", "error"];
 
@@ -237,6 +302,14 @@ pub enum Error {
     Concurrency,
     /// Gate `probeTimeoutMs`.
     ProbeTimeoutMs,
+    /// Gate `consecutive`.
+    Consecutive,
+    /// Gate `failureRatio`.
+    FailureRatio,
+    /// Gate `windowMs`.
+    WindowMs,
+    /// Gate `minCalls`.
+    MinCalls,
     /// Queue `leaseMs`.
     LeaseMs,
     /// Queue `maxFailures`.
@@ -245,7 +318,7 @@ pub enum Error {
 
 impl Error {
     /// Every error, in code order.
-    pub const ALL: [Error; 18] = [
+    pub const ALL: [Error; 22] = [
         Error::None,
         Error::BaseMs,
         Error::Factor,
@@ -262,6 +335,10 @@ impl Error {
         Error::MaxQueued,
         Error::Concurrency,
         Error::ProbeTimeoutMs,
+        Error::Consecutive,
+        Error::FailureRatio,
+        Error::WindowMs,
+        Error::MinCalls,
         Error::LeaseMs,
         Error::MaxFailures,
     ];
@@ -307,6 +384,12 @@ impl Error {
             Error::MaxQueued => "maxQueued must be an integer >= 0 or Infinity",
             Error::Concurrency => "concurrency must be an integer >= 1 or Infinity",
             Error::ProbeTimeoutMs => "probeTimeoutMs must be a number > 0",
+            Error::Consecutive => {
+                "consecutive must be an integer >= 1 or Infinity, and not given with failureRatio"
+            }
+            Error::FailureRatio => "failureRatio must be a number > 0 and <= 1",
+            Error::WindowMs => "windowMs must be a number > 0 and <= 2147483647",
+            Error::MinCalls => "minCalls must be an integer >= 1",
             // The core's `QueueError` messages (its queue module is in the
             // full module only; a test checks they are the same).
             Error::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
@@ -319,7 +402,7 @@ impl Error {
 
 /// What the result record ([`crate::io::out`]) holds after a gate
 /// operation, by offset.
-pub const GATE_STATUS: [&str; 8] = [
+pub const GATE_STATUS: [&str; 11] = [
     "phase",
     "held",
     "inFlight",
@@ -328,6 +411,9 @@ pub const GATE_STATUS: [&str; 8] = [
     "probes",
     "evictions",
     "timeouts",
+    "cause",
+    "until",
+    "failures",
 ];
 
 /// What the result record holds after `backoff_counters`, by offset.
@@ -357,7 +443,7 @@ pub const JITTER_ADD_MAX_MS: usize = 4;
 /// answer that can be a value (a delay, a tag, a handle, a time) is negative
 /// when there is none (a constructor's: minus the error code), and an
 /// argument that may be absent is NaN when it is (as in the options record).
-pub const CODES: [(&str, f64); 10] = [
+pub const CODES: [(&str, f64); 11] = [
     // A gate's wake time when no timer is needed.
     ("WAKE_NONE", -1.0),
     // A gate's wake time when it is idle (nothing held, in flight or to remember).
@@ -368,6 +454,8 @@ pub const CODES: [(&str, f64); 10] = [
     ("EVICT_HEAD", -2.0),
     // … held, and the newest held call (the tail) must be refused.
     ("EVICT_TAIL", -3.0),
+    // gate_admit: refused, the circuit is open and the gate fails fast.
+    ("REJECTED", -4.0),
     // queue_due: nothing to do now (`queue::Due` order).
     ("DUE_WAIT", 0.0),
     // queue_due: pending and due: claim it.
@@ -393,9 +481,11 @@ pub const HELD: f64 = code(2);
 pub const EVICT_HEAD: f64 = code(3);
 /// See [`CODES`].
 pub const EVICT_TAIL: f64 = code(4);
+/// See [`CODES`].
+pub const REJECTED: f64 = code(5);
 
 /// Named numbers both sides use.
-pub const LIMITS: [(&str, f64); 6] = [
+pub const LIMITS: [(&str, f64); 8] = [
     // setTimeout fires at once for anything longer: every delay is clamped to it.
     ("MAX_TIMER", wasm_backoff_core::MAX_DELAY_MS),
     ("RECORD_LEN", RECORD_LEN as f64),
@@ -406,6 +496,9 @@ pub const LIMITS: [(&str, f64); 6] = [
     ("MAX_RETRY", u32::MAX as f64),
     // The largest integer a JS number holds exactly (seeds must be safe integers).
     ("MAX_SAFE", 9_007_199_254_740_991.0),
+    // Numbers in a saved target (`gate::SAVED_LEN`), and its window's buckets.
+    ("SAVED_LEN", wasm_backoff_core::gate::SAVED_LEN as f64),
+    ("BUCKETS", wasm_backoff_core::breaker::BUCKETS as f64),
 ];
 
 #[cfg(test)]
@@ -425,6 +518,27 @@ mod tests {
             let v = CODES.iter().find(|c| c.0 == name).unwrap().1;
             assert_eq!(v, due as u8 as f64, "{name}");
         }
+        use wasm_backoff_core::gate::{self as g, Cause, Phase};
+        assert_eq!(PHASES[Phase::Isolated as usize], "isolated");
+        assert_eq!(PHASES.len(), Phase::Isolated as usize + 1);
+        assert_eq!(CAUSES[Cause::Restored as usize], "restored");
+        assert_eq!(CAUSES.len(), Cause::Restored as usize + 1);
+        assert_eq!(CAUSES[Cause::ProbeTimeout as usize], "probe-timeout");
+        assert_eq!(CIRCUIT.len(), PHASES.len());
+        for (i, name) in SAVED.iter().enumerate() {
+            let at = [
+                g::SAVED_AT,
+                g::SAVED_PHASE,
+                g::SAVED_UNTIL,
+                g::SAVED_ROUND,
+                g::SAVED_PREV,
+                g::SAVED_CHAIN,
+                g::SAVED_FAILURES,
+                g::SAVED_WINDOW_AT,
+            ][i];
+            assert_eq!(at, i, "{name}");
+        }
+        assert_eq!(g::SAVED_WINDOW, SAVED.len(), "then the window");
     }
 
     #[test]

@@ -299,13 +299,21 @@ fn queue_transitions_on_numeric_records() {
 fn a_healthy_gated_call_is_two_calls_and_the_status_says_everything() {
     use wasm_backoff::gate::*;
     let _t = turn();
-    set_record(rec(&[(Field::BaseMs, 20.0), (Field::Jitter, 0.0)]));
-    let h = gate_new() as usize;
+    set_record(rec(&[
+        (Field::BaseMs, 20.0),
+        (Field::Jitter, 0.0),
+        (Field::Consecutive, 1.0),
+    ]));
+    let h = gate_new(0.0) as usize;
     let tag = gate_admit(h, 0.0);
     assert!(tag >= 0.0);
-    // status: phase, held, in flight, rounds, wake, probes, evictions, timeouts
-    assert_eq!(answered(), [0.0, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0]);
-    gate_succeeded(h, tag as u32);
+    // status: phase, held, in flight, rounds, wake, probes, evictions,
+    // timeouts, cause, until, failures
+    assert_eq!(
+        answered()[..11],
+        [0.0, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0]
+    );
+    gate_succeeded(h, tag as u32, 0.0);
     assert_eq!(answered()[..5], [0.0, 0.0, 0.0, 0.0, -2.0], "idle");
     // A failure starts a round (backing off until 20 ms); a new call is held.
     let tag = gate_admit(h, 100.0);
@@ -326,8 +334,19 @@ fn a_healthy_gated_call_is_two_calls_and_the_status_says_everything() {
         (Field::Concurrency, 0.0, Error::Concurrency),
         (Field::ProbeTimeoutMs, 0.0, Error::ProbeTimeoutMs),
         (Field::BaseMs, -1.0, Error::BaseMs),
+        (Field::Consecutive, 0.5, Error::Consecutive),
+        (Field::FailureRatio, 0.0, Error::FailureRatio),
+        (Field::FailureRatio, 1.5, Error::FailureRatio),
     ] {
         set_record(rec(&[(f, v)]));
-        assert_eq!(gate_new(), -(e.code() as f64), "{f:?}");
+        assert_eq!(gate_new(0.0), -(e.code() as f64), "{f:?}");
+    }
+    for (extra, e) in [
+        ((Field::Consecutive, 3.0), Error::Consecutive),
+        ((Field::WindowMs, 0.0), Error::WindowMs),
+        ((Field::MinCalls, 0.0), Error::MinCalls),
+    ] {
+        set_record(rec(&[(Field::FailureRatio, 0.5), extra]));
+        assert_eq!(gate_new(0.0), -(e.code() as f64), "{extra:?}");
     }
 }

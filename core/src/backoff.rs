@@ -139,6 +139,35 @@ impl<R: Rng> Backoff<R> {
         clamp_delay(if wait > delay { wait } else { delay })
     }
 
+    /// The state a decorrelated schedule grows from (its previous wait; the
+    /// base for the others), for [`Backoff::resume`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config};
+    /// let b = Backoff::new(Config::new(), seeded_rng(1)).unwrap();
+    /// assert_eq!(b.chain_ms(), 100.0);
+    /// ```
+    pub fn chain_ms(&self) -> f64 {
+        self.prev_ms
+    }
+
+    /// Continues a schedule saved elsewhere ([`Backoff::attempt`] and
+    /// [`Backoff::chain_ms`]): the next delay is that of retry `attempt + 1`.
+    /// Limits count from here (nothing waited).
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// b.resume(3, 100.0);
+    /// assert_eq!(b.next_delay(), Some(800.0));
+    /// ```
+    pub fn resume(&mut self, attempt: u32, chain_ms: f64) {
+        self.attempt = attempt;
+        self.prev_ms = chain_ms;
+        self.elapsed_ms = 0.0;
+        self.exhausted = false;
+    }
+
     /// Retries handed out since the last reset.
     ///
     /// ```

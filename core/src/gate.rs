@@ -18,6 +18,9 @@
 //! thirty.
 
 use crate::backoff::Backoff;
+use crate::breaker::{Counter, Trip, BUCKETS};
+use crate::limiter::Limiter;
+use crate::math::MAX_DELAY_MS;
 use crate::rng::Rng;
 
 /// Identifies a sent request to the gate: the round it was sent in (31 bits,
@@ -98,6 +101,9 @@ pub enum Admit {
     Send(Tag),
     /// Hold it (at the tail of the held list).
     Hold(Hold),
+    /// Refuse it now: the circuit is open and the gate fails fast
+    /// ([`Gate::fail_fast`]).
+    Reject,
 }
 
 /// Where the target stands. (The wasm layer answers with the declaration
@@ -124,7 +130,91 @@ pub enum Phase {
     Open,
     /// One probe is out; everything else is held until it settles.
     Probing,
+    /// Isolated by hand ([`Gate::isolate`]): nothing is sent until
+    /// [`Gate::release`].
+    Isolated,
 }
+
+/// Why the phase last changed (the wasm layer answers with the declaration
+/// order: keep it).
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+/// g.failed(t, -1.0, 0.0);
+/// assert_eq!(g.cause(), Cause::Tripped);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// Nothing has happened yet.
+    None,
+    /// The threshold was reached ([`Gate::with_trip`]): closed → open.
+    Tripped,
+    /// The backoff round ended: open → half-open (the next call probes).
+    RoundOver,
+    /// The probe failed: half-open → open.
+    ProbeFailed,
+    /// The probe did not settle within the probe timeout: half-open → open.
+    ProbeTimeout,
+    /// The probe succeeded: half-open → closed.
+    ProbeSucceeded,
+    /// [`Gate::isolate`].
+    Isolated,
+    /// [`Gate::release`].
+    Released,
+    /// [`Gate::restore`].
+    Restored,
+}
+
+/// Why [`Gate::restore`] refused a saved state (the gate is then closed
+/// and fresh).
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+/// let mut g = Gate::new(rounds, limits);
+/// let mut saved = g.save(0.0);
+/// saved[SAVED_AT] = 1e12; // saved a day in the future
+/// assert_eq!(g.restore(&saved, 0.0), Err(RestoreError::Future));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestoreError {
+    /// A field is out of its range.
+    Malformed,
+    /// It was saved after `now` (more than [`CLOCK_SKEW_MS`] ahead).
+    Future,
+}
+
+/// How far ahead of `now` a saved state's time may be (clocks of two
+/// machines differ a little); beyond, it is from the future.
+pub const CLOCK_SKEW_MS: f64 = 1000.0;
+
+/// Length of a saved state ([`Gate::save`]); see the `SAVED_*` offsets.
+pub const SAVED_LEN: usize = 8 + 2 * BUCKETS;
+/// Offset in a saved state: when it was saved (ms).
+pub const SAVED_AT: usize = 0;
+/// Offset: the phase, 0 closed, 1 open (backing off or half-open), 2 isolated.
+pub const SAVED_PHASE: usize = 1;
+/// Offset: when the current round ends (ms; open only).
+pub const SAVED_UNTIL: usize = 2;
+/// Offset: rounds since the target last closed (the schedule's attempt).
+pub const SAVED_ROUND: usize = 3;
+/// Offset: the last round's wait (ms), for schedules that grow from it.
+pub const SAVED_PREV: usize = 4;
+/// Offset: the last round's undrawn schedule state (decorrelated chain).
+pub const SAVED_CHAIN: usize = 5;
+/// Offset: failures in a row.
+pub const SAVED_FAILURES: usize = 6;
+/// Offset: the start of the window's newest bucket (ms; NaN none).
+pub const SAVED_WINDOW_AT: usize = 7;
+/// Offset: the window's buckets' calls, oldest first, then their failures.
+pub const SAVED_WINDOW: usize = 8;
 
 /// Limits of a gate; see [`Gate::new`].
 ///
@@ -138,7 +228,9 @@ pub enum Phase {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
-    /// Most requests held at once; beyond, [`Overflow`] decides who goes.
+    /// Most requests held at once for a failing target; beyond, [`Overflow`]
+    /// decides who goes. (A healthy target's requests waiting for a
+    /// concurrency slot are never refused.)
     pub max_queued: u32,
     /// What to drop when the held list is full.
     pub overflow: Overflow,
@@ -193,6 +285,10 @@ pub struct Gate<R> {
     evictions: u64,
     probes: u64,
     timeouts: u64,
+    counter: Counter,
+    fail_fast: bool,
+    cause: Cause,
+    limiter: Option<Limiter>,
 }
 
 impl<R: Rng> Gate<R> {
@@ -226,7 +322,323 @@ impl<R: Rng> Gate<R> {
             evictions: 0,
             probes: 0,
             timeouts: 0,
+            counter: Counter::new(Trip::Consecutive(1)),
+            fail_fast: false,
+            cause: Cause::None,
+            limiter: None,
         }
+    }
+
+    /// When the healthy target trips (default: at its first failure,
+    /// `Trip::Consecutive(1)`). Below it, a failed call is the caller's to
+    /// retry with its own backoff; the target stays closed.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::breaker::Trip;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits).with_trip(Trip::Consecutive(2));
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// assert!(!g.failed(t, -1.0, 0.0));
+    /// assert_eq!(g.phase(), Phase::Healthy);
+    /// ```
+    pub fn with_trip(mut self, trip: Trip) -> Self {
+        self.counter = Counter::new(trip);
+        self
+    }
+
+    /// Fail fast: while the circuit is open, [`Gate::admit`] answers
+    /// [`Admit::Reject`] instead of holding (the probe still goes out when
+    /// the round is over).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits).fail_fast(true);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0);
+    /// assert_eq!(g.admit(1.0), Admit::Reject);
+    /// assert!(matches!(g.admit(100.0), Admit::Send(_)), "the probe");
+    /// ```
+    pub fn fail_fast(mut self, yes: bool) -> Self {
+        self.fail_fast = yes;
+        self
+    }
+
+    /// Limits the target's first attempts too ([`Limiter`], the AWS SDK's
+    /// adaptive mode): see [`Gate::acquire`] and [`Gate::throttled`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::limiter::Limiter;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits).with_limiter(Limiter::new(0.0));
+    /// assert_eq!(g.acquire(0.0), 0.0);
+    /// ```
+    pub fn with_limiter(mut self, limiter: Limiter) -> Self {
+        self.limiter = Some(limiter);
+        self
+    }
+
+    /// The limiter's wait for one more send at `now_ms` (a token taken; 0
+    /// without a limiter). Give it back with [`Gate::unacquire`] if the call
+    /// does not go.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// assert_eq!(g.acquire(0.0), 0.0, "no limiter");
+    /// ```
+    pub fn acquire(&mut self, now_ms: f64) -> f64 {
+        self.limiter.as_mut().map_or(0.0, |l| l.acquire(now_ms))
+    }
+
+    /// Gives back the token of [`Gate::acquire`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// g.unacquire();
+    /// ```
+    pub fn unacquire(&mut self) {
+        if let Some(l) = self.limiter.as_mut() {
+            l.cancel();
+        }
+    }
+
+    /// An answer came back from the target at `now_ms`, for the limiter:
+    /// `throttled` (429, or 503 naming a wait), `hint_ms` the named wait.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::limiter::Limiter;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits).with_limiter(Limiter::new(0.0));
+    /// g.throttled(true, 1000.0, 0.0);
+    /// assert!(g.acquire(0.0) >= 1000.0);
+    /// ```
+    pub fn throttled(&mut self, throttled: bool, hint_ms: f64, now_ms: f64) {
+        if let Some(l) = self.limiter.as_mut() {
+            l.record(throttled, hint_ms, now_ms);
+        }
+    }
+
+    /// The limiter, if any.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// assert!(Gate::new(rounds, limits).limiter().is_none());
+    /// ```
+    pub fn limiter(&self) -> Option<&Limiter> {
+        self.limiter.as_ref()
+    }
+
+    /// Why the phase last changed.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// assert_eq!(Gate::new(rounds, limits).cause(), Cause::None);
+    /// ```
+    pub fn cause(&self) -> Cause {
+        self.cause
+    }
+
+    /// Failures in a row of the closed target (the threshold's count).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// assert_eq!(Gate::new(rounds, limits).failures(), 0);
+    /// ```
+    pub fn failures(&self) -> u32 {
+        self.counter.failures()
+    }
+
+    /// Isolates the target by hand at `now_ms`: nothing is sent (new calls
+    /// are held, or rejected when failing fast) until [`Gate::release`].
+    /// Whatever is in flight reports stale.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// g.isolate();
+    /// assert_eq!(g.admit(0.0), Admit::Hold(Hold::Held));
+    /// assert_eq!(g.take(1e9), None);
+    /// g.release();
+    /// assert!(g.take(0.0).is_some());
+    /// ```
+    pub fn isolate(&mut self) {
+        self.epoch = (self.epoch + 1) & EPOCH_MASK;
+        self.phase = Phase::Isolated;
+        self.cause = Cause::Isolated;
+    }
+
+    /// Ends an isolation (or any backoff): the target is closed, its
+    /// schedule and counts start again, held calls go out in order.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// g.isolate();
+    /// g.release();
+    /// assert_eq!((g.phase(), g.cause()), (Phase::Healthy, Cause::Released));
+    /// ```
+    pub fn release(&mut self) {
+        self.epoch = (self.epoch + 1) & EPOCH_MASK;
+        self.close();
+        self.cause = Cause::Released;
+    }
+
+    fn close(&mut self) {
+        self.phase = Phase::Healthy;
+        self.backoff.reset();
+        self.counter.reset();
+    }
+
+    /// The state worth carrying to another isolate or invocation, at
+    /// `now_ms`: the phase (a probe in flight is not: restored, the target
+    /// is open, and probes again), the round's end, the schedule's place,
+    /// the threshold's counts. What is held or in flight stays here, and so
+    /// does the limiter (see [`Limiter`]: it is `Copy`).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = || Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds(), limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // open until 100
+    /// let saved = g.save(10.0);
+    /// let mut h = Gate::new(rounds(), limits); // another isolate
+    /// h.restore(&saved, 50.0).unwrap();
+    /// assert_eq!(h.admit(60.0), Admit::Hold(Hold::Held), "still open");
+    /// assert!(h.take(100.0).is_some(), "the probe at 100");
+    /// ```
+    pub fn save(&self, now_ms: f64) -> [f64; SAVED_LEN] {
+        let mut s = [0.0; SAVED_LEN];
+        s[SAVED_AT] = now_ms;
+        s[SAVED_PHASE] = match self.phase {
+            Phase::Healthy => 0.0,
+            Phase::Isolated => 2.0,
+            _ => 1.0,
+        };
+        s[SAVED_UNTIL] = if self.phase == Phase::Waiting {
+            self.until_ms
+        } else {
+            now_ms
+        };
+        s[SAVED_ROUND] = self.backoff.attempt() as f64;
+        s[SAVED_PREV] = self.last_delay;
+        s[SAVED_CHAIN] = self.backoff.chain_ms();
+        s[SAVED_FAILURES] = self.counter.failures() as f64;
+        let (at, calls, fails) = self.counter.buckets();
+        s[SAVED_WINDOW_AT] = at;
+        // (loops, not copy_from_slice: its length check would bring core::fmt into the module)
+        for i in 0..BUCKETS {
+            s[SAVED_WINDOW + i] = calls[i];
+            s[SAVED_WINDOW + BUCKETS + i] = fails[i];
+        }
+        s
+    }
+
+    /// Takes up a state from [`Gate::save`] at `now_ms` (replacing the
+    /// phase, schedule place and counts; held and in-flight calls stay).
+    /// A malformed state, or one saved after `now_ms`, is refused and the
+    /// target is left closed and fresh.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let mut saved = g.save(0.0);
+    /// saved[SAVED_PHASE] = 7.0;
+    /// assert_eq!(g.restore(&saved, 0.0), Err(RestoreError::Malformed));
+    /// assert_eq!(g.phase(), Phase::Healthy);
+    /// ```
+    pub fn restore(&mut self, s: &[f64; SAVED_LEN], now_ms: f64) -> Result<(), RestoreError> {
+        let r = self.take_up(s, now_ms);
+        if r.is_err() {
+            self.epoch = (self.epoch + 1) & EPOCH_MASK;
+            self.close();
+        }
+        r
+    }
+
+    fn take_up(&mut self, s: &[f64; SAVED_LEN], now_ms: f64) -> Result<(), RestoreError> {
+        let count = |x: f64| x >= 0.0 && x <= u32::MAX as f64 && x == (x as u32) as f64;
+        let at = s[SAVED_AT];
+        if !at.is_finite() || !now_ms.is_finite() {
+            return Err(RestoreError::Malformed);
+        }
+        if at > now_ms + CLOCK_SKEW_MS {
+            return Err(RestoreError::Future);
+        }
+        let phase = s[SAVED_PHASE];
+        let until = s[SAVED_UNTIL];
+        let mut calls = [0.0; BUCKETS];
+        let mut fails = [0.0; BUCKETS];
+        for i in 0..BUCKETS {
+            calls[i] = s[SAVED_WINDOW + i];
+            fails[i] = s[SAVED_WINDOW + BUCKETS + i];
+        }
+        let ok = (phase == 0.0 || phase == 1.0 || phase == 2.0)
+            && until.is_finite()
+            && until - at <= MAX_DELAY_MS
+            && count(s[SAVED_ROUND])
+            && (0.0..=MAX_DELAY_MS).contains(&s[SAVED_PREV])
+            && (0.0..=MAX_DELAY_MS).contains(&s[SAVED_CHAIN])
+            && count(s[SAVED_FAILURES])
+            && (s[SAVED_WINDOW_AT].is_nan() || s[SAVED_WINDOW_AT].is_finite())
+            && (0..BUCKETS).all(|i| count(calls[i]) && count(fails[i]) && fails[i] <= calls[i]);
+        if !ok {
+            return Err(RestoreError::Malformed);
+        }
+        self.counter
+            .set(s[SAVED_FAILURES] as u32, s[SAVED_WINDOW_AT], &calls, &fails);
+        self.backoff.resume(s[SAVED_ROUND] as u32, s[SAVED_CHAIN]);
+        self.last_delay = s[SAVED_PREV];
+        self.epoch = (self.epoch + 1) & EPOCH_MASK;
+        // Times are the shared clock's: a round restored in another isolate
+        // ends when it would have ended there.
+        self.until_ms = until;
+        self.phase = match phase as u8 {
+            0 => Phase::Healthy,
+            2 => Phase::Isolated,
+            _ => Phase::Waiting,
+        };
+        self.cause = Cause::Restored;
+        Ok(())
     }
 
     fn tag(&self, probe: bool) -> Tag {
@@ -240,8 +652,11 @@ impl<R: Rng> Gate<R> {
     fn tick(&mut self, now_ms: f64) {
         let late = now_ms >= self.wait_end();
         match self.phase {
-            Phase::Waiting if now_ms >= self.until_ms => self.phase = Phase::Open,
-            Phase::Probing if late => self.start_round(-1.0, now_ms),
+            Phase::Waiting if now_ms >= self.until_ms => {
+                self.phase = Phase::Open;
+                self.cause = Cause::RoundOver;
+            }
+            Phase::Probing if late => self.start_round(-1.0, now_ms, Cause::ProbeTimeout),
             // A new epoch tells the stalled requests from later ones when
             // they settle; their failures are then stale (they were sent
             // before the requests that now test the target).
@@ -287,7 +702,8 @@ impl<R: Rng> Gate<R> {
 
     /// The next backoff round, from `now_ms`: a new epoch, so that whatever
     /// is still in flight from before reports stale.
-    fn start_round(&mut self, hint_ms: f64, now_ms: f64) {
+    fn start_round(&mut self, hint_ms: f64, now_ms: f64, cause: Cause) {
+        self.cause = cause;
         let mut delay = self.backoff.next_delay().unwrap_or(self.last_delay);
         self.last_delay = delay;
         if hint_ms >= 0.0 {
@@ -323,6 +739,9 @@ impl<R: Rng> Gate<R> {
                 return Admit::Send(self.send_probe(now_ms));
             }
         }
+        if self.fail_fast && self.phase != Phase::Healthy {
+            return Admit::Reject;
+        }
         Admit::Hold(self.hold())
     }
 
@@ -349,7 +768,9 @@ impl<R: Rng> Gate<R> {
     /// assert_eq!(g.held(), 1);
     /// ```
     pub fn hold(&mut self) -> Hold {
-        if self.held < self.limits.max_queued {
+        // A healthy target's calls wait only for a concurrency slot: they are
+        // the caller's own load, not a failure to bound, and are never refused.
+        if self.held < self.limits.max_queued || self.phase == Phase::Healthy {
             self.held += 1;
             return Hold::Held;
         }
@@ -382,7 +803,8 @@ impl<R: Rng> Gate<R> {
 
     /// The request sent with `tag` failed at `now_ms` in a way that says the
     /// target is down. Starts a backoff round when the failure is news (see
-    /// the module documentation) and returns whether it did; `hint_ms` (a
+    /// the module documentation: a probe's, or a fresh one that reaches the
+    /// threshold of [`Gate::with_trip`]) and returns whether it did; `hint_ms` (a
     /// `Retry-After`; negative or NaN = none) makes that round wait at least as long.
     /// The request itself is not held by this: call [`Gate::hold`] if it
     /// will wait for the target.
@@ -399,18 +821,18 @@ impl<R: Rng> Gate<R> {
     /// ```
     pub fn failed(&mut self, tag: Tag, hint_ms: f64, now_ms: f64) -> bool {
         self.settle(tag);
-        let news = match self.phase {
-            Phase::Healthy => tag == self.tag(false),
-            Phase::Probing => tag == self.tag(true),
-            Phase::Waiting | Phase::Open => false,
+        let cause = match self.phase {
+            Phase::Healthy if tag == self.tag(false) && self.counter.record(true, now_ms) => {
+                Cause::Tripped
+            }
+            Phase::Probing if tag == self.tag(true) => Cause::ProbeFailed,
+            _ => return false,
         };
-        if news {
-            self.start_round(hint_ms, now_ms);
-        }
-        news
+        self.start_round(hint_ms, now_ms, cause);
+        true
     }
 
-    /// The request sent with `tag` reached the target. The probe's success
+    /// The request sent with `tag` reached the target at `now_ms`. The probe's success
     /// ends the backoff (the held requests are then released by
     /// [`Gate::take`]); any other success only frees its concurrency slot —
     /// a request sent before the outage proves nothing about now.
@@ -422,14 +844,16 @@ impl<R: Rng> Gate<R> {
     /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
     /// let mut g = Gate::new(rounds, limits);
     /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
-    /// g.succeeded(t);
+    /// g.succeeded(t, 0.0);
     /// assert!(g.idle());
     /// ```
-    pub fn succeeded(&mut self, tag: Tag) {
+    pub fn succeeded(&mut self, tag: Tag, now_ms: f64) {
         self.settle(tag);
         if self.phase == Phase::Probing && tag == self.tag(true) {
-            self.phase = Phase::Healthy;
-            self.backoff.reset();
+            self.close();
+            self.cause = Cause::ProbeSucceeded;
+        } else if self.phase == Phase::Healthy && tag == self.tag(false) {
+            self.counter.record(false, now_ms);
         }
     }
 
@@ -528,6 +952,22 @@ impl<R: Rng> Gate<R> {
     /// ```
     pub fn can_wait(&self, deadline_ms: f64) -> bool {
         self.phase != Phase::Waiting || self.until_ms <= deadline_ms
+    }
+
+    /// When the current backoff round ends (while backing off).
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
+    /// let mut g = Gate::new(rounds, limits);
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0);
+    /// assert_eq!(g.until(), Some(100.0));
+    /// ```
+    pub fn until(&self) -> Option<f64> {
+        (self.phase == Phase::Waiting).then_some(self.until_ms)
     }
 
     /// The current phase (as of the last event; a wait that has run out
@@ -638,6 +1078,11 @@ impl<R: Rng> Gate<R> {
     /// assert!(!g.idle());
     /// ```
     pub fn idle(&self) -> bool {
-        self.phase == Phase::Healthy && self.held == 0 && self.in_flight == 0
+        self.phase == Phase::Healthy
+            && self.held == 0
+            && self.in_flight == 0
+            && self.counter.failures() == 0
+            && self.counter.window().1 == 0
+            && self.limiter.is_none_or(|l| !l.enabled())
     }
 }

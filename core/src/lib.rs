@@ -30,10 +30,12 @@ macro_rules! error_with_message {
 pub(crate) use error_with_message;
 
 mod backoff;
+pub mod breaker;
 mod budget;
 mod config;
 mod decimal;
 pub mod gate;
+pub mod limiter;
 mod math;
 mod preset;
 #[cfg(feature = "queue")]

@@ -94,7 +94,7 @@ fn concurrent_failures_make_one_round_and_one_probe() {
     assert!(!g.failed(probe[0], -1.0, 321.0));
     assert_eq!(g.hold(), Hold::Held);
     // Success: healthy, the schedule resets, every held request is released.
-    g.succeeded(probe2[0]);
+    g.succeeded(probe2[0], 0.0);
     assert_eq!(g.phase(), Phase::Healthy);
     let released = drain(&mut g, 330.0);
     assert_eq!(released.len(), 32);
@@ -146,7 +146,7 @@ fn an_open_gate_probes_with_the_next_arrival() {
     let probe = send(&mut g, 150.0);
     assert_eq!(g.phase(), Phase::Probing);
     assert_eq!(g.admit(151.0), Admit::Hold(Hold::Held));
-    g.succeeded(probe);
+    g.succeeded(probe, 0.0);
     assert_eq!(drain(&mut g, 160.0).len(), 1);
     assert_eq!(g.phase(), Phase::Healthy);
 }
@@ -178,7 +178,7 @@ fn a_success_sent_before_the_outage_does_not_end_it() {
     let b = send(&mut g, 0.0);
     g.failed(a, -1.0, 1.0);
     g.hold();
-    g.succeeded(b);
+    g.succeeded(b, 0.0);
     assert_eq!(g.phase(), Phase::Waiting);
 }
 
@@ -225,7 +225,7 @@ fn release_respects_the_concurrency_limit_and_order() {
     let _b = send(&mut g, 0.0);
     // At the limit, newcomers queue even while healthy.
     assert_eq!(g.admit(0.0), Admit::Hold(Hold::Held));
-    g.succeeded(a);
+    g.succeeded(a, 0.0);
     // While anything is held, a newcomer queues behind it.
     assert_eq!(g.admit(1.0), Admit::Hold(Hold::Held));
     assert_eq!(drain(&mut g, 1.0).len(), 1);
@@ -251,7 +251,7 @@ fn a_failure_after_recovery_starts_a_new_round_once() {
     g.failed(t, -1.0, 0.0);
     g.hold();
     let p = g.take(100.0).unwrap();
-    g.succeeded(p);
+    g.succeeded(p, 0.0);
     assert!(g.idle());
     let xs: Vec<u32> = (0..5).map(|_| send(&mut g, 200.0)).collect();
     let started: Vec<bool> = xs.iter().map(|&x| g.failed(x, -1.0, 201.0)).collect();
@@ -275,9 +275,9 @@ fn a_hung_probe_times_out_into_the_next_round() {
     assert_eq!((g.phase(), g.rounds()), (Phase::Waiting, 2));
     assert_eq!(g.wake_at(), Some(1300.0));
     let next = g.take(1300.0).unwrap();
-    g.succeeded(hung);
+    g.succeeded(hung, 0.0);
     assert_eq!(g.phase(), Phase::Probing, "a stale success proves nothing");
-    g.succeeded(next);
+    g.succeeded(next, 0.0);
     assert_eq!(g.phase(), Phase::Healthy);
     assert_eq!(g.in_flight(), 0);
 }
@@ -295,14 +295,14 @@ fn hung_requests_stop_occupying_their_slots_after_the_probe_timeout() {
     // The limit still holds for the requests sent since: C waits for B...
     assert_eq!(g.admit(1001.0), Admit::Hold(Hold::Held));
     assert_eq!(g.wake_at(), Some(2000.0));
-    g.succeeded(b[0]);
+    g.succeeded(b[0], 0.0);
     let c = drain(&mut g, 1002.0);
     assert_eq!(c.len(), 1);
     // ...and when the hung one settles at last, it frees no slot twice: D waits for C.
-    g.succeeded(hung);
+    g.succeeded(hung, 0.0);
     assert_eq!(g.admit(1003.0), Admit::Hold(Hold::Held));
     assert_eq!(drain(&mut g, 1003.0).len(), 0);
-    g.succeeded(c[0]);
+    g.succeeded(c[0], 0.0);
     assert_eq!(drain(&mut g, 1004.0).len(), 1);
     // Without anything held, no stall timer.
     let mut g = gate_with(100, Overflow::EvictOldest, 1);

@@ -1,4 +1,12 @@
 // @ts-check
 // `wasm-backoff/gate`: the per-target backoff gate (the full module).
 export { Backoff } from '../backoff.js';
-export { createGate, Gate, GateOverflowError, GateTimeoutError } from '../gate.js';
+export {
+  AdaptiveLimiter,
+  BrokenCircuitError,
+  createGate,
+  createLimiter,
+  Gate,
+  GateOverflowError,
+  GateTimeoutError,
+} from '../gate.js';

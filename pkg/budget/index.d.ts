@@ -15,6 +15,12 @@ export interface RetryBudgetOptions {
  * Retries limited to a fraction of recent traffic plus a small floor, so a
  * failing service sees at most about (1 + retryRatio) times its normal load.
  * Share one instance between calls (and `withBackoff` wrappers) to one service.
+ *
+ * `nowMs` (default `Date.now()`) must be finite (else a RangeError). A clock
+ * that steps back by less than `ttlMs` is held where it was; one that steps
+ * back further (after a jump ahead: another clock's timestamp, a mistaken
+ * +1 day) starts the window afresh instead of refusing retries until real
+ * time catches up.
  */
 export class RetryBudget {
   /** @throws {TypeError | RangeError} naming the offending option. */

@@ -1,4 +1,5 @@
-// `wasm-backoff/gate`: the per-target backoff gate (the full wasm module,
+// `wasm-backoff/gate`: the per-target gate — backoff, circuit breaking and
+// adaptive rate limiting per target (the full wasm module,
 // shared with `wasm-backoff/stats` and `wasm-backoff/queue`: a page using
 // several of them downloads it once).
 import type { BackoffOptions } from '../index.js';
@@ -11,7 +12,7 @@ export { Backoff, BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
  * per-call defaults of {@link Gate.run}.
  */
 export interface GateOptions extends BackoffOptions {
-  /** Most calls held per target (integer >= 0, or `Infinity`); beyond it, `overflow` decides. @default 1000 */
+  /** Most calls held per target while its circuit is open (integer >= 0, or `Infinity`); beyond it, `overflow` decides. A healthy target's calls waiting only for a `concurrency` slot are never refused. @default 1000 */
   maxQueued?: number;
   /** When the queue is full: drop the oldest held call, or refuse the newest; either rejects with {@link GateOverflowError} and counts in `stats().evictions`. @default 'evict-oldest' */
   overflow?: 'evict-oldest' | 'reject-newest';
@@ -33,17 +34,80 @@ export interface GateOptions extends BackoffOptions {
   maxAttempts?: number;
   /** {@link Gate.run}: default per-call deadline in ms from the call: no wait for a round that ends past it. @default undefined (none) */
   maxElapsedMs?: number;
+  /**
+   * A healthy target trips (its circuit opens) after this many failures in a row (integer >= 1, or
+   * `Infinity` = never by count). Below it, a failed call retries on its own schedule and the target
+   * stays closed. Not together with `failureRatio`. @default 5
+   */
+  consecutive?: number;
+  /** Trip instead when at least this share (in (0, 1]) of the calls that ended in the last `windowMs` failed, once `minCalls` ended there. @default undefined (use `consecutive`) */
+  failureRatio?: number;
+  /** The sliding window of `failureRatio`, in ms (kept in 8 buckets). @default 30000 */
+  windowMs?: number;
+  /** Fewer calls than this in the window never trip `failureRatio` (integer >= 1). @default 20 */
+  minCalls?: number;
+  /** While the circuit is open: `'hold'` the calls until a probe succeeds, or `'fail-fast'`: reject them at once with {@link BrokenCircuitError} (one call still probes when the round is over). @default 'hold' */
+  mode?: 'hold' | 'fail-fast';
+  /**
+   * `'adaptive'`: also limit the rate of every attempt to the target, first attempts included, with a
+   * token bucket that follows the measured send rate, backs off when the server throttles (`throttleOn`,
+   * or 503 naming a wait) and recovers as CUBIC does (the AWS SDKs' adaptive mode). A server-named wait
+   * pauses the bucket. A wait never runs past the call's deadline or its signal. @default 'none'
+   */
+  limit?: 'none' | 'adaptive';
+  /** Statuses that mean "slow down" to the adaptive limiter (503 with a named wait always does). @default [429] */
+  throttleOn?: number[];
+  /** Told every change of a target's circuit state (an observer: what it throws goes to the console). */
+  onStateChange?: (change: CircuitChange) => void;
 }
 
-/** Where a target stands: `'healthy'` (calls pass), `'backing-off'` (all held until the round ends), `'open'` (the next call probes), `'probing'` (one probe out, the rest held). */
-export type GatePhase = 'healthy' | 'backing-off' | 'open' | 'probing';
+/** A circuit's state: `closed` (calls pass), `open` (backing off), `half-open` (the next call probes, or the probe is out), `isolated` (by hand). */
+export type CircuitState = 'closed' | 'open' | 'half-open' | 'isolated';
+
+/** What {@link GateOptions.onStateChange} is told. */
+export interface CircuitChange {
+  key: unknown;
+  from: CircuitState;
+  to: CircuitState;
+  /** `'tripped'` (threshold reached), `'round-over'`, `'probe-failed'`, `'probe-timeout'`, `'probe-succeeded'`, `'isolated'`, `'released'` or `'restored'`. */
+  reason: 'tripped' | 'round-over' | 'probe-failed' | 'probe-timeout' | 'probe-succeeded' | 'isolated' | 'released' | 'restored';
+}
+
+/** One target in a {@link GateState}. Times are epoch ms. */
+export interface SavedTarget {
+  state: 'closed' | 'open' | 'isolated';
+  /** When the round ends (an open target probes from then). */
+  untilMs: number;
+  /** Rounds since the target last closed (the schedule goes on from there). */
+  round: number;
+  lastDelayMs: number;
+  chainMs: number;
+  /** Failures in a row (the `consecutive` count). */
+  failures: number;
+  /** The `failureRatio` window: its newest bucket's start, then calls and failures per bucket, oldest first. */
+  windowAt: number | null;
+  calls: number[];
+  fails: number[];
+}
+
+/** What {@link Gate.toJSON} returns and {@link Gate.restore} takes: plain JSON, for KV, a Durable Object or a cookie. */
+export interface GateState {
+  version: 1;
+  savedAt: number;
+  targets: Record<string, SavedTarget>;
+}
+
+/** Where a target stands: `'healthy'` (calls pass), `'backing-off'` (all held until the round ends), `'open'` (the next call probes), `'probing'` (one probe out, the rest held), `'isolated'` (by hand). */
+export type GatePhase = 'healthy' | 'backing-off' | 'open' | 'probing' | 'isolated';
 
 /**
- * A per-target backoff gate (the actor-supervisor pattern): while a target is
- * healthy, calls pass straight through. The first failure of a call sent while
- * it was healthy starts a backoff round (the other calls failing with it join
- * that round instead of starting their own); the call and every new call for
- * the target are held. When the round ends, one held call (the oldest) is sent
+ * A per-target backoff gate and circuit breaker (the actor-supervisor pattern):
+ * while a target is healthy (closed), calls pass straight through, and a failed
+ * call retries on its own schedule. Once failures reach the threshold
+ * (`consecutive`, or `failureRatio`), the circuit opens: a backoff round starts
+ * (the other calls failing with it join that round instead of starting their
+ * own); the call and every new call for the target are held (or, with
+ * `mode: 'fail-fast'`, rejected at once). When the round ends, one held call (the oldest) is sent
  * as the probe; its success resets the schedule and releases the held calls in
  * arrival order (up to `concurrency` at a time); its failure starts the next,
  * longer round. Timers exist only while calls are held.
@@ -67,6 +131,19 @@ export class Gate {
   stats(): { evictions: number; rounds: number; probes: number; timeouts: number; held: number; inFlight: number; targets: number };
   /** Where the target `key` stands now. */
   state(key: unknown): { phase: GatePhase; held: number; inFlight: number };
+  /** Isolates `key` by hand: nothing is sent to it until {@link Gate.release}; calls are held, or rejected with {@link BrokenCircuitError} in fail-fast mode. */
+  isolate(key: unknown): void;
+  /** Closes the circuit of `key` by hand (ends an isolation or a backoff); held calls go out in order. */
+  release(key: unknown): void;
+  /** The state worth carrying to another isolate or invocation (targets with string keys that are not closed and clean). `JSON.stringify(gate)` calls it. */
+  toJSON(): GateState;
+  /**
+   * Takes up a state from {@link Gate.toJSON}: each target resumes where it was (a round still
+   * running ends when it would have; failure counts go on). The wrong shape throws `TypeError` and
+   * changes nothing; a target out of range, or a state saved more than 1 s in the future, throws
+   * `RangeError` and that target starts closed.
+   */
+  restore(state: GateState): void;
   /**
    * Releases every target's memory in the wasm module now. Calls held or in
    * flight are left as they are; new calls throw `TypeError`. Optional: a
@@ -78,6 +155,38 @@ export class Gate {
 
 /** A gate for {@link Gate.run} and for the `gate` option of `fetchWithBackoff` / `withBackoff`. */
 export function createGate(options?: GateOptions): Gate;
+
+/** A call refused because its target's circuit is open (`mode: 'fail-fast'`) or isolated; `name` is `'BrokenCircuitError'`. */
+export class BrokenCircuitError extends Error {
+  readonly name: 'BrokenCircuitError';
+  readonly key: unknown;
+  /** Time until the next probe may go, in ms: 0 when a probe is due or out, `Infinity` when isolated. */
+  readonly retryAfterMs: number;
+  readonly isolated: boolean;
+}
+
+/**
+ * The adaptive limiter alone (what `limit: 'adaptive'` gives each target of a gate): the AWS SDKs'
+ * CUBIC token bucket, with reservations (callers arriving together wait one token time apart
+ * instead of racing) and server-named waits that pause it. Off until the first throttling answer.
+ */
+export class AdaptiveLimiter {
+  constructor();
+  /**
+   * Resolves when one more request may be sent. Rejects with the signal's reason on abort, or with a
+   * `RangeError` at once if the wait would exceed `maxWaitMs`; either way the token is given back.
+   */
+  acquire(options?: { signal?: AbortSignal; maxWaitMs?: number }): Promise<void>;
+  /** The answer to a request sent: `throttled` (e.g. a 429), `retryAfterMs` the wait the server named. Returns the rate now (requests per second; `Infinity` while off). */
+  record(throttled: boolean, retryAfterMs?: number): number;
+  /** The current rate in requests per second (`Infinity` while off). */
+  readonly rate: number;
+  /** Releases its wasm memory now (optional: garbage collection does it too). */
+  free(): void;
+}
+
+/** A stand-alone {@link AdaptiveLimiter}. */
+export function createLimiter(): AdaptiveLimiter;
 
 /** A held call dropped because its target's queue was full (`maxQueued`); `name` is `'GateOverflowError'`. */
 export class GateOverflowError extends Error {

@@ -5,7 +5,7 @@ import { withBackoff } from '/pkg/index.js';
 import { createGate } from '/pkg/gate/index.js';
 
 const server = new URL(location.href).searchParams.get('server');
-const gate = createGate({ baseMs: 20, maxDelayMs: 80, jitter: 'none' });
+const gate = createGate({ baseMs: 20, maxDelayMs: 80, jitter: 'none', consecutive: 1 });
 const calls = [];
 const f = withBackoff(
   (input, init) => {

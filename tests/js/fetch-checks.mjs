@@ -334,7 +334,7 @@ export const SCENARIOS = {
     const p = path('gated');
     // The three calls sent together all fail; the probe succeeds; the two others are released.
     await ctl.script(p, [{ status: 503 }, { status: 503 }, { status: 503 }, { status: 200, body: 'ok' }]);
-    const gate = createGate({ baseMs: 5, maxDelayMs: 20, jitter: 'none', key: () => 'target' });
+    const gate = createGate({ baseMs: 5, maxDelayMs: 20, jitter: 'none', consecutive: 1, key: () => 'target' });
     const f = withBackoff(fetch, { ...FAST, gate });
     const res = await Promise.all([f(ctl.base + p), f(ctl.base + p), f(ctl.base + p)]);
     check(

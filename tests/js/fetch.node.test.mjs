@@ -91,3 +91,26 @@ test('a Backoff is iterable: its delays until it gives up', () => {
   assert.deepEqual(seen, [10, 20, 40]);
   b.free();
 });
+
+test('RetryBudget: a timestamp from the future or another clock does not stop it for good; non-finite time is a RangeError', () => {
+  for (const jump of [Date.now() * 1000, Date.now() + 86_400_000]) {
+    const b = new RetryBudget({ minPerSec: 0, retryRatio: 1 });
+    b.deposit(jump); // one call stamped with a wrong clock
+    b.withdraw(jump);
+    const now = Date.now();
+    for (let i = 0; i < 5; i++) b.deposit(now);
+    // Back on the real clock: the five new calls earn five retries.
+    let n = 0;
+    while (b.withdraw(now)) n++;
+    assert.equal(n, 5);
+  }
+  const b = new RetryBudget();
+  assert.throws(() => b.deposit(Infinity), { name: 'RangeError', message: /nowMs/ });
+  assert.throws(() => b.withdraw(Number.NaN), RangeError);
+  assert.equal(b.withdraw(Date.now()), true, 'still usable afterwards');
+  // A small step back stays put: what was withdrawn stays withdrawn.
+  const c = new RetryBudget({ minPerSec: 0, retryRatio: 1 });
+  c.deposit(10_000);
+  assert.equal(c.withdraw(10_000), true);
+  assert.equal(c.withdraw(9_500), false);
+});

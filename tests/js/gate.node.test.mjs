@@ -27,7 +27,8 @@ async function until(cond, what) {
 let unique = 0;
 const path = (name) => `/${name}-${unique++}`;
 // No jitter, so the rounds are exactly 20, 40, 80, 80, … ms.
-const ROUNDS = { baseMs: 20, maxDelayMs: 80, jitter: 'none' };
+// (consecutive: 1: these scenarios test the gate's rounds, which start at the first failure)
+const ROUNDS = { baseMs: 20, maxDelayMs: 80, jitter: 'none', consecutive: 1 };
 
 /** A fetch that records the `i` of each call, in call order. */
 function recording() {
@@ -340,10 +341,28 @@ test('gate.run supervises any async work: one probe per round, released in order
 test("fetchWithBackoff({ gate }) takes a Gate from 'wasm-backoff/gate'; bad options name the option", async () => {
   const p = path('shared');
   srv.script(p, [{ status: 503 }, { status: 200, body: 'ok' }]);
-  const shared = createGate();
+  const shared = createGate({ consecutive: 1 });
   const res = await fetchWithBackoff(`${srv.url}${p}`, undefined, { gate: shared });
   assert.equal(await res.text(), 'ok');
   assert.equal(shared.stats().rounds, 1, 'the 503 started a round of the shared gate');
+  for (const [o, name, Err] of [
+    [{ consecutive: 0 }, 'consecutive', RangeError],
+    [{ consecutive: 2, failureRatio: 0.5 }, 'consecutive', RangeError],
+    [{ failureRatio: 1.5 }, 'failureRatio', RangeError],
+    [{ failureRatio: '0.5' }, 'failureRatio', TypeError],
+    [{ failureRatio: 0.5, windowMs: 0 }, 'windowMs', RangeError],
+    [{ failureRatio: 0.5, minCalls: 0.5 }, 'minCalls', RangeError],
+    [{ mode: 'open' }, 'mode', RangeError],
+    [{ limit: 'cubic' }, 'limit', RangeError],
+    [{ throttleOn: [429, 1000] }, 'throttleOn', RangeError],
+    [{ onStateChange: 'log' }, 'onStateChange', TypeError],
+  ]) {
+    assert.throws(
+      () => createGate(o),
+      (e) => e instanceof Err && e.message.startsWith(name),
+      JSON.stringify(o),
+    );
+  }
   // The main entry carries no gate: `true` and gate options are refused by name.
   await assert.rejects(
     fetchWithBackoff(`${srv.url}${p}`, undefined, { gate: true }),
@@ -448,7 +467,7 @@ test('with concurrency, a hung call stops occupying its slot after probeTimeoutM
   const before = timers();
   const p = path('hung-slot');
   srv.script(p, (req, n) => (n === 0 ? { hang: true } : { status: 200, body: new URL(req.url, 'http://x').searchParams.get('i') }));
-  const gate = createGate({ concurrency: 1, probeTimeoutMs: 100 });
+  const gate = createGate({ concurrency: 1, probeTimeoutMs: 100, consecutive: 1 });
   const gated = withBackoff(fetch, { gate });
   const ac = new AbortController();
   const hung = gated(`${srv.url}${p}?i=a`, { signal: ac.signal });

@@ -5,7 +5,8 @@
 import { withBackoff } from '../../pkg/workerd.js';
 import { createGate } from '../../pkg/gate/workerd.js';
 
-const ROUNDS = { baseMs: 20, maxDelayMs: 80, jitter: 'none' };
+// (consecutive: 1: these scenarios test the gate's rounds, which start at the first failure)
+const ROUNDS = { baseMs: 20, maxDelayMs: 80, jitter: 'none', consecutive: 1 };
 const shared = createGate(ROUNDS);
 const sharedFetch = withBackoff(fetch, { gate: shared, maxAttempts: Infinity });
 

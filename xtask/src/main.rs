@@ -15,7 +15,7 @@ fn render() -> String {
     let mut js = String::from(
         "// Generated from src/schema.rs by `cargo run -p xtask`: do not edit (scripts/build.sh regenerates it).\n\n",
     );
-    let lists: [(&str, &str, &[&str]); 8] = [
+    let lists: [(&str, &str, &[&str]); 14] = [
         (
             "PRESETS",
             "`preset` values, in the order the record uses",
@@ -40,6 +40,28 @@ fn render() -> String {
             "task states, by the number a task record carries",
             schema::TASK_STATES,
         ),
+        (
+            "CIRCUIT",
+            "the circuit's state for each gate phase (onStateChange)",
+            schema::CIRCUIT,
+        ),
+        (
+            "CAUSES",
+            "why a gate's phase last changed, by the number the status reports",
+            schema::CAUSES,
+        ),
+        ("MODES", "gate `mode` values", schema::MODES),
+        (
+            "SAVED_STATES",
+            "a saved target's state, by the number the core saves",
+            schema::SAVED_STATES,
+        ),
+        ("LIMIT_KINDS", "gate `limit` values", schema::LIMIT_KINDS),
+        (
+            "SAVED",
+            "names of a saved target's numbers, by offset (then the window's calls and failures)",
+            &schema::SAVED,
+        ),
     ];
     for (name, doc, items) in lists {
         writeln!(js, "/** {doc}. */\nexport const {name} = {};", list(items)).unwrap();
@@ -51,6 +73,8 @@ fn render() -> String {
         ("AT_CEILING", schema::AT_CEILING),
         ("SLOT_MODES", schema::SLOT_MODES),
         ("OVERFLOWS", schema::OVERFLOWS),
+        ("MODES", schema::MODES),
+        ("LIMIT_KINDS", schema::LIMIT_KINDS),
     ];
     for (name, from, to) in SECTIONS {
         writeln!(

@@ -1,0 +1,274 @@
+// The gate as a circuit breaker and adaptive rate limiter, in Node against
+// the real scripted server on 127.0.0.1: thresholds (a single failure does
+// not hold healthy traffic), fail-fast, isolation by hand, state carried
+// to another gate through JSON, the adaptive limiter, and the defects an
+// outside harness found (a released call aborted synchronously; a healthy
+// burst under `concurrency`).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { withBackoff } from 'wasm-backoff';
+import { BrokenCircuitError, createGate, createLimiter } from 'wasm-backoff/gate';
+import { startScripted } from '../server/scripted.mjs';
+
+let srv;
+before(async () => {
+  srv = await startScripted();
+});
+after(() => srv?.close());
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+let unique = 0;
+const path = (name) => `/${name}-${unique++}`;
+const ROUNDS = { baseMs: 40, maxDelayMs: 160, jitter: 'none' };
+const url = (p) => `${srv.url}${p}`;
+
+test('the default threshold: one 503 on /flaky does not hold an unrelated /ok call to the same origin', async () => {
+  const flaky = path('flaky');
+  const ok = path('ok');
+  srv.script(flaky, [{ status: 503 }, { status: 200, body: 'flaky ok' }]);
+  srv.script(ok, { status: 200, body: 'ok' });
+  const gate = createGate({ ...ROUNDS, baseMs: 300 });
+  const f = withBackoff(fetch, { baseMs: 300, jitter: 'none', gate });
+  const first = f(url(flaky)); // fails once, then waits its own 300 ms
+  await new Promise((r) => setTimeout(r, 30));
+  const t0 = performance.now();
+  const res = await f(url(ok));
+  const waited = performance.now() - t0;
+  assert.equal(await res.text(), 'ok');
+  assert.equal(gate.state(new URL(srv.url).origin).phase, 'healthy');
+  assert.ok(waited < 250, `the /ok call was held ${waited.toFixed(0)} ms`);
+  assert.equal(await (await first).text(), 'flaky ok', 'the failed call retried on its own schedule');
+  assert.equal(gate.stats().rounds, 0);
+  gate.free();
+});
+
+test('consecutive: the circuit opens at the Nth failure in a row; every state change is told with its reason', async () => {
+  const p = path('trip');
+  // 3 failures trip; the probe after the round succeeds.
+  srv.script(p, [{ status: 503 }, { status: 503 }, { status: 503 }, { status: 200, body: 'back' }]);
+  const changes = [];
+  const gate = createGate({ ...ROUNDS, consecutive: 3, key: () => 't', onStateChange: (c) => changes.push(c) });
+  const f = withBackoff(fetch, { baseMs: 1, jitter: 'none', gate });
+  const res = await f(url(p));
+  assert.equal(await res.text(), 'back');
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(
+    changes.map((c) => `${c.from}>${c.to}:${c.reason}`),
+    ['closed>open:tripped', 'open>half-open:round-over', 'half-open>closed:probe-succeeded'],
+  );
+  assert.equal(changes[0].key, 't');
+  assert.equal(srv.count(p), 4);
+  const { rounds, probes } = gate.stats();
+  assert.deepEqual([rounds, probes], [1, 1]);
+  gate.free();
+});
+
+test('failureRatio: trips on the share of failures in the window, once minCalls ended', async () => {
+  const p = path('ratio');
+  let n = 0;
+  // 1 in 2 requests fails (odd ones).
+  srv.script(p, () => (n++ % 2 ? { status: 500 } : { status: 200, body: 'ok' }));
+  const gate = createGate({ ...ROUNDS, failureRatio: 0.5, minCalls: 6, windowMs: 10_000, key: () => 'r', mode: 'fail-fast' });
+  const f = withBackoff(fetch, { maxAttempts: 1, gate });
+  const statuses = [];
+  for (let i = 0; i < 5; i++) statuses.push((await f(url(p))).status);
+  assert.equal(gate.state('r').phase, 'healthy', '2 of 5 failed; fewer than minCalls');
+  statuses.push((await f(url(p))).status);
+  assert.equal(gate.state('r').phase, 'backing-off', '3 of 6 failed: tripped');
+  const err = await f(url(p)).catch((e) => e);
+  assert.ok(err instanceof BrokenCircuitError, String(err));
+  assert.equal(srv.count(p), 6, 'the 7th call was refused without a request');
+  gate.free();
+});
+
+test("mode 'fail-fast': open → BrokenCircuitError at once with the time to the probe; a failed call returns its last response", async () => {
+  const p = path('ff');
+  srv.script(p, [{ status: 503 }, { status: 503 }, { status: 200, body: 'probe ok' }]);
+  const gate = createGate({ ...ROUNDS, baseMs: 150, consecutive: 2, mode: 'fail-fast', key: () => 'ff' });
+  const f = withBackoff(fetch, { baseMs: 1, jitter: 'none', gate });
+  const reasons = [];
+  const res = await f(url(p), undefined, { onDone: (i) => reasons.push(i.reason) });
+  assert.equal(res.status, 503, 'the call that tripped the circuit returns its last response');
+  assert.deepEqual(reasons, ['circuit-open']);
+  const err = await f(url(p)).catch((e) => e);
+  assert.ok(err instanceof BrokenCircuitError);
+  assert.equal(err.key, 'ff');
+  assert.equal(err.isolated, false);
+  assert.ok(err.retryAfterMs > 50 && err.retryAfterMs <= 150, `retryAfterMs ${err.retryAfterMs}`);
+  assert.equal(srv.count(p), 2, 'nothing sent while open');
+  await new Promise((r) => setTimeout(r, err.retryAfterMs + 5));
+  assert.equal(await (await f(url(p))).text(), 'probe ok', 'the round is over: this call probes');
+  assert.equal(gate.state('ff').phase, 'healthy');
+  gate.free();
+});
+
+test('isolate(key) / release(key) by hand: held (or refused) until released, and told', async () => {
+  const p = path('iso');
+  srv.script(p, { status: 200, body: 'ok' });
+  const changes = [];
+  const gate = createGate({ ...ROUNDS, key: () => 'iso', onStateChange: (c) => changes.push(`${c.to}:${c.reason}`) });
+  const f = withBackoff(fetch, { gate });
+  gate.isolate('iso');
+  let done = false;
+  const held = f(url(p)).then((r) => ((done = true), r));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(done, false, 'held while isolated');
+  assert.equal(srv.count(p), 0);
+  assert.equal(gate.state('iso').phase, 'isolated');
+  gate.release('iso');
+  assert.equal((await held).status, 200);
+  assert.deepEqual(changes, ['isolated:isolated', 'closed:released']);
+  const ff = createGate({ mode: 'fail-fast' });
+  ff.isolate('x');
+  const err = await ff.run('x', async () => 1).catch((e) => e);
+  assert.ok(err instanceof BrokenCircuitError && err.isolated && err.retryAfterMs === Infinity, String(err));
+  gate.free();
+  ff.free();
+});
+
+test('toJSON() / restore(): an open circuit carried to another gate (another isolate) stays open until its round ends', async () => {
+  const p = path('carry');
+  srv.script(p, [{ status: 503 }, { status: 200, body: 'probe ok' }]);
+  const a = createGate({ ...ROUNDS, baseMs: 200, consecutive: 1, mode: 'fail-fast', key: () => 'api' });
+  const f = withBackoff(fetch, { maxAttempts: 1, gate: a });
+  assert.equal((await f(url(p))).status, 503);
+  const text = JSON.stringify(a);
+  const saved = JSON.parse(text);
+  assert.equal(saved.version, 1);
+  assert.equal(saved.targets.api.state, 'open');
+  assert.equal(saved.targets.api.round, 1);
+  a.free();
+
+  const b = createGate({ ...ROUNDS, baseMs: 200, consecutive: 1, mode: 'fail-fast', key: () => 'api' });
+  b.restore(JSON.parse(text));
+  const g = withBackoff(fetch, { maxAttempts: 1, gate: b });
+  const err = await g(url(p)).catch((e) => e);
+  assert.ok(err instanceof BrokenCircuitError, 'still open in the new gate');
+  assert.equal(srv.count(p), 1);
+  await new Promise((r) => setTimeout(r, err.retryAfterMs + 5));
+  assert.equal(await (await g(url(p))).text(), 'probe ok');
+  assert.deepEqual(b.toJSON().targets, {}, 'closed and clean: nothing to carry');
+
+  // A closed target's failure count comes along too: the 3rd failure in a row trips.
+  const c = createGate({ consecutive: 3 });
+  const q = path('count');
+  srv.script(q, { status: 500 });
+  for (let i = 0; i < 2; i++) await c.run('k', () => Promise.reject(new Error('down')), { maxAttempts: 1 }).catch(() => {});
+  const d = createGate({ consecutive: 3 });
+  d.restore(JSON.parse(JSON.stringify(c)));
+  await d.run('k', () => Promise.reject(new Error('down')), { maxAttempts: 1 }).catch(() => {});
+  assert.equal(d.state('k').phase, 'backing-off');
+  b.free();
+  c.free();
+  d.free();
+});
+
+test('restore(): a malformed or future state is refused with a clear error, and the target starts closed', () => {
+  const a = createGate({ consecutive: 1 });
+  a.isolate('k');
+  const good = a.toJSON();
+  const b = createGate();
+  assert.throws(() => b.restore(null), TypeError);
+  assert.throws(
+    () => b.restore({ ...good, version: 2 }),
+    (e) => e instanceof RangeError && /version/.test(e.message),
+  );
+  assert.throws(
+    () => b.restore({ ...good, targets: { k: { ...good.targets.k, round: 'one' } } }),
+    (e) => e instanceof TypeError && /targets\["k"\]\.round/.test(e.message),
+  );
+  assert.equal(b.state('k').phase, 'healthy', 'a TypeError changes nothing');
+  assert.throws(
+    () => b.restore({ ...good, targets: { k: { ...good.targets.k, round: -3 } } }),
+    (e) => e instanceof RangeError && /"k" is malformed; it starts closed/.test(e.message),
+  );
+  assert.equal(b.state('k').phase, 'healthy');
+  assert.throws(
+    () => b.restore({ ...good, savedAt: Date.now() + 86_400_000 }),
+    (e) => e instanceof RangeError && /from the future/.test(e.message),
+  );
+  assert.equal(b.state('k').phase, 'healthy');
+  b.restore(good);
+  assert.equal(b.state('k').phase, 'isolated', 'the good state is taken up');
+  a.free();
+  b.free();
+});
+
+test('a call released by the gate and aborted synchronously right after sends nothing', async () => {
+  const p = path('syncabort');
+  srv.script(p, [{ status: 503 }, { status: 200 }, { status: 200 }]);
+  const gate = createGate({ ...ROUNDS, consecutive: 1, key: () => 's' });
+  const f = withBackoff(fetch, { baseMs: 1, jitter: 'none', gate });
+  const ac = new AbortController();
+  // The first call fails and starts a round; the second is held. When the
+  // probe (the first call) succeeds, its onDone aborts the second, which the
+  // gate has just released.
+  const first = f(url(p), undefined, { onDone: () => ac.abort(new Error('stop')) });
+  while (gate.state('s').phase === 'healthy') await new Promise((r) => setTimeout(r, 1));
+  const second = f(url(p), { signal: ac.signal }).catch((e) => e);
+  assert.equal((await first).status, 200);
+  const got = await second;
+  assert.equal(got?.message, 'stop');
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(srv.count(p), 2, 'the aborted call sent nothing');
+  gate.free();
+});
+
+test('a healthy burst with concurrency set is queued, never refused by maxQueued', async () => {
+  const p = path('burst');
+  srv.script(p, { status: 200, body: 'ok' });
+  const gate = createGate({ concurrency: 4, maxQueued: 10 });
+  const f = withBackoff(fetch, { gate });
+  const res = await Promise.all(Array.from({ length: 300 }, () => f(url(p)).then((r) => r.status)));
+  assert.ok(
+    res.every((s) => s === 200),
+    `${res.filter((s) => s !== 200).length} refused`,
+  );
+  assert.equal(gate.stats().evictions, 0);
+  gate.free();
+});
+
+test("limit: 'adaptive' — a 429 naming a wait pauses every first attempt to the target until then", async () => {
+  const p = path('throttle');
+  const times = [];
+  let n = 0;
+  srv.script(p, () => {
+    times.push(performance.now());
+    return n++ === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200, body: 'ok' };
+  });
+  const gate = createGate({ limit: 'adaptive', key: () => 'lim' });
+  const f = withBackoff(fetch, { maxAttempts: 1, gate });
+  const t0 = performance.now();
+  assert.equal((await f(url(p))).status, 429);
+  // A new call (a first attempt) waits for the server's second.
+  assert.equal((await f(url(p))).status, 200);
+  assert.ok(times[1] - t0 >= 990, `the next request went out after ${(times[1] - t0).toFixed(0)} ms`);
+  // A deadline shorter than the limiter's wait rejects at once, without sending.
+  srv.script(p, { status: 429, headers: { 'retry-after': '2' } });
+  await f(url(p));
+  const sent = srv.count(p);
+  const err = await f(url(p), undefined, { maxElapsedMs: 100 }).catch((e) => e);
+  assert.equal(err?.name, 'GateTimeoutError');
+  assert.equal(srv.count(p), sent);
+  gate.free();
+});
+
+test('AdaptiveLimiter alone: off until throttled, then reservations one token apart; abort and maxWaitMs give the token back', async () => {
+  const before = timers();
+  const l = createLimiter();
+  assert.equal(l.rate, Infinity);
+  await l.acquire(); // off: at once
+  for (let i = 0; i < 20; i++) l.record(false);
+  const rate = l.record(true);
+  assert.ok(rate >= 0.5 && rate < Infinity, `rate ${rate}`);
+  await assert.rejects(l.acquire({ maxWaitMs: 0 }), (e) => e instanceof RangeError && /maxWaitMs/.test(e.message));
+  const ac = new AbortController();
+  const p = l.acquire({ signal: ac.signal });
+  ac.abort(new Error('no'));
+  await assert.rejects(p, /no/);
+  assert.throws(() => l.record('yes'), TypeError);
+  assert.throws(() => l.record(true, -1), RangeError);
+  l.free();
+  assert.throws(() => l.rate, TypeError);
+  assert.equal(timers(), before, 'no timer left behind');
+});
