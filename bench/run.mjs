@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage   --seeds=<n> (storm)
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload   --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
 //
@@ -21,7 +21,7 @@ import { BENCH, ROOT, ensureBuilt, ensurePeers, version, PEER_PACKAGES } from '.
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const QUICK = args.has('quick');
-const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage'];
+const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage', 'overload'];
 const only = args.get('only')?.split(',') ?? ALL;
 for (const s of only) if (!ALL.includes(s)) throw new RangeError(`--only: unknown section ${s} (one of ${ALL.join(', ')})`);
 const partial = QUICK || args.has('only');
@@ -118,6 +118,12 @@ try {
   });
 
   await section('outage', '6. Outage gate (bench/outage.mjs)', outageSection);
+  await section('overload', '7. Overload: adaptive rate limiting against AWS adaptive mode (bench/overload.mjs)', async () => {
+    // Spawned: fake timers replace the globals of the process they run in.
+    const out = await run(process.execPath, [join(BENCH, 'overload.mjs'), '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const { table } = await import('./overload.mjs');
+    return table(JSON.parse(out));
+  });
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -227,3 +227,39 @@ fn a_malformed_or_future_state_is_refused_and_the_gate_starts_closed() {
 }
 
 const BUCKETS_OF_FAILS: usize = wasm_backoff_core::breaker::BUCKETS;
+
+/// The adaptive limiter alone against a server of fixed capacity (a token
+/// bucket of 50 req/s answering "throttled" beyond it), one client that
+/// wants more, in virtual time: its rate settles near the capacity.
+#[test]
+fn the_limiter_converges_to_the_servers_capacity() {
+    use wasm_backoff_core::limiter::Limiter;
+    let (capacity, burst) = (50.0, 5.0);
+    let mut l = Limiter::new(0.0);
+    let (mut tokens, mut served_at) = (burst, 0.0);
+    let mut now = 0.0;
+    let mut sent = Vec::new();
+    while now < 120_000.0 {
+        now += l.acquire(now).max(2.0); // the client wants 500 req/s
+        let t = tokens + (now - served_at) / 1000.0 * capacity;
+        tokens = if t < burst { t } else { burst };
+        served_at = now;
+        let throttled = tokens < 1.0;
+        if !throttled {
+            tokens -= 1.0;
+            sent.push(now);
+        }
+        l.record(throttled, -1.0, now);
+    }
+    // The served rate over the last minute.
+    let last = sent.iter().filter(|t| **t >= 60_000.0).count() as f64 / 60.0;
+    assert!(
+        (last - capacity).abs() <= 0.2 * capacity,
+        "served {last:.1} req/s of {capacity}"
+    );
+    assert!(
+        (l.rate() - capacity).abs() <= 0.2 * capacity,
+        "limiter rate {:.1}",
+        l.rate()
+    );
+}

@@ -85,3 +85,28 @@ test('idempotencyKey, attemptHeader, per-call options, extend and retry(fn)', as
     ['attempt=1; max=5', 'attempt=2; max=5'],
   );
 });
+
+// "Which protection do I want?": its four examples, run as written.
+const protections = readme.slice(readme.indexOf('## Which protection do I want?'));
+const pblocks = [...protections.slice(0, protections.indexOf('\n## ', 5)).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+
+test('"Which protection do I want?" has four examples, and each does what the text says', async () => {
+  assert.equal(pblocks.length, 4);
+  const runP = async (i) => {
+    const saved = blocks[0];
+    blocks[0] = pblocks[i];
+    try {
+      return await run(0);
+    } finally {
+      blocks[0] = saved;
+    }
+  };
+  srv.script('/budget', [{ status: 503 }, { status: 200 }]);
+  assert.deepEqual(await runP(0), ['200']);
+  srv.script('/down', { status: 503 });
+  assert.deepEqual(await runP(1), ['503', '503', 'api: open (tripped)', '503', 'refused until the next probe']);
+  assert.equal(srv.count('/down'), 3, 'the 4th call sent nothing');
+  assert.deepEqual(await runP(2), ['backing-off']);
+  srv.script('/limited', [{ status: 429, headers: { 'retry-after-ms': '50' } }, { status: 200 }]);
+  assert.deepEqual(await runP(3), ['200']);
+});
