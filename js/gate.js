@@ -423,15 +423,15 @@ export class Gate {
       if (s.dead || typeof k !== 'string') continue;
       w.gate_save(s.h, savedAt);
       const v = Array.from(mem().subarray(OUT, OUT + SAVED_LEN));
-      // (closed, nothing counted: nothing to carry)
-      if (v.every((x, i) => i === 0 || i === 2 || i === 4 || i === 5 || i === 7 || x === 0)) continue;
       /** @type {Record<string, any>} */
       const t = {};
       for (let i = 1; i < SAVED.length; i++) t[SAVED[i]] = v[i];
       t.state = SAVED_STATES[v[1]];
       t.calls = v.slice(SAVED.length, SAVED.length + BUCKETS);
       t.fails = v.slice(SAVED.length + BUCKETS);
-      targets[k] = t;
+      // A closed target with nothing counted has nothing to carry.
+      const clean = t.state === 'closed' && t.round === 0 && t.failures === 0 && t.calls.every((x) => x === 0);
+      if (!clean) targets[k] = t;
     }
     return { version: 1, savedAt, targets: /** @type {any} */ (targets) };
   }
