@@ -35,6 +35,7 @@ mod config;
 mod decimal;
 pub mod gate;
 mod math;
+mod network;
 mod preset;
 #[cfg(feature = "queue")]
 pub mod queue;
@@ -48,6 +49,7 @@ pub use backoff::Backoff;
 pub use budget::{BudgetError, RetryBudget};
 pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;
+pub use network::{is_network_error, NETWORK_ERROR_PREFIXES};
 pub use preset::Preset;
 pub use retry_after::{server_wait, SERVER_WAIT_HEADERS};
 #[cfg(feature = "getrandom")]
