@@ -175,6 +175,8 @@ async fn retries_503s_until_200() {
         (2, Some(503), 2.0)
     );
     assert!(seen[0].error.is_none() && seen[0].retry_after_ms.is_none());
+    // on_retry is told the failed response itself.
+    assert_eq!(seen[0].response.as_ref().map(Response::status), Some(503));
 }
 
 #[wasm_bindgen_test]
@@ -778,31 +780,31 @@ fn name_and_message(e: &JsValue) -> (String, String) {
 
 #[wasm_bindgen_test]
 async fn a_timed_out_attempt_is_retried() {
-    // The first answer would come after 1 s: the 100 ms timeout aborts it,
+    // The first answer would come after 2 s: the 300 ms timeout aborts it,
     // the second attempt answers at once.
     let p = path("slow-first");
     script(
         &p,
-        r#"[{"delayMs":1000,"body":"late"},{"status":200,"body":"second"}]"#,
+        r#"[{"delayMs":2000,"body":"late"},{"status":200,"body":"second"}]"#,
     )
     .await;
     let ctrl = AbortController::new().unwrap();
-    let (options, seen) = recording(fast().timeout_ms(100.0).signal(ctrl.signal()));
+    let (options, seen) = recording(fast().timeout_ms(300.0).signal(ctrl.signal()));
     let (timers, start) = (pending_timers(), js_sys::Date::now());
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
     assert_eq!(text(&res).await, "second");
     assert!(
-        js_sys::Date::now() - start < 900.0,
+        js_sys::Date::now() - start < 1800.0,
         "the slow answer was not awaited"
     );
     assert_eq!(count(&p).await, 2);
     let seen = seen.borrow();
     assert_eq!(seen.len(), 1);
-    assert_eq!(seen[0].status, None);
+    assert!(seen[0].status.is_none() && seen[0].response.is_none());
     let (name, message) = name_and_message(seen[0].error.as_ref().unwrap());
     assert_eq!(
         (name.as_str(), message.as_str()),
-        ("TimeoutError", "timeout_ms (100 ms) passed")
+        ("TimeoutError", "timeout_ms (300 ms) passed")
     );
     // Both attempts' timers cleared, no listener left on the caller's signal.
     assert_eq!(pending_timers(), timers, "a timer was left behind");
@@ -854,16 +856,16 @@ async fn the_last_timeout_is_a_timeout_error() {
 
 #[wasm_bindgen_test]
 async fn the_timeout_covers_the_headers_not_the_body() {
-    // Headers at once, the second half of the body 300 ms later: neither
-    // the 100 ms timeout nor the 150 ms deadline cuts the body (their
+    // Headers at once, the second half of the body 600 ms later: neither
+    // the 200 ms timeout nor the 300 ms deadline cuts the body (their
     // timers end with the attempt and with the call).
     let p = path("slow-body");
     script(
         &p,
-        r#"{"status":200,"body":"0123456789","bodyDelayMs":300}"#,
+        r#"{"status":200,"body":"0123456789","bodyDelayMs":600}"#,
     )
     .await;
-    let res = fetch_with_backoff(&get(&p), &fast().timeout_ms(100.0).max_elapsed_ms(150.0))
+    let res = fetch_with_backoff(&get(&p), &fast().timeout_ms(200.0).max_elapsed_ms(300.0))
         .await
         .unwrap();
     assert_eq!(text(&res).await, "0123456789");
@@ -947,25 +949,32 @@ async fn the_deadline_cuts_a_wait_short() {
 
 #[wasm_bindgen_test]
 async fn no_wait_starts_that_would_end_past_the_deadline() {
-    // Constant 100 ms waits, a 250 ms deadline: attempts at about 0, 100
-    // and 200 ms; the next wait would end past 250 ms, so the third 503 is
-    // the answer (not a deadline error), before the deadline.
+    // Constant 200 ms waits, a 300 ms deadline: the first wait fits, the
+    // second would end past the deadline and is not started, so the second
+    // 503 is the answer (not a deadline error, which a started wait would
+    // meet), before the deadline.
     let p = path("deadline-waits");
-    script(&p, r#"{"status":503,"body":"third"}"#).await;
-    let options = Options::new()
-        .config(
-            Config::new()
-                .strategy(Strategy::Constant)
-                .base_ms(100.0)
-                .jitter(Jitter::None)
-                .max_attempts(Some(10)),
-        )
-        .max_elapsed_ms(250.0);
+    script(&p, r#"{"status":503,"body":"last"}"#).await;
+    let (options, seen) = recording(
+        Options::new()
+            .config(
+                Config::new()
+                    .strategy(Strategy::Constant)
+                    .base_ms(200.0)
+                    .jitter(Jitter::None)
+                    .max_attempts(Some(10)),
+            )
+            .max_elapsed_ms(300.0),
+    );
     let start = js_sys::Date::now();
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
-    assert!(js_sys::Date::now() - start < 250.0);
-    assert_eq!(res.status(), 503);
-    assert_eq!(count(&p).await, 3);
+    assert!(js_sys::Date::now() - start < 300.0);
+    assert_eq!(
+        (res.status(), text(&res).await),
+        (503, String::from("last"))
+    );
+    assert_eq!(count(&p).await, 2);
+    assert_eq!(seen.borrow().len(), 1, "one wait");
 }
 
 #[wasm_bindgen_test]
@@ -1152,10 +1161,10 @@ async fn without_abort_signal_any_the_signals_still_work() {
     let _any = Patched::new(&abort_signal, "any", &JsValue::UNDEFINED);
 
     let p = path("no-any-timeout");
-    script(&p, r#"[{"delayMs":1000},{"status":200,"body":"second"}]"#).await;
+    script(&p, r#"[{"delayMs":2000},{"status":200,"body":"second"}]"#).await;
     let ctrl = AbortController::new().unwrap();
     let timers = pending_timers();
-    let options = fast().timeout_ms(100.0).signal(ctrl.signal());
+    let options = fast().timeout_ms(300.0).signal(ctrl.signal());
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
     assert_eq!(text(&res).await, "second");
     assert_eq!(count(&p).await, 2);
