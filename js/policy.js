@@ -4,6 +4,7 @@
 // the wait it would need is allowed (`timing`). fetch.js asks them; with a
 // gate, the gate's own rounds replace `timing` (Ticket.fetched in gate.js).
 // Both are table-tested in tests/js/policy.test.mjs.
+import { NETWORK_ERROR } from './gen/network.js';
 
 /** Methods retried by default: those RFC 9110 §9.2.2 calls idempotent, and QUERY. */
 export const METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'];
@@ -13,17 +14,12 @@ export const RETRY_ON = [408, 429, 500, 502, 503, 504];
 const NAMED = [413, 429, 503];
 
 /**
- * Network failures as each runtime words them (a TypeError from fetch;
- * workerd's is a plain Error): Chromium, Firefox, Safari (Load failed),
- * undici (Node), Deno, Bun (ECONNRESET…, Unable to connect), workerd
- * (Network connection lost.), cross-fetch. An error with another message
- * (a bad URL, method or header; a bug in a custom fetch function) is not one.
+ * Whether `e` is a network failure of fetch (rather than a request fetch
+ * refused to build, or a bug): an Error (a TypeError; workerd's is a plain
+ * Error) whose message begins as one of the runtimes words it. The wordings
+ * are the Rust core's (NETWORK_ERROR_PREFIXES), which the web crate reads too.
  */
-const NETWORK =
-  /^(?:Failed to fetch|fetch failed|Load failed|NetworkError|[Nn]etwork (?:error|request failed|connection lost)| ?A network error|The Internet connection|terminated|error sending request|Unable to connect|ECONN|(?:connection|socket) (?:refused|reset|closed))/;
-
-/** Whether `e` is a network failure of fetch (rather than a request fetch refused to build, or a bug). */
-export const isNetworkError = (/** @type {any} */ e) => e instanceof Error && NETWORK.test(e.message);
+export const isNetworkError = (/** @type {any} */ e) => e instanceof Error && NETWORK_ERROR.test(e.message);
 
 /**
  * Whether a request body can be sent again: absent, a string or bytes,

@@ -37,6 +37,7 @@ mod decimal;
 pub mod gate;
 pub mod limiter;
 mod math;
+mod network;
 mod preset;
 #[cfg(feature = "queue")]
 pub mod queue;
@@ -50,6 +51,7 @@ pub use backoff::Backoff;
 pub use budget::{BudgetError, RetryBudget};
 pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;
+pub use network::{is_network_error, NETWORK_ERROR_PREFIXES};
 pub use preset::Preset;
 pub use retry_after::{server_wait, SERVER_WAIT_HEADERS};
 #[cfg(feature = "getrandom")]

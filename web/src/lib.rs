@@ -6,8 +6,9 @@
 //!
 //! [`fetch_with_backoff`] resolves with the [`web_sys::Response`] whatever its
 //! status (after the last attempt, the last response), and fails only where
-//! `fetch` would (a network error after the last attempt), when the
-//! [`Options::signal`] aborts, or when the request cannot be cloned.
+//! `fetch` would (a network error or a timeout after the last attempt, a
+//! request `fetch` refuses), when the [`Options::signal`] aborts, when the
+//! [`Options::max_elapsed_ms`] deadline passes, or for invalid options.
 //!
 //! ```no_run
 //! use std::{cell::Cell, rc::Rc};
@@ -19,7 +20,11 @@
 //!     let request = Request::new_with_str(url).map_err(FetchError::InvalidRequest)?;
 //!     let options = Options::new()
 //!         .config(Config::new().base_ms(200.0).max_attempts(Some(4)))
+//!         .timeout_ms(5_000.0) // per attempt (until the headers); a timeout is retried
+//!         .max_elapsed_ms(20_000.0) // the whole call, waits included: else FetchError::Deadline
 //!         .max_retry_after_ms(30_000.0) // a longer Retry-After: that response, at once
+//!         // Some(true) forces a retry, Some(false) vetoes one, None keeps the rule.
+//!         .should_retry(|attempt| (attempt.status == Some(409)).then_some(true))
 //!         .on_retry(move |info| retries.set(info.attempt)); // e.g. show "retrying…"
 //!     // Any status comes back as the Response (after the last attempt, the last one).
 //!     fetch_with_backoff(&request, &options).await
@@ -32,13 +37,19 @@
 //!
 //! ## What is retried
 //!
-//! - network errors (the `fetch` promise rejected while the signal is not
-//!   aborted) and the [`Options::retry_on`] statuses;
-//! - 413, 429 and 503 ([`SERVER_WAIT_STATUSES`]) whenever the server named a
-//!   wait, even when [`Options::retry_on`] leaves them out;
+//! - network failures: `fetch` rejected with an error whose message is a
+//!   runtime's wording of one ([`wasm_backoff_core::is_network_error`], the
+//!   list the JavaScript package reads too), and attempts that outlived
+//!   [`Options::timeout_ms`]; any other rejection (a request `fetch` refuses
+//!   to send, a fetch function that throws) is returned at once as
+//!   [`FetchError::InvalidRequest`], since trying again would fail the same way;
+//! - the [`Options::retry_on`] statuses, and 413, 429 and 503
+//!   ([`SERVER_WAIT_STATUSES`]) whenever the server named a wait, even when
+//!   [`Options::retry_on`] leaves them out;
 //! - only for idempotent methods (GET, HEAD, OPTIONS, PUT, DELETE, TRACE,
 //!   QUERY), unless [`Options::retry_non_idempotent`] is set or the request
 //!   carries an `Idempotency-Key` header;
+//! - unless [`Options::should_retry`] decides otherwise, either way;
 //! - each attempt sends `Request::clone(request)` (JavaScript's `request.clone()`), so a body is sent again.
 //!
 //! The wait before a retry is the schedule's next delay, lifted to the wait
@@ -48,15 +59,28 @@
 //! `ratelimit-reset`, `ratelimit`, `x-ratelimit-retry-after`,
 //! `x-ratelimit-reset`, `x-rate-limit-reset` that names one (read by
 //! [`wasm_backoff_core::server_wait`], as the JavaScript package reads
-//! them). A named wait above [`Options::max_retry_after_ms`] returns that
-//! response at once. Cross-origin, a browser shows these headers only when
-//! the server lists them in `Access-Control-Expose-Headers`. When the
-//! schedule gives up, the last response (or the last network error) is
-//! returned. Responses of attempts that are retried are cancelled (their body
-//! streams), so their connections are freed.
+//! them). A named wait above [`Options::max_retry_after_ms`], or a wait that
+//! would end past [`Options::max_elapsed_ms`], is not started: that
+//! response is returned at once (or that attempt's error). Cross-origin, a
+//! browser shows these headers only when the server lists them in
+//! `Access-Control-Expose-Headers`. When the schedule gives up, the last
+//! response (or the last attempt's error) is returned. Responses of
+//! attempts that are retried are cancelled (their body streams), so their
+//! connections are freed.
 //!
-//! `fetch`, `setTimeout` and `clearTimeout` are the JavaScript globals, never
-//! `window`'s, so this works in pages, workers and Node alike.
+//! ## Timeouts
+//!
+//! [`Options::timeout_ms`] bounds each attempt until its response's headers
+//! (an `AbortController` per attempt); [`Options::max_elapsed_ms`] bounds the
+//! whole call, attempts and waits, and aborts the attempt in flight. Both
+//! abort with a `TimeoutError` `DOMException`, as the JavaScript package
+//! does. Their timers are cleared when the attempt (or the call) ends,
+//! however it ends: after the call, the caller's signal alone governs the
+//! returned response's body, as with plain `fetch`.
+//!
+//! `fetch`, `setTimeout`, `clearTimeout` and `AbortSignal.any` are the
+//! JavaScript globals, never `window`'s, so this works in pages, workers
+//! and Node alike.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -64,30 +88,37 @@ use std::cell::RefCell;
 use std::fmt;
 use std::rc::Rc;
 
-use js_sys::{Function, Promise};
+use js_sys::{Array, Function, JsString, Promise};
 use wasm_backoff_core::{
-    entropy_rng, seeded_rng, server_wait, Backoff, Config, ConfigError, DefaultRng, MAX_DELAY_MS,
-    SERVER_WAIT_HEADERS,
+    entropy_rng, is_network_error, seeded_rng, server_wait, Backoff, Config, ConfigError,
+    DefaultRng, MAX_DELAY_MS, SERVER_WAIT_HEADERS,
 };
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Request, RequestInit, Response};
+use web_sys::{AbortController, AbortSignal, Request, RequestInit, Response};
 
 #[wasm_bindgen]
 extern "C" {
     /// The global `fetch` (pages, workers, Node ≥ 18).
-    #[wasm_bindgen(js_name = fetch, catch)]
-    fn fetch_with_request(input: &Request) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(js_name = fetch, catch)]
-    fn fetch_with_request_and_init(input: &Request, init: &RequestInit)
-        -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn fetch(input: &Request, init: &RequestInit) -> Result<Promise, JsValue>;
     /// The global `setTimeout`: a number in browsers, a `Timeout` object in Node.
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &Function, timeout: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
+    /// `AbortSignal.any` (Chromium 116, Firefox 124, Safari 17.4, Node 20.3).
+    #[wasm_bindgen(js_namespace = AbortSignal, js_name = any, catch)]
+    fn abort_signal_any(signals: &Array) -> Result<AbortSignal, JsValue>;
+    /// `new DOMException(message, name)`.
+    #[wasm_bindgen(js_name = DOMException)]
+    type DomException;
+    #[wasm_bindgen(constructor, js_class = DOMException, catch)]
+    fn new(message: &JsString, name: &str) -> Result<DomException, JsValue>;
+    /// `String(value)`: throws for an object without a string conversion.
+    #[wasm_bindgen(js_name = String, catch)]
+    fn js_string(value: &JsValue) -> Result<JsString, JsValue>;
 }
 
 /// The methods retried without [`Options::retry_non_idempotent`] (RFC 9110
@@ -119,26 +150,54 @@ pub struct RetryInfo {
     pub delay_ms: f64,
     /// The failed attempt's HTTP status, when it got a response.
     pub status: Option<u16>,
-    /// The failed attempt's network error, when it got no response.
+    /// The failed attempt's response (its body is cancelled after the
+    /// callback returns: read a `clone()` of it, if anything).
+    pub response: Option<Response>,
+    /// The failed attempt's error, when it got no response: the value
+    /// `fetch` rejected with, or the `TimeoutError` of [`Options::timeout_ms`].
     pub error: Option<JsValue>,
     /// The wait the server named, in ms: its `Retry-After`, else a
     /// rate-limit header's (see the [crate documentation](crate)).
     pub retry_after_ms: Option<f64>,
 }
 
+/// What [`Options::should_retry`] is asked about: an attempt that ended
+/// (with a response of any status, or an error), before the rule decides.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct AttemptInfo {
+    /// The attempt (1 = the first try).
+    pub attempt: u32,
+    /// Its HTTP status, when it got a response.
+    pub status: Option<u16>,
+    /// Its response (read a `clone()` of it to look at the body: the
+    /// response itself is returned, or cancelled when it is retried).
+    pub response: Option<Response>,
+    /// Its error, when it got no response: the value `fetch` rejected with
+    /// (a network failure or another error), or the `TimeoutError` of
+    /// [`Options::timeout_ms`].
+    pub error: Option<JsValue>,
+    /// The wait the server named, in ms, for a status of 400 or more.
+    pub retry_after_ms: Option<f64>,
+}
+
 type OnRetry = Rc<RefCell<dyn FnMut(&RetryInfo)>>;
+type ShouldRetry = Rc<RefCell<dyn FnMut(&AttemptInfo) -> Option<bool>>>;
 
 /// The options of [`fetch_with_backoff`]: a builder; every setter has a
 /// documented default, so `Options::new()` (or `Options::default()`) is ready
-/// to use. Cloning shares the [`Options::on_retry`] callback.
+/// to use. Cloning shares the callbacks.
 #[derive(Clone)]
 pub struct Options {
     config: Config,
     retry_on: Vec<u16>,
     retry_non_idempotent: bool,
     max_retry_after_ms: f64,
+    timeout_ms: Option<f64>,
+    max_elapsed_ms: Option<f64>,
     seed: Option<u64>,
     signal: Option<AbortSignal>,
+    should_retry: Option<ShouldRetry>,
     on_retry: Option<OnRetry>,
 }
 
@@ -155,8 +214,11 @@ impl fmt::Debug for Options {
             .field("retry_on", &self.retry_on)
             .field("retry_non_idempotent", &self.retry_non_idempotent)
             .field("max_retry_after_ms", &self.max_retry_after_ms)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("max_elapsed_ms", &self.max_elapsed_ms)
             .field("seed", &self.seed)
             .field("signal", &self.signal.is_some())
+            .field("should_retry", &self.should_retry.is_some())
             .field("on_retry", &self.on_retry.is_some())
             .finish()
     }
@@ -167,32 +229,37 @@ impl Options {
     /// base 100 ms, factor 2, cap 20 s) with at most
     /// [`DEFAULT_MAX_ATTEMPTS`] (5) tries; [`DEFAULT_RETRY_ON`]; idempotent
     /// methods only; `Retry-After` up to [`DEFAULT_MAX_RETRY_AFTER_MS`]
-    /// (60 s); a seed from the platform's entropy; no signal, no callback.
+    /// (60 s); no timeout, no deadline; a seed from the platform's entropy;
+    /// no signal, no callbacks.
     pub fn new() -> Self {
         Options {
             config: Config::new().max_attempts(Some(DEFAULT_MAX_ATTEMPTS)),
             retry_on: DEFAULT_RETRY_ON.to_vec(),
             retry_non_idempotent: false,
             max_retry_after_ms: DEFAULT_MAX_RETRY_AFTER_MS,
+            timeout_ms: None,
+            max_elapsed_ms: None,
             seed: None,
             signal: None,
+            should_retry: None,
             on_retry: None,
         }
     }
 
     /// The schedule, used as given: its [`Config::max_attempts`] (total
-    /// tries, `None` = no limit) and [`Config::max_elapsed_ms`] (sum of the
-    /// waits) are the limits. Default: `Config::new().max_attempts(Some(5))`.
-    /// An invalid config makes [`fetch_with_backoff`] fail with
-    /// [`FetchError::InvalidConfig`] before any attempt.
+    /// tries, `None` = no limit) and [`Config::max_elapsed_ms`] (the sum of
+    /// the waits, unlike [`Options::max_elapsed_ms`]) are the limits.
+    /// Default: `Config::new().max_attempts(Some(5))`. An invalid config
+    /// makes [`fetch_with_backoff`] fail with [`FetchError::InvalidConfig`]
+    /// before any attempt.
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
         self
     }
 
-    /// The statuses to retry (network errors are always retried, and
-    /// [`SERVER_WAIT_STATUSES`] when the server names a wait). Default
-    /// [`DEFAULT_RETRY_ON`]: 408, 429, 500, 502, 503, 504.
+    /// The statuses to retry (network failures and timeouts are always
+    /// retried, and [`SERVER_WAIT_STATUSES`] when the server names a wait).
+    /// Default [`DEFAULT_RETRY_ON`]: 408, 429, 500, 502, 503, 504.
     pub fn retry_on(mut self, statuses: &[u16]) -> Self {
         self.retry_on = statuses.to_vec();
         self
@@ -208,9 +275,33 @@ impl Options {
 
     /// A longer wait named by the server (`Retry-After` or a rate-limit
     /// header, in ms) is not waited for: that response is returned at once.
-    /// Default [`DEFAULT_MAX_RETRY_AFTER_MS`] (60 000).
+    /// Default [`DEFAULT_MAX_RETRY_AFTER_MS`] (60 000). A number ≥ 0
+    /// (infinity: no maximum), else [`FetchError::InvalidOption`].
     pub fn max_retry_after_ms(mut self, ms: f64) -> Self {
         self.max_retry_after_ms = ms;
+        self
+    }
+
+    /// Each attempt may last `ms` until its response's headers arrive
+    /// (reading the body is not timed): then it is aborted, and counts as a
+    /// network failure, retried like one. When the last attempt times out,
+    /// the call fails with [`FetchError::Timeout`]. Default: none. A
+    /// number above 0 (infinity: none), else [`FetchError::InvalidOption`];
+    /// a timer fires after at most 2^31 − 1 ms (24.8 days).
+    pub fn timeout_ms(mut self, ms: f64) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// A hard deadline for the whole call, attempts and waits included,
+    /// from the moment it starts: an attempt in flight when it passes is
+    /// aborted and the call fails with [`FetchError::Deadline`]; a wait that
+    /// would end past it is not started (the last response, or the last
+    /// attempt's error, is returned instead). Unlike [`Config::max_elapsed_ms`]
+    /// (the sum of the waits), this is wall-clock time. Default: none. A
+    /// number ≥ 0 (infinity: none), else [`FetchError::InvalidOption`].
+    pub fn max_elapsed_ms(mut self, ms: f64) -> Self {
+        self.max_elapsed_ms = Some(ms);
         self
     }
 
@@ -225,9 +316,21 @@ impl Options {
     /// Cancels the call: when `signal` aborts, the call fails at once with
     /// [`FetchError::Aborted`] carrying the signal's reason (the attempt in
     /// flight is aborted, a wait is cut short, no timer or listener is left
-    /// behind). Default: the request's own signal.
+    /// behind). It also reaches the returned response's body, as with plain
+    /// `fetch`. Default: the request's own signal.
     pub fn signal(mut self, signal: AbortSignal) -> Self {
         self.signal = Some(signal);
+        self
+    }
+
+    /// Decides about each attempt that ended (a response of any status, or
+    /// an error), before the rule does: `Some(true)` retries it (even a
+    /// POST, a success or an error that is no network failure), `Some(false)`
+    /// returns it, `None` leaves it to the rule (see the
+    /// [crate documentation](crate)). The schedule's limits and the
+    /// deadline still apply. Default: none (the rule alone).
+    pub fn should_retry(mut self, f: impl FnMut(&AttemptInfo) -> Option<bool> + 'static) -> Self {
+        self.should_retry = Some(Rc::new(RefCell::new(f)));
         self
     }
 
@@ -237,6 +340,28 @@ impl Options {
         self.on_retry = Some(Rc::new(RefCell::new(f)));
         self
     }
+
+    /// The options checked before any attempt; the durations that are set,
+    /// `None` for infinite ones.
+    fn check(&self) -> Result<(Option<f64>, Option<f64>), FetchError> {
+        self.config.validate().map_err(FetchError::InvalidConfig)?;
+        let bad = |ms: f64, zero: bool| ms.is_nan() || ms < 0.0 || (!zero && ms == 0.0);
+        if bad(self.max_retry_after_ms, true) {
+            return Err(FetchError::InvalidOption(
+                "max_retry_after_ms must be a number >= 0",
+            ));
+        }
+        let finite = |ms: Option<f64>| ms.filter(|ms| ms.is_finite());
+        match (self.timeout_ms, self.max_elapsed_ms) {
+            (Some(ms), _) if bad(ms, false) => {
+                Err(FetchError::InvalidOption("timeout_ms must be a number > 0"))
+            }
+            (_, Some(ms)) if bad(ms, true) => Err(FetchError::InvalidOption(
+                "max_elapsed_ms must be a number >= 0",
+            )),
+            (timeout, deadline) => Ok((finite(timeout), finite(deadline))),
+        }
+    }
 }
 
 /// Why [`fetch_with_backoff`] failed. An HTTP error status is not an error:
@@ -244,36 +369,55 @@ impl Options {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum FetchError {
-    /// The last attempt's network error (the value `fetch` rejected with,
-    /// usually a `TypeError`), when the schedule gave up or the method is
+    /// The last attempt's network failure (the value `fetch` rejected with,
+    /// usually a `TypeError`), when the schedule gave up or the request is
     /// not retried.
     Network(JsValue),
+    /// The last attempt outlived [`Options::timeout_ms`] (a `TimeoutError`
+    /// `DOMException`), when the schedule gave up or the request is not
+    /// retried.
+    Timeout(JsValue),
+    /// [`Options::max_elapsed_ms`] passed during an attempt or a wait (a
+    /// `TimeoutError` `DOMException`).
+    Deadline(JsValue),
     /// The signal aborted; its reason (an `AbortError` `DOMException` unless
     /// `abort()` was given one).
     Aborted(JsValue),
-    /// The request could not be sent: `Request.clone()` threw (its body was
-    /// already read), or `fetch` is missing or threw synchronously.
+    /// The request could not be sent, and trying again would not help:
+    /// `Request.clone()` threw (its body was already read), `fetch` is
+    /// missing, or it failed with an error that is not a network failure
+    /// (a request it refuses to send; a replaced `fetch` that throws). The
+    /// value thrown; nothing was retried unless [`Options::should_retry`]
+    /// said so.
     InvalidRequest(JsValue),
     /// [`Options::config`] was rejected by [`Config::validate`]; no attempt
     /// was made.
     InvalidConfig(ConfigError),
+    /// An option is out of its range (the message names it, e.g.
+    /// `timeout_ms must be a number > 0`); no attempt was made.
+    InvalidOption(&'static str),
 }
 
 impl FetchError {
-    /// The JavaScript value behind the error (for a config error, its message
-    /// as a string).
+    /// The JavaScript value behind the error (what the JavaScript package
+    /// would reject with); for a config or option error, its message as a
+    /// string.
     pub fn as_js_value(&self) -> JsValue {
         match self {
-            FetchError::Network(v) | FetchError::Aborted(v) | FetchError::InvalidRequest(v) => {
-                v.clone()
-            }
+            FetchError::Network(v)
+            | FetchError::Timeout(v)
+            | FetchError::Deadline(v)
+            | FetchError::Aborted(v)
+            | FetchError::InvalidRequest(v) => v.clone(),
             FetchError::InvalidConfig(e) => JsValue::from_str(e.message()),
+            FetchError::InvalidOption(m) => JsValue::from_str(m),
         }
     }
 }
 
 /// A JavaScript value as text: a string itself, an `Error` as
-/// `Name: message`, anything else through `String(value)`.
+/// `Name: message`, anything else through `String(value)` (`?` when even
+/// that throws, as for an object without a prototype).
 fn describe(v: &JsValue) -> String {
     if let Some(s) = v.as_string() {
         return s;
@@ -281,17 +425,26 @@ fn describe(v: &JsValue) -> String {
     if let Some(e) = v.dyn_ref::<js_sys::Error>() {
         return String::from(e.to_string());
     }
-    String::from(js_sys::JsString::from(v.clone()))
+    js_string(v)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| String::from("?"))
 }
 
 impl fmt::Display for FetchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FetchError::Network(v) => write!(f, "network error: {}", describe(v)),
-            FetchError::Aborted(v) => write!(f, "aborted: {}", describe(v)),
-            FetchError::InvalidRequest(v) => write!(f, "invalid request: {}", describe(v)),
-            FetchError::InvalidConfig(e) => write!(f, "invalid config: {}", e.message()),
-        }
+        // (two write_str, no format arguments: less wasm)
+        let (what, detail) = match self {
+            FetchError::Network(v) => ("network error: ", describe(v)),
+            FetchError::Timeout(v) => ("timed out: ", describe(v)),
+            FetchError::Deadline(v) => ("deadline passed: ", describe(v)),
+            FetchError::Aborted(v) => ("aborted: ", describe(v)),
+            FetchError::InvalidRequest(v) => ("invalid request: ", describe(v)),
+            FetchError::InvalidConfig(e) => ("invalid config: ", String::from(e.message())),
+            FetchError::InvalidOption(m) => ("invalid option: ", String::from(*m)),
+        };
+        f.write_str(what)?;
+        f.write_str(&detail)
     }
 }
 
@@ -304,26 +457,47 @@ impl From<FetchError> for JsValue {
     }
 }
 
+/// How an attempt ended without a response.
+#[derive(Clone, Copy, PartialEq)]
+enum Failure {
+    /// A network failure ([`is_network_error`]): retried.
+    Network,
+    /// [`Options::timeout_ms`] passed: retried like a network failure.
+    Timeout,
+    /// Anything else `fetch` threw or rejected with: not retried.
+    Other,
+}
+
+impl Failure {
+    /// The error the call ends with when this failure is its last.
+    fn into_error(self, e: JsValue) -> FetchError {
+        match self {
+            Failure::Network => FetchError::Network(e),
+            Failure::Timeout => FetchError::Timeout(e),
+            Failure::Other => FetchError::InvalidRequest(e),
+        }
+    }
+}
+
 /// `fetch(request)` with retries, on the schedule and rules of `options`
 /// (see the [crate documentation](crate)). Resolves with the response whatever
 /// its status; the responses of attempts that are retried are cancelled.
 ///
 /// # Errors
 ///
-/// [`FetchError::Network`] with the last network error when no attempt got a
-/// response, [`FetchError::Aborted`] when the signal aborts (before or during
-/// an attempt or a wait), [`FetchError::InvalidRequest`] when the request
-/// cannot be cloned or `fetch` throws synchronously,
-/// [`FetchError::InvalidConfig`] for an invalid [`Options::config`].
+/// [`FetchError::Network`] or [`FetchError::Timeout`] with the last
+/// attempt's error when no attempt got a response,
+/// [`FetchError::Deadline`] when [`Options::max_elapsed_ms`] passes during
+/// an attempt or a wait, [`FetchError::Aborted`] when the signal aborts
+/// (before or during an attempt or a wait), [`FetchError::InvalidRequest`]
+/// when the request cannot be cloned or `fetch` fails otherwise than by a
+/// network failure, [`FetchError::InvalidConfig`] and
+/// [`FetchError::InvalidOption`] for invalid options (before any attempt).
 pub async fn fetch_with_backoff(
     request: &Request,
     options: &Options,
 ) -> Result<Response, FetchError> {
-    options
-        .config
-        .validate()
-        .map_err(FetchError::InvalidConfig)?;
-    let own_signal = options.signal.is_some();
+    let (timeout_ms, max_elapsed_ms) = options.check()?;
     let signal = options.signal.clone().unwrap_or_else(|| request.signal());
     if signal.aborted() {
         return Err(FetchError::Aborted(signal.reason()));
@@ -331,77 +505,180 @@ pub async fn fetch_with_backoff(
     let idempotent = options.retry_non_idempotent
         || IDEMPOTENT.contains(&request.method().to_ascii_uppercase().as_str())
         || request.headers().has("idempotency-key").unwrap_or(false);
-    let init = own_signal.then(|| {
-        let init = RequestInit::new();
-        init.set_signal(Some(&signal));
-        init
-    });
+    let start = js_sys::Date::now();
+    // The hard deadline: a controller that its timer aborts, held until the
+    // call returns (however it returns: the timer is cleared then).
+    let held = match max_elapsed_ms {
+        Some(ms) => {
+            let ac = AbortController::new().map_err(FetchError::InvalidRequest)?;
+            let timer = Timer::new(ms, &aborter(&ac, &timeout_error("max_elapsed_ms (", ms)));
+            Some((ac, timer))
+        }
+        None => None,
+    };
+    let deadline = held.as_ref().map(|(ac, _)| ac);
+    let stopped = || stop_reason(&signal, deadline);
     // Made at the first retry: most calls succeed at once and need no seed.
     let mut schedule: Option<Backoff<DefaultRng>> = None;
     let mut attempt: u32 = 0;
     loop {
         attempt = attempt.saturating_add(1);
+        if let Some(e) = stopped() {
+            return Err(e);
+        }
         let req = Request::clone(request).map_err(FetchError::InvalidRequest)?;
-        let sent = match &init {
-            Some(init) => fetch_with_request_and_init(&req, init),
-            None => fetch_with_request(&req),
-        };
-        let (response, error) = match sent {
-            Err(e) => (None, Some(e)),
-            Ok(promise) => match JsFuture::from(promise).await {
-                Ok(v) => (Some(v.unchecked_into::<Response>()), None),
-                Err(_) if signal.aborted() => return Err(FetchError::Aborted(signal.reason())),
-                Err(e) => (None, Some(e)),
-            },
-        };
-        let status = response.as_ref().map(Response::status);
-        let listed = status.is_none_or(|s| options.retry_on.contains(&s));
-        let waits = status.is_some_and(|s| SERVER_WAIT_STATUSES.contains(&s));
-        // The headers are read only for an error response that may be
-        // retried (the JavaScript driver reads them for any status >= 400).
-        let retry_after_ms = match (&response, status) {
-            (Some(r), Some(400..)) if idempotent && (listed || waits) => named_wait(r),
+        let outcome = send(&req, &signal, deadline, timeout_ms).await;
+        if let (Err(_), Some(e)) = (&outcome, stopped()) {
+            return Err(e);
+        }
+        let response = outcome.as_ref().ok();
+        let error = outcome.as_ref().err().map(|(_, e)| e);
+        let status = response.map(Response::status);
+        let retry_after_ms = match (response, status) {
+            (Some(r), Some(400..)) => named_wait(r),
             _ => None,
         };
-        let retry = idempotent && (listed || (waits && retry_after_ms.is_some()));
-        let finish = |response: Option<Response>, error: Option<JsValue>| match response {
-            Some(r) => Ok(r),
-            None => Err(FetchError::Network(error.unwrap_or(JsValue::UNDEFINED))),
+        let wants = match &options.should_retry {
+            // A callback that re-enters (through another call sharing these
+            // options) is not asked, rather than panicking.
+            Some(f) => f.try_borrow_mut().ok().and_then(|mut f| {
+                f(&AttemptInfo {
+                    attempt,
+                    status,
+                    response: response.cloned(),
+                    error: error.cloned(),
+                    retry_after_ms,
+                })
+            }),
+            None => None,
         };
-        if !retry {
-            return finish(response, error);
+        if let Some(e) = stopped() {
+            if let Some(r) = response {
+                discard(r);
+            }
+            return Err(e);
+        }
+        // The rule: what failed, then (below) the method, unless the hook decided.
+        let retryable = match &outcome {
+            Err((failure, _)) => *failure != Failure::Other,
+            Ok(r) => {
+                let s = r.status();
+                options.retry_on.contains(&s)
+                    || (retry_after_ms.is_some() && SERVER_WAIT_STATUSES.contains(&s))
+            }
+        };
+        // The call's answer when this attempt is its last.
+        let last = |outcome: Result<Response, (Failure, JsValue)>| {
+            outcome.map_err(|(failure, e)| failure.into_error(e))
+        };
+        if !wants.unwrap_or(retryable && idempotent) {
+            return last(outcome);
         }
         let backoff = match &mut schedule {
             Some(b) => b,
             None => schedule.insert(new_schedule(options)?),
         };
         let Some(mut delay) = backoff.next_delay() else {
-            return finish(response, error);
+            return last(outcome);
         };
         if let Some(hint) = retry_after_ms {
             delay = backoff.with_hint(delay, hint);
             if hint > options.max_retry_after_ms {
-                return finish(response, error);
+                return last(outcome);
             }
         }
+        // A wait that would end past the deadline is not started.
+        if max_elapsed_ms.is_some_and(|max| js_sys::Date::now() - start + delay > max) {
+            return last(outcome);
+        }
         if let Some(cb) = &options.on_retry {
-            // A callback that re-enters (through another call sharing these
-            // options) is skipped rather than panicking.
+            // As for should_retry: a callback that re-enters is skipped.
             if let Ok(mut cb) = cb.try_borrow_mut() {
                 cb(&RetryInfo {
                     attempt,
                     delay_ms: delay,
                     status,
-                    error: error.clone(),
+                    response: response.cloned(),
+                    error: error.cloned(),
                     retry_after_ms,
                 });
             }
         }
-        if let Some(r) = &response {
+        if let Some(r) = response {
             discard(r);
         }
-        sleep(delay, &signal).await.map_err(FetchError::Aborted)?;
+        if sleep(delay, &signal, deadline).await.is_err() {
+            return Err(stopped().unwrap_or(FetchError::Aborted(JsValue::UNDEFINED)));
+        }
     }
+}
+
+/// Why the call stops now, if it does: the caller's signal aborted, or the
+/// deadline passed (in that order, as in the JavaScript package).
+#[inline(never)] // (asked at four places of the call's state machine: one copy)
+fn stop_reason(signal: &AbortSignal, deadline: Option<&AbortController>) -> Option<FetchError> {
+    if signal.aborted() {
+        return Some(FetchError::Aborted(signal.reason()));
+    }
+    let d = deadline?.signal();
+    d.aborted().then(|| FetchError::Deadline(d.reason()))
+}
+
+/// One attempt: `fetch(req)` under the caller's `signal`, and, when there
+/// is a timeout or a deadline, a controller of its own that they abort.
+/// Whatever it set up in JavaScript (timer, listeners) is released when it
+/// settles. Its error tells a network failure from a timeout and from
+/// anything else.
+async fn send(
+    req: &Request,
+    signal: &AbortSignal,
+    deadline: Option<&AbortController>,
+    timeout_ms: Option<f64>,
+) -> Result<Response, (Failure, JsValue)> {
+    let mut held: (Option<Timer>, Option<Listener>, Option<Listener>) = (None, None, None);
+    let own = match (timeout_ms, deadline) {
+        (None, None) => None,
+        _ => AbortController::new().ok(),
+    };
+    let init = RequestInit::new();
+    match &own {
+        // (the request's own signal when the caller gave none)
+        None => init.set_signal(Some(signal)),
+        Some(ac) => {
+            if let Some(ms) = timeout_ms {
+                let reason = timeout_error("timeout_ms (", ms);
+                held.0 = Some(Timer::new(ms, &aborter(ac, &reason)));
+            }
+            // (forwarded without a reason: the caller reads the deadline's own)
+            held.1 = deadline.map(|d| Listener::new(&d.signal(), aborter(ac, &JsValue::UNDEFINED)));
+            // The caller's signal and ours: the caller's alone once the
+            // attempt settled, so it still reaches the response's body.
+            // Where AbortSignal.any is missing, ours alone, the caller's
+            // forwarded to it until the attempt settles.
+            let both = abort_signal_any(&Array::of2(signal, &ac.signal())).unwrap_or_else(|_| {
+                held.2 = Some(Listener::new(signal, aborter(ac, &JsValue::UNDEFINED)));
+                ac.signal()
+            });
+            init.set_signal(Some(&both));
+        }
+    }
+    let result = match fetch(req, &init) {
+        Ok(promise) => JsFuture::from(promise).await,
+        Err(e) => Err(e),
+    };
+    drop(held);
+    result.map(JsCast::unchecked_into).map_err(|e| {
+        let timed_out = own.is_some_and(|ac| ac.signal().aborted());
+        let network = e
+            .dyn_ref::<js_sys::Error>()
+            .and_then(|e| e.message().as_string())
+            .is_some_and(|m| is_network_error(&m));
+        match (timed_out, network) {
+            (true, _) => (Failure::Timeout, e),
+            (false, true) => (Failure::Network, e),
+            (false, false) => (Failure::Other, e),
+        }
+    })
 }
 
 fn new_schedule(options: &Options) -> Result<Backoff<DefaultRng>, FetchError> {
@@ -444,48 +721,91 @@ fn discard(response: &Response) {
     }
 }
 
-/// What a sleep holds in JavaScript: the timer and the abort listener,
-/// released when the sleep ends, however it ends (the future dropped
-/// included).
-struct Timer<'a> {
-    handle: JsValue,
-    _on_timeout: Closure<dyn FnMut()>,
-    signal: &'a AbortSignal,
-    on_abort: Closure<dyn FnMut()>,
+/// A `setTimeout` that is cleared when dropped (fired or not). Timers and
+/// listeners call JavaScript functions (a promise's `resolve`, a bound
+/// `abort`), never Rust closures: no closure glue in the wasm, nothing to
+/// keep alive.
+struct Timer(JsValue);
+
+impl Timer {
+    /// Calls `f` after `ms`, clamped to what a timer accepts (2^31 − 1).
+    fn new(ms: f64, f: &Function) -> Timer {
+        let ms = if ms >= 0.0 { ms.min(MAX_DELAY_MS) } else { 0.0 };
+        Timer(set_timeout(f, ms))
+    }
 }
 
-impl Drop for Timer<'_> {
+impl Drop for Timer {
     fn drop(&mut self) {
-        clear_timeout(&self.handle);
+        clear_timeout(&self.0);
+    }
+}
+
+/// An `abort` listener on a signal, removed when dropped.
+struct Listener {
+    signal: AbortSignal,
+    f: Function,
+}
+
+impl Listener {
+    fn new(signal: &AbortSignal, f: Function) -> Listener {
+        let _ = signal.add_event_listener_with_callback("abort", &f);
+        Listener {
+            signal: signal.clone(),
+            f,
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
         let _ = self
             .signal
-            .remove_event_listener_with_callback("abort", self.on_abort.as_ref().unchecked_ref());
+            .remove_event_listener_with_callback("abort", &self.f);
     }
 }
 
-/// Waits `ms` (clamped to what a timer accepts), or fails with the signal's
-/// reason the moment it aborts.
-async fn sleep(ms: f64, signal: &AbortSignal) -> Result<(), JsValue> {
-    if signal.aborted() {
-        return Err(signal.reason());
+/// `ac.abort(reason)` as a function to call later (`ac.abort.bind(ac,
+/// reason)`; the arguments it is called with come after `reason`, unused).
+fn aborter(ac: &AbortController, reason: &JsValue) -> Function {
+    // (an AbortController always has its prototype's `abort`)
+    let abort: Function = js_sys::Reflect::get(ac, &JsValue::from_str("abort"))
+        .unwrap_or_default()
+        .unchecked_into();
+    abort.bind1(ac, reason).unchecked_into()
+}
+
+/// A `TimeoutError` `DOMException` saying `<what><ms> ms) passed`, as
+/// `AbortSignal.timeout` and the JavaScript package make (undefined, so a
+/// plain `AbortError`, where `DOMException` is missing). The message is
+/// joined in JavaScript: no number formatting in the wasm.
+fn timeout_error(what: &'static str, ms: f64) -> JsValue {
+    let message = JsString::from(what)
+        .concat(&JsValue::from_f64(ms))
+        .concat(&JsValue::from_str(" ms) passed"));
+    DomException::new(&message, "TimeoutError").map_or(JsValue::UNDEFINED, Into::into)
+}
+
+/// Waits `ms` (clamped to what a timer accepts); fails the moment `signal`
+/// or the `deadline` aborts (then the caller reads which, and its reason).
+async fn sleep(
+    ms: f64,
+    signal: &AbortSignal,
+    deadline: Option<&AbortController>,
+) -> Result<(), JsValue> {
+    let deadline = deadline.map(AbortController::signal);
+    if signal.aborted() || deadline.as_ref().is_some_and(AbortSignal::aborted) {
+        return Err(JsValue::UNDEFINED);
     }
-    let ms = if ms >= 0.0 { ms.min(MAX_DELAY_MS) } else { 0.0 };
     let mut settle = None;
     let promise = Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
-    let (resolve, reject) = settle.expect("the Promise executor runs synchronously");
-    let on_timeout = Closure::once(move || {
-        let _ = resolve.call0(&JsValue::UNDEFINED);
-    });
-    let reason_of = signal.clone();
-    let on_abort = Closure::<dyn FnMut()>::new(move || {
-        let _ = reject.call1(&JsValue::UNDEFINED, &reason_of.reason());
-    });
-    let _ = signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
-    let _timer = Timer {
-        handle: set_timeout(on_timeout.as_ref().unchecked_ref(), ms),
-        _on_timeout: on_timeout,
-        signal,
-        on_abort,
+    let Some((resolve, reject)) = settle else {
+        return Err(JsValue::UNDEFINED); // (the executor runs synchronously)
     };
+    let _held = (
+        Timer::new(ms, &resolve),
+        Listener::new(signal, reject.clone()),
+        deadline.map(|d| Listener::new(&d, reject)),
+    );
     JsFuture::from(promise).await.map(drop)
 }

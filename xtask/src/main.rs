@@ -1,7 +1,8 @@
 //! `cargo run -p xtask [-- <out file>]`: renders the boundary description
 //! (`src/schema.rs`) as an ES module for the JavaScript side (default
-//! `js/gen/boundary.js`). scripts/build.sh and scripts/test-js.sh run it;
-//! the output is not committed.
+//! `js/gen/boundary.js`), and beside it `network.js`, the wordings of
+//! network failures (the core's `NETWORK_ERROR_PREFIXES`). scripts/build.sh
+//! runs it; the output is not committed.
 
 use std::fmt::Write as _;
 use wasm_backoff::schema::{self, Error, Kind, FIELDS, SECTIONS};
@@ -163,6 +164,65 @@ fn render() -> String {
     js
 }
 
+/// The fetch drivers' network-failure rule, a module of its own: only the
+/// fetch entry imports it, so the `wasm-backoff/backoff` chunk (which shares
+/// `boundary.js` with it) does not carry it.
+fn render_network() -> String {
+    let prefixes = wasm_backoff_core::NETWORK_ERROR_PREFIXES;
+    // Letters and spaces (the core's doctest checks it): no regex syntax.
+    assert!(prefixes
+        .iter()
+        .all(|p| p.bytes().all(|b| b == b' ' || b.is_ascii_alphabetic())));
+    // Folded where that is shorter and means the same (measured: 8 B of
+    // gzip less for `wasm-backoff` than the plain list): `Network error`
+    // with `network error` as `[Nn]etwork error`, `A…` with ` A…` as ` ?A…`.
+    let has = |s: &str| prefixes.contains(&s);
+    let mut alternatives: Vec<String> = Vec::new();
+    for p in prefixes {
+        let (first, rest) = p.split_at(1);
+        let (upper, lower) = (first.to_ascii_uppercase(), first.to_ascii_lowercase());
+        let cased = upper != lower;
+        // ` A…` and `network…` are written with their twins `A…`, `Network…`.
+        if (first == " " && has(rest))
+            || (cased && first == lower && has(&format!("{upper}{rest}")))
+        {
+            continue;
+        }
+        alternatives.push(if has(&format!(" {p}")) {
+            format!(" ?{p}")
+        } else if cased && first == upper && has(&format!("{lower}{rest}")) {
+            format!("[{upper}{lower}]{rest}")
+        } else {
+            p.to_string()
+        });
+    }
+    // The folded alternatives, spelled out again, are the prefixes exactly.
+    let mut spelled: Vec<String> = alternatives
+        .iter()
+        .flat_map(|a| match (a.strip_prefix(" ?"), a.as_bytes()) {
+            (Some(p), _) => vec![p.to_string(), format!(" {p}")],
+            (None, [b'[', u, l, b']', ..]) => {
+                let rest = &a[4..];
+                vec![
+                    format!("{}{rest}", *u as char),
+                    format!("{}{rest}", *l as char),
+                ]
+            }
+            _ => vec![a.clone()],
+        })
+        .collect();
+    let mut want: Vec<String> = prefixes.iter().map(|p| p.to_string()).collect();
+    spelled.sort();
+    want.sort();
+    assert_eq!(spelled, want, "the folded regular expression");
+    format!(
+        "// Generated from core/src/network.rs by `cargo run -p xtask`: do not edit.\n\n\
+         /** How the message of a network failure of fetch begins, in each runtime (the core's NETWORK_ERROR_PREFIXES). */\n\
+         export const NETWORK_ERROR = /^(?:{})/;\n",
+        alternatives.join("|")
+    )
+}
+
 /// `MaxAttempts` / `inFlight` → `MAX_ATTEMPTS` / `IN_FLIGHT`.
 fn snake(s: &str) -> String {
     let mut out = String::new();
@@ -175,16 +235,22 @@ fn snake(s: &str) -> String {
     out
 }
 
+/// Writes `text` to `path` unless it holds it already (an unchanged output
+/// keeps its timestamp: no needless rebuilds downstream).
+fn write(path: &std::path::Path, text: &str) {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("create the output folder");
+    }
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).expect("write a generated module");
+    }
+}
+
 fn main() {
     let out = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "js/gen/boundary.js".into());
-    let js = render();
-    if let Some(dir) = std::path::Path::new(&out).parent() {
-        std::fs::create_dir_all(dir).expect("create the output folder");
-    }
-    // Unchanged output keeps its timestamp (no needless rebuilds downstream).
-    if std::fs::read_to_string(&out).ok().as_deref() != Some(js.as_str()) {
-        std::fs::write(&out, js).expect("write the boundary module");
-    }
+    let out = std::path::Path::new(&out);
+    write(out, &render());
+    write(&out.with_file_name("network.js"), &render_network());
 }

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, JSON};
-use wasm_backoff_core::{Config, Jitter};
+use wasm_backoff_core::{Config, Jitter, Strategy};
 use wasm_backoff_web::{fetch_with_backoff, FetchError, Options, RetryInfo};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -175,6 +175,8 @@ async fn retries_503s_until_200() {
         (2, Some(503), 2.0)
     );
     assert!(seen[0].error.is_none() && seen[0].retry_after_ms.is_none());
+    // on_retry is told the failed response itself.
+    assert_eq!(seen[0].response.as_ref().map(Response::status), Some(503));
 }
 
 #[wasm_bindgen_test]
@@ -716,4 +718,531 @@ async fn a_rate_limit_reset_beyond_the_maximum_returns_at_once() {
     assert_eq!(res.status(), 429);
     assert_eq!(count(&p).await, 1);
     assert!(js_sys::Date::now() - start < 1000.0);
+}
+
+/// The `abort` listeners on `signal` (Node's `events.getEventListeners`):
+/// what a call must not leave behind. `None` in a browser, which does not
+/// list them. (`AbortSignal.any` adds none in Node: it follows its sources
+/// internally.)
+fn listeners(signal: &web_sys::AbortSignal) -> Option<usize> {
+    if !in_node() {
+        return None;
+    }
+    let process = Reflect::get(&js_sys::global(), &"process".into()).unwrap();
+    let builtin: js_sys::Function = Reflect::get(&process, &"getBuiltinModule".into())
+        .unwrap()
+        .unchecked_into();
+    let events = builtin.call1(&process, &"node:events".into()).unwrap();
+    let get: js_sys::Function = Reflect::get(&events, &"getEventListeners".into())
+        .unwrap()
+        .unchecked_into();
+    let list: js_sys::Array = get
+        .call2(&events, signal, &"abort".into())
+        .unwrap()
+        .unchecked_into();
+    Some(list.length() as usize)
+}
+
+/// A property of a JavaScript object replaced for the length of a test,
+/// put back when dropped (the tests run one at a time).
+struct Patched {
+    target: JsValue,
+    key: &'static str,
+    old: JsValue,
+}
+
+impl Patched {
+    fn new(target: &JsValue, key: &'static str, value: &JsValue) -> Patched {
+        let old = Reflect::get(target, &key.into()).unwrap();
+        Reflect::set(target, &key.into(), value).unwrap();
+        Patched {
+            target: target.clone(),
+            key,
+            old,
+        }
+    }
+}
+
+impl Drop for Patched {
+    fn drop(&mut self) {
+        Reflect::set(&self.target, &self.key.into(), &self.old).unwrap();
+    }
+}
+
+/// The error's `name` and `message` (a `DOMException`'s, an `Error`'s).
+fn name_and_message(e: &JsValue) -> (String, String) {
+    let get = |k: &str| Reflect::get(e, &k.into()).ok().and_then(|v| v.as_string());
+    (
+        get("name").unwrap_or_default(),
+        get("message").unwrap_or_default(),
+    )
+}
+
+#[wasm_bindgen_test]
+async fn a_timed_out_attempt_is_retried() {
+    // The first answer would come after 2 s: the 300 ms timeout aborts it,
+    // the second attempt answers at once.
+    let p = path("slow-first");
+    script(
+        &p,
+        r#"[{"delayMs":2000,"body":"late"},{"status":200,"body":"second"}]"#,
+    )
+    .await;
+    let ctrl = AbortController::new().unwrap();
+    let (options, seen) = recording(fast().timeout_ms(300.0).signal(ctrl.signal()));
+    let (timers, start) = (pending_timers(), js_sys::Date::now());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(text(&res).await, "second");
+    assert!(
+        js_sys::Date::now() - start < 1800.0,
+        "the slow answer was not awaited"
+    );
+    assert_eq!(count(&p).await, 2);
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].status.is_none() && seen[0].response.is_none());
+    let (name, message) = name_and_message(seen[0].error.as_ref().unwrap());
+    assert_eq!(
+        (name.as_str(), message.as_str()),
+        ("TimeoutError", "timeout_ms (300 ms) passed")
+    );
+    // Both attempts' timers cleared, no listener left on the caller's signal.
+    assert_eq!(pending_timers(), timers, "a timer was left behind");
+    assert_eq!(
+        listeners(&ctrl.signal()).unwrap_or(0),
+        0,
+        "a listener was left behind"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_last_timeout_is_a_timeout_error() {
+    let p = path("slow-always");
+    script(&p, r#"{"delayMs":1000}"#).await;
+    let (options, seen) = recording(
+        fast()
+            .config(
+                Config::new()
+                    .base_ms(1.0)
+                    .jitter(Jitter::None)
+                    .max_attempts(Some(2)),
+            )
+            .timeout_ms(50.0),
+    );
+    let (timers, start) = (pending_timers(), js_sys::Date::now());
+    let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
+    assert!(js_sys::Date::now() - start < 900.0);
+    let FetchError::Timeout(e) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(name_and_message(e).0, "TimeoutError");
+    assert!(
+        err.to_string().starts_with("timed out: TimeoutError"),
+        "{err}"
+    );
+    assert_eq!(count(&p).await, 2);
+    assert_eq!(seen.borrow().len(), 1, "two attempts, one retry");
+    assert_eq!(pending_timers(), timers, "a timer was left behind");
+
+    // A POST is not retried after a timeout either (it may have been processed).
+    let p = path("slow-post");
+    script(&p, r#"{"delayMs":1000}"#).await;
+    let err = fetch_with_backoff(&post(&p, "once", &[]), &fast().timeout_ms(50.0))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, FetchError::Timeout(_)), "{err}");
+    assert_eq!(count(&p).await, 1);
+}
+
+#[wasm_bindgen_test]
+async fn the_timeout_covers_the_headers_not_the_body() {
+    // Headers at once, the second half of the body 600 ms later: neither
+    // the 200 ms timeout nor the 300 ms deadline cuts the body (their
+    // timers end with the attempt and with the call).
+    let p = path("slow-body");
+    script(
+        &p,
+        r#"{"status":200,"body":"0123456789","bodyDelayMs":600}"#,
+    )
+    .await;
+    let res = fetch_with_backoff(&get(&p), &fast().timeout_ms(200.0).max_elapsed_ms(300.0))
+        .await
+        .unwrap();
+    assert_eq!(text(&res).await, "0123456789");
+    assert_eq!(count(&p).await, 1);
+}
+
+#[wasm_bindgen_test]
+async fn the_callers_signal_still_reaches_the_body() {
+    // With a timeout (so the attempt has a signal of its own), aborting the
+    // caller's signal after the headers still stops the body, as with fetch.
+    let p = path("abort-body");
+    script(
+        &p,
+        r#"{"status":200,"body":"0123456789","bodyDelayMs":2000}"#,
+    )
+    .await;
+    let ctrl = AbortController::new().unwrap();
+    let options = fast().timeout_ms(1000.0).signal(ctrl.signal());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    let start = js_sys::Date::now();
+    let body = JsFuture::from(res.text().unwrap());
+    ctrl.abort_with_reason(&"enough".into());
+    let err = body.await.unwrap_err();
+    assert!(
+        js_sys::Date::now() - start < 1500.0,
+        "the body was cut short"
+    );
+    assert!(!err.is_undefined());
+}
+
+#[wasm_bindgen_test]
+async fn the_deadline_aborts_the_attempt_in_flight() {
+    let p = path("deadline-flight");
+    script(&p, r#"[{"status":503},{"status":200,"delayMs":3000}]"#).await;
+    let ctrl = AbortController::new().unwrap();
+    let options = fast().max_elapsed_ms(300.0).signal(ctrl.signal());
+    let (timers, start) = (pending_timers(), js_sys::Date::now());
+    let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
+    let elapsed = js_sys::Date::now() - start;
+    assert!(
+        (290.0..2500.0).contains(&elapsed),
+        "the call ran {elapsed} ms"
+    );
+    let FetchError::Deadline(e) = &err else {
+        panic!("{err}")
+    };
+    let (name, message) = name_and_message(e);
+    assert_eq!(
+        (name.as_str(), message.as_str()),
+        ("TimeoutError", "max_elapsed_ms (300 ms) passed")
+    );
+    assert_eq!(count(&p).await, 2);
+    assert_eq!(pending_timers(), timers, "a timer was left behind");
+    assert_eq!(
+        listeners(&ctrl.signal()).unwrap_or(0),
+        0,
+        "a listener was left behind"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_deadline_cuts_a_wait_short() {
+    // A 10 s wait and a 200 ms deadline: the wait is not started (it would
+    // end past the deadline), the 503 is returned at once.
+    let p = path("deadline-wait");
+    script(&p, r#"{"status":503}"#).await;
+    let options = Options::new()
+        .config(Config::new().base_ms(10_000.0).jitter(Jitter::None))
+        .max_elapsed_ms(200.0);
+    let (timers, start) = (pending_timers(), js_sys::Date::now());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 503);
+    assert!(js_sys::Date::now() - start < 200.0);
+    assert_eq!(count(&p).await, 1);
+    assert_eq!(
+        pending_timers(),
+        timers,
+        "the deadline's timer was left behind"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn no_wait_starts_that_would_end_past_the_deadline() {
+    // Constant 200 ms waits, a 300 ms deadline: the first wait fits, the
+    // second would end past the deadline and is not started, so the second
+    // 503 is the answer (not a deadline error, which a started wait would
+    // meet), before the deadline.
+    let p = path("deadline-waits");
+    script(&p, r#"{"status":503,"body":"last"}"#).await;
+    let (options, seen) = recording(
+        Options::new()
+            .config(
+                Config::new()
+                    .strategy(Strategy::Constant)
+                    .base_ms(200.0)
+                    .jitter(Jitter::None)
+                    .max_attempts(Some(10)),
+            )
+            .max_elapsed_ms(300.0),
+    );
+    let start = js_sys::Date::now();
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert!(js_sys::Date::now() - start < 300.0);
+    assert_eq!(
+        (res.status(), text(&res).await),
+        (503, String::from("last"))
+    );
+    assert_eq!(count(&p).await, 2);
+    assert_eq!(seen.borrow().len(), 1, "one wait");
+}
+
+#[wasm_bindgen_test]
+async fn should_retry_forces_vetoes_or_leaves_it_to_the_rule() {
+    // Some(true) forces a retry of a 404 (not in retry_on)…
+    let p = path("force-404");
+    script(&p, r#"[{"status":404},{"status":200}]"#).await;
+    let options = fast().should_retry(|a| (a.status == Some(404)).then_some(true));
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!((res.status(), count(&p).await), (200, 2));
+
+    // …Some(false) vetoes the retry of a 503…
+    let p = path("veto-503");
+    script(&p, r#"[{"status":503},{"status":200}]"#).await;
+    let options = fast().should_retry(|_| Some(false));
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!((res.status(), count(&p).await), (503, 1));
+
+    // …None leaves it to the rule, and the hook sees every attempt.
+    let p = path("rule");
+    script(
+        &p,
+        r#"[{"status":503,"headers":{"retry-after":"0"}},{"status":200}]"#,
+    )
+    .await;
+    let asked = Rc::new(RefCell::new(Vec::new()));
+    let a = asked.clone();
+    let options = fast().should_retry(move |info| {
+        a.borrow_mut().push((
+            info.attempt,
+            info.status,
+            info.retry_after_ms,
+            info.response.is_some(),
+        ));
+        None
+    });
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!((res.status(), count(&p).await), (200, 2));
+    assert_eq!(
+        *asked.borrow(),
+        [(1, Some(503), Some(0.0), true), (2, Some(200), None, true)]
+    );
+}
+
+#[wasm_bindgen_test]
+async fn should_retry_may_retry_a_post_or_a_success_within_the_limits() {
+    // A POST retried because the hook says so, its body sent again.
+    let p = path("force-post");
+    script(&p, r#"[{"status":500},{"echo":true}]"#).await;
+    let options = fast().should_retry(|a| (a.status == Some(500)).then_some(true));
+    let res = fetch_with_backoff(&post(&p, "again", &[]), &options)
+        .await
+        .unwrap();
+    let echo = JSON::parse(&text(&res).await).unwrap();
+    let body = Reflect::get(&echo, &"body".into()).unwrap().as_string();
+    assert_eq!(body.as_deref(), Some("again"));
+    assert_eq!(count(&p).await, 2);
+
+    // A 200 that says it is not ready, by a header the hook reads.
+    let p = path("pending");
+    script(
+        &p,
+        r#"[{"status":200,"headers":{"x-state":"pending"}},{"status":200,"body":"done"}]"#,
+    )
+    .await;
+    let options = fast().should_retry(|a| {
+        let state = a.response.as_ref()?.headers().get("x-state").ok()??;
+        (state == "pending").then_some(true)
+    });
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(text(&res).await, "done");
+    assert_eq!(count(&p).await, 2);
+
+    // Always Some(true): the schedule's three attempts, then the last response.
+    let p = path("force-always");
+    script(&p, r#"{"status":200,"body":"same"}"#).await;
+    let options = fast()
+        .config(
+            Config::new()
+                .base_ms(1.0)
+                .jitter(Jitter::None)
+                .max_attempts(Some(3)),
+        )
+        .should_retry(|_| Some(true));
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(text(&res).await, "same");
+    assert_eq!(count(&p).await, 3);
+}
+
+#[wasm_bindgen_test]
+async fn a_fetch_that_refuses_the_request_is_not_retried() {
+    // Browsers word every failure of a built request "Failed to fetch", and
+    // Node "fetch failed": a refusal with other words comes from a fetch
+    // that an app or a library replaced (a mock, an interceptor) or from a
+    // host without one. The global fetch, wrapped: requests carrying
+    // `x-refuse` are refused as a browser refuses a bad header, others go
+    // through.
+    let global = js_sys::global();
+    let real: js_sys::Function = Reflect::get(&global, &"fetch".into())
+        .unwrap()
+        .unchecked_into();
+    let calls = Rc::new(std::cell::Cell::new(0));
+    let c = calls.clone();
+    let wrapper =
+        wasm_bindgen::closure::Closure::<dyn FnMut(Request) -> Result<JsValue, JsValue>>::new(
+            move |req: Request| {
+                c.set(c.get() + 1);
+                if req.headers().has("x-refuse").unwrap() {
+                    return Err(js_sys::TypeError::new(
+                        "Failed to execute 'fetch': Invalid header value",
+                    )
+                    .into());
+                }
+                real.call1(&JsValue::UNDEFINED, &req)
+            },
+        );
+    let p = path("refused");
+    script(&p, r#"{"status":503}"#).await;
+    let refused = || {
+        let init = RequestInit::new();
+        let h = web_sys::Headers::new().unwrap();
+        h.set("x-refuse", "1").unwrap();
+        init.set_headers(&h);
+        Request::new_with_str_and_init(&format!("{}{p}", base()), &init).unwrap()
+    };
+    let (options, seen) = recording(fast());
+    let err = {
+        let _fetch = Patched::new(&global, "fetch", wrapper.as_ref());
+        fetch_with_backoff(&refused(), &options).await.unwrap_err()
+    };
+    let FetchError::InvalidRequest(e) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(name_and_message(e).0, "TypeError");
+    assert_eq!(calls.get(), 1, "tried once");
+    assert!(seen.borrow().is_empty());
+
+    // The same wrapper lets a 503 through: retried, so it was the refusal.
+    calls.set(0);
+    let res = {
+        let _fetch = Patched::new(&global, "fetch", wrapper.as_ref());
+        fetch_with_backoff(&get(&p), &fast()).await.unwrap()
+    };
+    assert_eq!((res.status(), calls.get()), (503, 5));
+    assert_eq!(
+        count(&p).await,
+        5,
+        "only the requests let through were sent"
+    );
+
+    // should_retry may still retry such an error: three tries, then it.
+    calls.set(0);
+    let options = fast()
+        .config(
+            Config::new()
+                .base_ms(1.0)
+                .jitter(Jitter::None)
+                .max_attempts(Some(3)),
+        )
+        .should_retry(|a| a.error.is_some().then_some(true));
+    let err = {
+        let _fetch = Patched::new(&global, "fetch", wrapper.as_ref());
+        fetch_with_backoff(&refused(), &options).await.unwrap_err()
+    };
+    assert!(matches!(err, FetchError::InvalidRequest(_)), "{err}");
+    assert_eq!(calls.get(), 3);
+
+    // No fetch at all (`fetch(…)` throws "fetch is not a function"): at once.
+    let (options, seen) = recording(fast());
+    let err = {
+        let _fetch = Patched::new(&global, "fetch", &JsValue::UNDEFINED);
+        fetch_with_backoff(&get(&p), &options).await.unwrap_err()
+    };
+    assert!(matches!(err, FetchError::InvalidRequest(_)), "{err}");
+    assert!(seen.borrow().is_empty());
+    assert_eq!(count(&p).await, 5);
+}
+
+#[wasm_bindgen_test]
+async fn without_abort_signal_any_the_signals_still_work() {
+    // Hosts before AbortSignal.any (Safari < 17.4): the attempt's own
+    // signal, the caller's forwarded to it while the attempt lasts.
+    let abort_signal = Reflect::get(&js_sys::global(), &"AbortSignal".into()).unwrap();
+    let _any = Patched::new(&abort_signal, "any", &JsValue::UNDEFINED);
+
+    let p = path("no-any-timeout");
+    script(&p, r#"[{"delayMs":2000},{"status":200,"body":"second"}]"#).await;
+    let ctrl = AbortController::new().unwrap();
+    let timers = pending_timers();
+    let options = fast().timeout_ms(300.0).signal(ctrl.signal());
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(text(&res).await, "second");
+    assert_eq!(count(&p).await, 2);
+    assert_eq!(pending_timers(), timers, "a timer was left behind");
+    assert_eq!(
+        listeners(&ctrl.signal()).unwrap_or(0),
+        0,
+        "a listener was left behind"
+    );
+
+    let p = path("no-any-abort");
+    script(&p, r#"{"hang":true}"#).await;
+    let ctrl = AbortController::new().unwrap();
+    let options = fast().timeout_ms(5000.0).signal(ctrl.signal());
+    let c = ctrl.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        wait(50.0).await;
+        c.abort_with_reason(&"late".into());
+    });
+    let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
+    assert!(
+        matches!(&err, FetchError::Aborted(r) if r.as_string().as_deref() == Some("late")),
+        "{err}"
+    );
+    assert_eq!(count(&p).await, 1);
+    assert_eq!(
+        listeners(&ctrl.signal()).unwrap_or(0),
+        0,
+        "a listener was left behind"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn invalid_durations_are_refused_before_any_attempt() {
+    let p = path("bad-durations");
+    script(&p, r#"{"status":200}"#).await;
+    for (options, message) in [
+        (fast().timeout_ms(0.0), "timeout_ms must be a number > 0"),
+        (
+            fast().timeout_ms(f64::NAN),
+            "timeout_ms must be a number > 0",
+        ),
+        (
+            fast().max_elapsed_ms(-1.0),
+            "max_elapsed_ms must be a number >= 0",
+        ),
+        (
+            fast().max_retry_after_ms(f64::NAN),
+            "max_retry_after_ms must be a number >= 0",
+        ),
+    ] {
+        let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
+        assert!(
+            matches!(err, FetchError::InvalidOption(m) if m == message),
+            "{err}"
+        );
+        assert_eq!(err.to_string(), format!("invalid option: {message}"));
+    }
+    assert_eq!(count(&p).await, 0);
+    // Infinite durations mean none.
+    let options = fast()
+        .timeout_ms(f64::INFINITY)
+        .max_elapsed_ms(f64::INFINITY)
+        .max_retry_after_ms(f64::INFINITY);
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!((res.status(), count(&p).await), (200, 1));
+}
+
+#[wasm_bindgen_test]
+fn any_reason_can_be_displayed() {
+    let object: js_sys::Object = js_sys::Object::create(JsValue::NULL.unchecked_ref()); // no toString: String() throws
+    for (reason, text) in [
+        (JsValue::from(42), "aborted: 42"),
+        (JsValue::from("gone"), "aborted: gone"),
+        (js_sys::Error::new("boom").into(), "aborted: Error: boom"),
+        (js_sys::Object::new().into(), "aborted: [object Object]"),
+        (object.into(), "aborted: ?"),
+    ] {
+        assert_eq!(FetchError::Aborted(reason).to_string(), text);
+    }
 }
