@@ -57,17 +57,95 @@ export class TaskEvent extends Event {
 const clone = (v) => structuredClone(v);
 
 /**
+ * A min-heap of index entries `{ at, seq, id }` (by time, then insertion
+ * order). An entry is live while the store's `#entries` maps its id to it;
+ * a record that changes gets a new entry and its old one is dropped when it
+ * reaches the top.
+ */
+class Heap {
+  /** @type {{ at: number, seq: number, id: string }[]} */
+  a = [];
+
+  static less(x, y) {
+    return x.at < y.at || (x.at === y.at && x.seq < y.seq);
+  }
+
+  push(e) {
+    const a = this.a;
+    let i = a.push(e) - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!Heap.less(e, a[p])) break;
+      a[i] = a[p];
+      i = p;
+    }
+    a[i] = e;
+  }
+
+  pop() {
+    const a = this.a;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length) {
+      let i = 0;
+      for (;;) {
+        let c = 2 * i + 1;
+        if (c >= a.length) break;
+        if (c + 1 < a.length && Heap.less(a[c + 1], a[c])) c++;
+        if (!Heap.less(a[c], last)) break;
+        a[i] = a[c];
+        i = c;
+      }
+      a[i] = last;
+    }
+    return top;
+  }
+}
+
+/** The time a record's next step falls due, by its state: the retry for pending, the lease's end for processing. */
+const INDEXED = { pending: 'nextAttemptAt', processing: 'completeBy' };
+
+/**
  * The default store: records in a Map of this realm (Node, workerd, one page).
  * Instances that share one MemoryStore object share its tasks; nothing
  * survives the process. Each method is synchronous inside, so `swap` is
- * trivially atomic.
+ * trivially atomic. Pending and processing records are indexed by the time
+ * their next step falls due (a heap each), so `earliest` costs O(limit · log n)
+ * whatever the backlog.
  */
 export class MemoryStore {
   #map = new Map();
+  /** id -> the record's live index entry */
+  #entries = new Map();
+  #heaps = { pending: new Heap(), processing: new Heap() };
+  #live = { pending: 0, processing: 0 };
+  #seq = 0;
+
+  /** Indexes the stored record `r` (replacing its entry), or only forgets its entry when it is final. */
+  #index(r, old) {
+    if (old && INDEXED[old.state]) this.#live[old.state]--;
+    this.#entries.delete(r.id);
+    const key = INDEXED[r.state];
+    if (!key) return;
+    const heap = this.#heaps[r.state];
+    // (a NaN time would break the heap's order: such a record comes first, to be reported)
+    const e = { at: Number.isNaN(+r[key]) ? -Infinity : +r[key], seq: this.#seq++, id: r.id };
+    this.#entries.set(r.id, e);
+    this.#live[r.state]++;
+    heap.push(e);
+    // Dead entries are dropped as they reach the top; rebuild when they outnumber the live ones.
+    if (heap.a.length > 2 * this.#live[r.state] + 64) {
+      const live = heap.a.filter((x) => this.#entries.get(x.id) === x);
+      heap.a = [];
+      for (const x of live) heap.push(x);
+    }
+  }
 
   async add(record) {
     if (this.#map.has(record.id)) return false;
-    this.#map.set(record.id, clone(record));
+    const r = clone(record);
+    this.#map.set(r.id, r);
+    this.#index(r);
     return true;
   }
 
@@ -78,14 +156,33 @@ export class MemoryStore {
 
   async active() {
     const out = [];
-    for (const r of this.#map.values()) if (r.state === 'pending' || r.state === 'processing') out.push(clone(r));
+    for (const r of this.#map.values()) if (INDEXED[r.state]) out.push(clone(r));
+    return out;
+  }
+
+  async earliest(limit) {
+    const out = [];
+    for (const state of ['pending', 'processing']) {
+      const heap = this.#heaps[state];
+      const taken = [];
+      while (taken.length < limit && heap.a.length) {
+        const e = heap.pop();
+        if (this.#entries.get(e.id) === e) taken.push(e);
+      }
+      for (const e of taken) {
+        heap.push(e);
+        out.push(clone(this.#map.get(e.id)));
+      }
+    }
     return out;
   }
 
   async swap(expected, next) {
     const cur = this.#map.get(expected.id);
     if (!cur || cur.version !== expected.version) return false;
-    this.#map.set(expected.id, clone(next));
+    const r = clone(next);
+    this.#map.set(expected.id, r);
+    this.#index(r, cur);
     return true;
   }
 
@@ -94,6 +191,13 @@ export class MemoryStore {
     return [...this.#map.values()].map(clone);
   }
 }
+
+/** IndexedDBStore's indexes: name, the field after `state` in its key, the state `earliest` reads through it. */
+const IDB_INDEXES = [
+  ['due', 'nextAttemptAt', 'pending'],
+  ['lease', 'completeBy', 'processing'],
+  ['age', 'createdAt', ''],
+];
 
 /**
  * Records in IndexedDB (browsers, workers): they survive reloads, crashes and
@@ -121,8 +225,13 @@ export class IndexedDBStore {
       if (this.#db === p) this.#db = undefined;
     };
     const p = new Promise((resolve, reject) => {
-      const req = indexedDB.open(this.#name, 1);
-      req.onupgradeneeded = () => req.result.createObjectStore('tasks', { keyPath: 'id' }).createIndex('state', 'state');
+      const req = indexedDB.open(this.#name, 2);
+      req.onupgradeneeded = (e) => {
+        // Version 1 had one index, on the state; version 2 indexes each state by its due time (and by age).
+        const s = e.oldVersion < 1 ? req.result.createObjectStore('tasks', { keyPath: 'id' }) : req.transaction.objectStore('tasks');
+        if (s.indexNames.contains('state')) s.deleteIndex('state');
+        for (const [name, key] of IDB_INDEXES) s.createIndex(name, ['state', key]);
+      };
       req.onsuccess = () => {
         const db = req.result;
         // Let a newer version (another page upgrading) proceed; reopen on next use.
@@ -198,11 +307,16 @@ export class IndexedDBStore {
     return req.result;
   }
 
-  async active() {
+  active() {
+    return this.earliest(undefined);
+  }
+
+  async earliest(limit) {
     const reqs = [];
     await this.#tx('readonly', (s) => {
-      const ix = s.index('state');
-      reqs.push(ix.getAll('pending'), ix.getAll('processing'));
+      for (const [name, , state] of IDB_INDEXES) {
+        if (state) reqs.push(s.index(name).getAll(IDBKeyRange.bound([state, -Infinity], [state, Infinity]), limit));
+      }
     });
     return reqs.flatMap((r) => r.result);
   }
@@ -273,6 +387,41 @@ function taskSeed(seed, id) {
 
 const randomId = () => [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, '0')).join('');
 
+/** `error.permanent === true`, for any value a handler may reject with (a getter that throws: not permanent). */
+function isPermanent(error) {
+  try {
+    return error?.permanent === true;
+  } catch {
+    return false;
+  }
+}
+
+/** A failure as `lastError` records it: its message, else the value as a string; never throws. */
+function describe(error) {
+  try {
+    const m = error?.message;
+    if (m !== undefined) return String(m);
+  } catch {}
+  try {
+    return String(error);
+  } catch {}
+  try {
+    return Object.prototype.toString.call(error); // a null-prototype object
+  } catch {
+    return `a thrown ${typeof error}`; // a Proxy whose every trap throws
+  }
+}
+
+/** `earliest(limit)` for a store that only lists its active records (each pass then reads them all). */
+function earliestOf(records, limit) {
+  return Object.entries(INDEXED).flatMap(([state, key]) =>
+    records
+      .filter((r) => r.state === state)
+      .sort((a, b) => a[key] - b[key])
+      .slice(0, limit),
+  );
+}
+
 const LEASE_EXPIRED = 'the lease expired (completeBy passed) before the handler settled';
 const COMPENSATE_LATE = 'onCompensate did not settle within leaseMs';
 
@@ -306,8 +455,12 @@ export class TaskQueue extends EventTarget {
     this.#handler = fn(o, 'handler', true);
     this.#compensate = fn(o, 'onCompensate', false);
     const store = o.store ?? new MemoryStore();
-    for (const m of ['add', 'get', 'active', 'swap']) {
-      if (typeof store?.[m] !== 'function') throw new TypeError(`store must have an ${m}() method (see the TaskStore interface)`);
+    for (const m of ['add', 'get', 'swap', 'active']) {
+      if (typeof store?.[m] !== 'function' && (m !== 'active' || typeof store.earliest !== 'function')) {
+        throw new TypeError(
+          `store must have an ${m === 'active' ? 'earliest() or active()' : `${m}()`} method (see the TaskStore interface)`,
+        );
+      }
     }
     this.#store = store;
     if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || !o.instanceId)) {
@@ -459,10 +612,24 @@ export class TaskQueue extends EventTarget {
       });
   }
 
-  /** One pass: sweep expired leases, claim due tasks while slots are free; returns ms until the next pass. */
+  /**
+   * One pass: sweep expired leases, claim due tasks while slots are free;
+   * returns ms until the next pass. It reads only the records it can act on:
+   * the `concurrency + 1` earliest of each state (a full list means more
+   * may wait behind its last record).
+   */
   async #tick() {
-    const records = await this.#store.active();
-    records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
+    const store = this.#store;
+    const limit = this.#concurrency + 1;
+    const records = store.earliest ? await store.earliest(limit) : earliestOf(await store.active(), limit);
+    const at = (r) => (r.state === 'pending' ? r.nextAttemptAt : r.completeBy);
+    records.sort((a, b) => at(a) - at(b) || a.createdAt - b.createdAt);
+    const last = {};
+    const counts = { pending: 0, processing: 0 };
+    for (const r of records) {
+      counts[r.state]++;
+      last[r.state] = r;
+    }
     let next = Infinity;
     for (const r of records) {
       if (!this.#started) break;
@@ -471,7 +638,9 @@ export class TaskQueue extends EventTarget {
       if (due === DUE_SWEEP) {
         // The supervisor: the instance holding the lease crashed, hung or was closed.
         const n = this.#step(w.queue_sweep, r, now);
-        if (await this.#store.swap(r, { ...n, lockedBy: null, lastError: LEASE_EXPIRED })) {
+        n.lockedBy = null;
+        n.lastError = LEASE_EXPIRED;
+        if (await store.swap(r, n)) {
           if (n.state === 'pending') next = Math.min(next, n.nextAttemptAt);
           this.#failed(n, new DOMException(LEASE_EXPIRED, 'TimeoutError'), now);
         }
@@ -479,13 +648,13 @@ export class TaskQueue extends EventTarget {
         if (this.#running.size >= this.#concurrency || this.#running.has(r.id)) continue;
         const c = this.#step(w.queue_claim, r, now);
         c.lockedBy = this.instanceId;
-        if (await this.#store.swap(r, c)) {
+        if (await store.swap(r, c)) {
           if (!this.#started) {
             // stop() came while the claim was being written: no handler may
             // start now, so the task is given back as it was (no failure
             // counted). If this write fails, the sweep takes it back once
             // the lease is over (that counts as a failure).
-            await this.#store.swap(c, { ...r, version: c.version + 1 });
+            await store.swap(c, { ...r, version: c.version + 1 });
             break;
           }
           this.#run(c);
@@ -493,10 +662,14 @@ export class TaskQueue extends EventTarget {
         }
       } else if (r.state === 'pending') {
         next = Math.min(next, r.nextAttemptAt);
-      } else {
+      } else if (r.state === 'processing') {
         next = Math.min(next, r.completeBy + 1); // sweep it as soon as its lease is over
       }
     }
+    // More records may wait behind a full list: leases to sweep at once, or
+    // due tasks for the slots still free (a full slot set waits for a run to end).
+    if (counts.processing === limit) next = Math.min(next, last.processing.completeBy + 1);
+    if (counts.pending === limit && this.#running.size < this.#concurrency) next = Math.min(next, last.pending.nextAttemptAt);
     return Math.min(this.#pollMs, next - Date.now());
   }
 
@@ -523,17 +696,20 @@ export class TaskQueue extends EventTarget {
         // Past completeBy the agent gives up silently: the sweep takes the task back.
         if (outcome.expired) return;
         const now = Date.now();
-        if (outcome.ok) {
-          const n = this.#step(w.queue_complete, rec, now);
-          if (n && (await this.#store.swap(rec, { ...n, lockedBy: null }))) this.#emit('processed', { task: n });
-          return;
-        }
-        const permanent = outcome.error?.permanent === true;
-        const n = this.#step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now);
+        const { error } = outcome;
+        // Whatever the handler rejected with (even a value that throws when
+        // read) is a failure of the task, never one of the store.
+        const n = outcome.ok
+          ? this.#step(w.queue_complete, rec, now)
+          : this.#step(isPermanent(error) ? w.queue_fail_permanently : w.queue_fail, rec, now);
         if (!n) return;
         n.lockedBy = null;
-        n.lastError = String(outcome.error?.message ?? outcome.error);
-        if (await this.#store.swap(rec, n)) this.#failed(n, outcome.error, now);
+        if (!outcome.ok) n.lastError = describe(error);
+        // The events carry the record as written.
+        if (await this.#store.swap(rec, n)) {
+          if (outcome.ok) this.#emit('processed', { task: n });
+          else this.#failed(n, error, now);
+        }
       })
       .catch((e) => this.dispatchEvent(new TaskEvent('storeerror', { task, error: e })))
       .finally(() => {

@@ -41,8 +41,17 @@ export interface TaskStore {
   add(record: TaskRecord): Promise<boolean> | boolean;
   /** The record of `id`, or undefined. */
   get(id: string): Promise<TaskRecord | undefined> | TaskRecord | undefined;
-  /** Every record whose state is `pending` or `processing` (in any order). */
+  /** Every record whose state is `pending` or `processing` (in any order). Read by each pass only when the store has no `earliest`. */
   active(): Promise<TaskRecord[]> | TaskRecord[];
+  /**
+   * What a pass reads, when the store has it (recommended beyond a few
+   * hundred records: without it each pass reads every active record): the
+   * `limit` pending records with the smallest `nextAttemptAt` and the `limit`
+   * processing records with the smallest `completeBy`, in any order (fewer
+   * when there are fewer). An ordered index makes it cost O(limit), not
+   * O(backlog): `SELECT … WHERE state = 'pending' ORDER BY nextAttemptAt LIMIT ?`.
+   */
+  earliest?(limit: number): Promise<TaskRecord[]> | TaskRecord[];
   /**
    * Compare-and-set: atomically, if the stored record of `expected.id` has
    * `version === expected.version`, replace it with `next` (whose version is
@@ -52,12 +61,17 @@ export interface TaskStore {
   swap(expected: TaskRecord, next: TaskRecord): Promise<boolean> | boolean;
 }
 
-/** The default store: a Map in this realm (Node, workerd, one page). Share one object to share its tasks; nothing survives the process. */
+/**
+ * The default store: a Map in this realm (Node, workerd, one page). Share one
+ * object to share its tasks; nothing survives the process. Pending and
+ * processing records are indexed by due time, so a pass costs O(log n).
+ */
 export class MemoryStore implements TaskStore {
   constructor();
   add(record: TaskRecord): Promise<boolean>;
   get(id: string): Promise<TaskRecord | undefined>;
   active(): Promise<TaskRecord[]>;
+  earliest(limit: number): Promise<TaskRecord[]>;
   swap(expected: TaskRecord, next: TaskRecord): Promise<boolean>;
   /** Every record (for inspection and tests). */
   list(): Promise<TaskRecord[]>;
@@ -67,7 +81,9 @@ export class MemoryStore implements TaskStore {
  * Records in IndexedDB (browsers and workers): they survive reloads, crashes
  * and closed tabs, and are shared by every page and worker of the origin that
  * opens the same database. `swap` reads, compares and writes in one readwrite
- * transaction, which IndexedDB serialises across pages.
+ * transaction, which IndexedDB serialises across pages. Indexes on
+ * (state, nextAttemptAt) and (state, completeBy) make a pass read only the
+ * records it can act on (a database of version 1 is upgraded in place).
  */
 export class IndexedDBStore implements TaskStore {
   constructor(options?: {
@@ -77,6 +93,7 @@ export class IndexedDBStore implements TaskStore {
   add(record: TaskRecord): Promise<boolean>;
   get(id: string): Promise<TaskRecord | undefined>;
   active(): Promise<TaskRecord[]>;
+  earliest(limit: number): Promise<TaskRecord[]>;
   swap(expected: TaskRecord, next: TaskRecord): Promise<boolean>;
   /** Every record (for inspection and tests). */
   list(): Promise<TaskRecord[]>;

@@ -52,6 +52,25 @@ async function settled(store, ids, ms = 5000) {
   }
 }
 
+/** A task record as an instance would have written it (pending, due now), with `fields` over it. */
+function taskRecord(fields) {
+  const now = Date.now();
+  return {
+    id: 'x',
+    payload: 0,
+    state: 'pending',
+    lockedBy: null,
+    completeBy: 0,
+    failureCount: 0,
+    nextAttemptAt: now,
+    createdAt: now,
+    seed: 1,
+    version: 0,
+    lastError: null,
+    ...fields,
+  };
+}
+
 test('tasks are processed, events raised, nothing lost, no timer left after stop()', async () => {
   const before = timers();
   const seen = [];
@@ -258,19 +277,7 @@ test('a crashed instance: its processing record is swept after completeBy and fi
   const store = new MemoryStore();
   const now = Date.now();
   // What a crashed instance leaves behind: processing, locked, lease running out.
-  await store.add({
-    id: 'orphan',
-    payload: 1,
-    state: 'processing',
-    lockedBy: 'dead',
-    completeBy: now + 40,
-    failureCount: 0,
-    nextAttemptAt: now,
-    createdAt: now,
-    seed: 1,
-    version: 3,
-    lastError: null,
-  });
+  await store.add(taskRecord({ id: 'orphan', payload: 1, state: 'processing', lockedBy: 'dead', completeBy: now + 40, version: 3 }));
   const ran = [];
   const q = new TaskQueue({ store, handler: (t) => ran.push([t.id, Date.now()]), backoff: { baseMs: 1 }, pollMs: 1000 });
   const log = record(q);
@@ -396,19 +403,7 @@ test('a failing store: storeerror per pass, passes back off from pollMs (doublin
 });
 
 test('a store handing back a NaN time: the next pass comes after pollMs, not at once', async () => {
-  const nan = {
-    id: 'nan',
-    payload: 0,
-    state: 'pending',
-    lockedBy: null,
-    completeBy: 0,
-    failureCount: 0,
-    nextAttemptAt: NaN,
-    createdAt: 0,
-    seed: 1,
-    version: 0,
-    lastError: null,
-  };
+  const nan = taskRecord({ id: 'nan', nextAttemptAt: NaN, createdAt: 0 });
   let passes = 0;
   const store = { add: async () => true, get: async () => nan, swap: async () => false, active: async () => (passes++, [nan]) };
   const q = new TaskQueue({ handler() {}, store, pollMs: 40 });
@@ -423,19 +418,7 @@ test('a hung onCompensate holds nothing up: other tasks run, error comes after l
   const store = new MemoryStore();
   const now = Date.now();
   // An orphan whose lease expired and whose next failure is its last: the sweep compensates it.
-  await store.add({
-    id: 'orphan',
-    payload: 'x',
-    state: 'processing',
-    lockedBy: 'dead',
-    completeBy: now - 1,
-    failureCount: 0,
-    nextAttemptAt: now,
-    createdAt: now,
-    seed: 1,
-    version: 0,
-    lastError: null,
-  });
+  await store.add(taskRecord({ id: 'orphan', payload: 'x', state: 'processing', lockedBy: 'dead', completeBy: now - 1 }));
   const order = [];
   const q = new TaskQueue({
     store,
@@ -511,4 +494,101 @@ test('stop() while a claim is being written: the handler does not start and the 
   await settled(inner, ['p']);
   await q.stop();
   assert.equal(ran, 1);
+});
+
+/** A store over `inner` that counts the records its reads hand back (every method `inner` has). */
+function counting(inner) {
+  const s = { read: 0 };
+  for (const m of ['add', 'get', 'active', 'swap', 'earliest', 'purge']) {
+    if (typeof inner[m] !== 'function') continue;
+    s[m] = async (...args) => {
+      const out = await inner[m](...args);
+      if (Array.isArray(out)) s.read += out.length;
+      return out;
+    };
+  }
+  return s;
+}
+
+test('a backlog of 5 000 tasks: a pass reads only the records it can act on (linear, not quadratic)', async () => {
+  const n = 5000;
+  const store = counting(new MemoryStore());
+  const q = new TaskQueue({ store, handler() {}, pollMs: 1000 });
+  for (let i = 0; i < n; i++) await q.enqueue(i, { id: `b${i}` });
+  let done = 0;
+  const t0 = Date.now();
+  await new Promise((resolve) => {
+    q.addEventListener('processed', () => ++done === n && resolve());
+    q.start();
+  });
+  const ms = Date.now() - t0;
+  await q.stop();
+  // Each pass reads at most concurrency + 1 records of each state; before the
+  // fix every pass read every active record (about n²/8 = 3 million here).
+  assert.ok(store.read <= 20 * n, `${store.read} records read to process ${n} tasks`);
+  // 6.6 to 10.5 s before the fix on this machine (2 shared cores); about 0.3 s after.
+  assert.ok(ms < 5000, `${n} tasks took ${ms} ms`);
+});
+
+test('a handler rejecting with a value that is no Error (a null-prototype object, a throwing getter): a normal failure', async () => {
+  const weird = [
+    Object.create(null),
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+      },
+    ),
+    Symbol('s'),
+    undefined,
+  ];
+  const q = new TaskQueue({
+    handler: (task) => Promise.reject(weird[task.payload]),
+    maxFailures: 1,
+    leaseMs: 60_000, // a stuck task would stay processing for a minute
+    pollMs: 10,
+  });
+  const log = record(q);
+  q.start();
+  const ids = [];
+  for (let i = 0; i < weird.length; i++) ids.push(await q.enqueue(i, { id: `w${i}` }));
+  const recs = await settled(q.store, ids, 2000);
+  await q.stop();
+  assert.deepEqual(
+    recs.map((r) => [r.state, r.failureCount, r.lockedBy, typeof r.lastError]),
+    Array(weird.length).fill(['error', 1, null, 'string']),
+  );
+  assert.deepEqual(
+    log.map((e) => e.type),
+    Array(weird.length).fill('error'),
+    'no storeerror',
+  );
+  assert.equal(recs[0].lastError, '[object Object]');
+  assert.equal(recs[2].lastError, 'Symbol(s)');
+  assert.equal(recs[3].lastError, 'undefined');
+  assert.equal(log.find((e) => e.id === 'w0').error, weird[0], 'the event carries what the handler rejected with');
+});
+
+test('events carry the record as stored: no stale lockedBy or lastError after an expired lease or a success', async () => {
+  const store = new MemoryStore();
+  const now = Date.now();
+  await store.add(taskRecord({ id: 'late', state: 'processing', lockedBy: 'dead', completeBy: now - 1, lastError: 'an older failure' }));
+  const events = [];
+  const q = new TaskQueue({ store, handler() {}, backoff: { baseMs: 1 }, pollMs: 10 });
+  for (const type of ['retry', 'processed']) q.addEventListener(type, (e) => events.push([type, e.task]));
+  q.start();
+  await settled(store, ['late']);
+  await q.stop();
+  assert.deepEqual(
+    events.map(([type]) => type),
+    ['retry', 'processed'],
+  );
+  const [[, swept], [, done]] = events;
+  assert.equal(swept.lockedBy, null);
+  assert.equal(swept.lastError, 'the lease expired (completeBy passed) before the handler settled');
+  assert.equal(done.lockedBy, null);
+  assert.deepEqual(done, await store.get('late'), 'the processed event carries the stored record');
+  assert.equal(swept.version + 2, done.version);
 });
