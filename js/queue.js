@@ -12,7 +12,9 @@ import { w, mem, own, write, record, check, number, fn, entropy, OPTS, OUT } fro
 import {
   ALL_MESSAGES,
   DUE_CLAIM,
+  DUE_EXPIRE,
   DUE_SWEEP,
+  E_MAX_RETENTION_MS,
   MAX_TIMER,
   QUEUE,
   SCHEDULE,
@@ -43,7 +45,11 @@ export class PermanentError extends Error {
   }
 }
 
-/** The event of `processed`, `retry` and `error`: the task record after the transition, and what caused it. */
+/**
+ * The event of `processed`, `retry` and `error`: the task record after the
+ * transition, and what caused it (for `error`, the rule that ended the task:
+ * `reason` 'permanent', 'maxFailures' or 'maxRetention').
+ */
 export class TaskEvent extends Event {
   constructor(type, init) {
     super(type);
@@ -51,6 +57,7 @@ export class TaskEvent extends Event {
     this.error = init.error;
     this.delayMs = init.delayMs;
     this.compensationError = init.compensationError;
+    this.reason = init.reason;
   }
 }
 
@@ -104,6 +111,8 @@ class Heap {
 
 /** The time a record's next step falls due, by its state: the retry for pending, the lease's end for processing. */
 const INDEXED = { pending: 'nextAttemptAt', processing: 'completeBy' };
+/** The final states (what purge() deletes). */
+const FINAL = TASK_STATES.filter((x) => !INDEXED[x]);
 
 /**
  * The default store: records in a Map of this realm (Node, workerd, one page).
@@ -184,6 +193,14 @@ export class MemoryStore {
     this.#map.set(expected.id, r);
     this.#index(r, cur);
     return true;
+  }
+
+  async purge(before, states) {
+    let n = 0;
+    for (const [id, r] of this.#map) {
+      if (states.includes(r.state) && r.createdAt <= before) n += +this.#map.delete(id);
+    }
+    return n;
   }
 
   /** Every record (for inspection and tests). */
@@ -338,6 +355,21 @@ export class IndexedDBStore {
     }).then(() => out.swapped);
   }
 
+  purge(before, states) {
+    let n = 0;
+    return this.#tx('readwrite', (s) => {
+      for (const state of states) {
+        s.index('age').openKeyCursor(IDBKeyRange.bound([state, -Infinity], [state, before])).onsuccess = (e) => {
+          const c = e.target.result;
+          if (!c) return;
+          s.delete(c.primaryKey);
+          n++;
+          c.continue();
+        };
+      }
+    }).then(() => n);
+  }
+
   /** Every record (for inspection and tests). */
   async list() {
     /** @type {IDBRequest} */
@@ -423,6 +455,7 @@ function earliestOf(records, limit) {
 }
 
 const LEASE_EXPIRED = 'the lease expired (completeBy passed) before the handler settled';
+const RETENTION = 'maxRetentionMs passed before the task could run';
 const COMPENSATE_LATE = 'onCompensate did not settle within leaseMs';
 
 /**
@@ -432,6 +465,7 @@ const COMPENSATE_LATE = 'onCompensate did not settle within leaseMs';
  */
 export class TaskQueue extends EventTarget {
   #rec;
+  #retention;
   #store;
   #handler;
   #compensate;
@@ -455,12 +489,8 @@ export class TaskQueue extends EventTarget {
     this.#handler = fn(o, 'handler', true);
     this.#compensate = fn(o, 'onCompensate', false);
     const store = o.store ?? new MemoryStore();
-    for (const m of ['add', 'get', 'swap', 'active']) {
-      if (typeof store?.[m] !== 'function' && (m !== 'active' || typeof store.earliest !== 'function')) {
-        throw new TypeError(
-          `store must have an ${m === 'active' ? 'earliest() or active()' : `${m}()`} method (see the TaskStore interface)`,
-        );
-      }
+    for (const m of ['add', 'get', 'active', 'swap']) {
+      if (typeof store?.[m] !== 'function') throw new TypeError(`store must have an ${m}() method (see the TaskStore interface)`);
     }
     this.#store = store;
     if (o.instanceId !== undefined && (typeof o.instanceId !== 'string' || !o.instanceId)) {
@@ -477,7 +507,11 @@ export class TaskQueue extends EventTarget {
     write(b, SCHEDULE, () => 0);
     write(o, QUEUE);
     this.#rec = record(QUEUE);
-    check(w.queue_check(), ALL_MESSAGES);
+    // (not a field of the record, which the small module shares: an argument of every call)
+    const retention = o.maxRetentionMs ?? Infinity;
+    if (typeof retention !== 'number') throw new TypeError(ALL_MESSAGES[E_MAX_RETENTION_MS]);
+    this.#retention = retention;
+    check(w.queue_check(retention), ALL_MESSAGES);
     this.#seed = b.seed;
     this.#leaseMs = o.leaseMs ?? 30000;
   }
@@ -500,31 +534,76 @@ export class TaskQueue extends EventTarget {
   }
 
   /**
-   * Adds a task (pending, due now) and resolves with its id once the store
-   * has it. Enqueueing an id that exists already changes nothing (so a
-   * retried enqueue is idempotent) and resolves with that id too.
+   * Adds a task (pending, due now or at `notBefore`) and resolves with its id
+   * once the store has it. Enqueueing an id that exists already changes
+   * nothing (so a retried enqueue is idempotent) and resolves with that id too.
    */
   async enqueue(payload, options) {
-    let id = options?.id;
+    const o = own(options);
+    let id = o.id;
     if (id === undefined) id = `${Date.now().toString(36)}-${randomId()}`;
     else if (typeof id !== 'string' || !id) throw new TypeError('id must be a non-empty string');
+    let at = o.notBefore;
+    if (at instanceof Date) at = at.getTime();
+    if (at !== undefined && !Number.isFinite(at)) {
+      throw new (typeof at === 'number' ? RangeError : TypeError)('notBefore must be a finite number (ms since the epoch) or a valid Date');
+    }
     const seed = this.#seed === undefined ? entropy() : taskSeed(this.#seed, id);
     const now = Date.now();
-    await this.#store.add({
+    const rec = {
       id,
       payload,
       state: 'pending',
       lockedBy: null,
       completeBy: 0,
       failureCount: 0,
-      nextAttemptAt: now,
+      // (a time in the past is now: the task keeps its place among those due)
+      nextAttemptAt: Math.max(now, at ?? now),
       createdAt: now,
       seed,
       version: 0,
       lastError: null,
-    });
+    };
+    if (this.#step(w.queue_due, rec, now) === DUE_EXPIRE) throw new RangeError('notBefore must be within maxRetentionMs of now');
+    await this.#store.add(rec);
     this.#wake();
     return id;
+  }
+
+  /**
+   * Deletes finished records (`processed` and `error`, or the `states`
+   * named) created at least `olderThan` ms ago; resolves with how many. Their
+   * ids can be enqueued again afterwards. The store must have `purge`.
+   */
+  async purge(options) {
+    const o = own(options);
+    const olderThan = number(o, 'olderThan', 0, (v) => v >= 0, 'a number >= 0');
+    const states = o.states ?? FINAL;
+    if (!Array.isArray(states) || !states.length || !states.every((x) => FINAL.includes(x))) {
+      throw new (Array.isArray(states) ? RangeError : TypeError)(
+        `states must be a non-empty array of ${FINAL.map((x) => `'${x}'`).join(', ')}`,
+      );
+    }
+    if (typeof this.#store.purge !== 'function') throw new TypeError('store must have a purge() method (see the TaskStore interface)');
+    return this.#store.purge(Date.now() - olderThan, [...new Set(states)]);
+  }
+
+  /**
+   * Every pending task waiting for a retry after a failure becomes due now
+   * (what the browser's `online` event and Background Sync do: failures
+   * while offline should not wait out their backoff). Tasks that never
+   * failed keep their `notBefore`. Reads every active record; resolves with
+   * how many tasks it brought forward.
+   */
+  async retryNow() {
+    const now = Date.now();
+    let n = 0;
+    for (const r of await this.#store.active()) {
+      const h = this.#step(w.queue_retry_now, r, now);
+      if (h && (await this.#store.swap(r, h))) n++;
+    }
+    if (n) this.#wake();
+    return n;
   }
 
   /** The record of task `id`, or undefined. */
@@ -557,15 +636,15 @@ export class TaskQueue extends EventTarget {
 
   /**
    * The core's transition `f` of record `r` at `now` (w.queue_due answers a
-   * number: 0 wait, 1 claim, 2 sweep); the new record, or undefined when
-   * the transition is not allowed from its state.
-   * @param {(state: number, failures: number, next: number, completeBy: number, seed: number, now: number) => number} f
+   * number: DUE_WAIT, DUE_CLAIM, DUE_SWEEP, DUE_EXPIRE); the new record, or
+   * undefined when the transition is not allowed from its state.
+   * @param {(state: number, failures: number, next: number, completeBy: number, seed: number, createdAt: number, retention: number, now: number) => number} f
    * @param {any} r
    * @param {number} now
    */
   #step(f, r, now) {
     mem().set(this.#rec, OPTS);
-    const code = f(TASK_STATES.indexOf(r.state), r.failureCount, r.nextAttemptAt, r.completeBy, r.seed, now);
+    const code = f(TASK_STATES.indexOf(r.state), r.failureCount, r.nextAttemptAt, r.completeBy, r.seed, r.createdAt, this.#retention, now);
     if (f === w.queue_due || !code) return f === w.queue_due ? code : undefined;
     const m = mem();
     return {
@@ -637,13 +716,16 @@ export class TaskQueue extends EventTarget {
       const due = this.#step(w.queue_due, r, now);
       if (due === DUE_SWEEP) {
         // The supervisor: the instance holding the lease crashed, hung or was closed.
-        const n = this.#step(w.queue_sweep, r, now);
-        n.lockedBy = null;
-        n.lastError = LEASE_EXPIRED;
-        if (await store.swap(r, n)) {
-          if (n.state === 'pending') next = Math.min(next, n.nextAttemptAt);
-          this.#failed(n, new DOMException(LEASE_EXPIRED, 'TimeoutError'), now);
-        }
+        const n = await this.#fail(
+          r,
+          this.#step(w.queue_sweep, r, now),
+          new DOMException(LEASE_EXPIRED, 'TimeoutError'),
+          now,
+          'maxFailures',
+        );
+        if (n?.state === 'pending') next = Math.min(next, n.nextAttemptAt);
+      } else if (due === DUE_EXPIRE) {
+        await this.#fail(r, this.#step(w.queue_expire, r, now), new DOMException(RETENTION, 'TimeoutError'), now, 'maxRetention');
       } else if (due === DUE_CLAIM) {
         if (this.#running.size >= this.#concurrency || this.#running.has(r.id)) continue;
         const c = this.#step(w.queue_claim, r, now);
@@ -699,17 +781,17 @@ export class TaskQueue extends EventTarget {
         const { error } = outcome;
         // Whatever the handler rejected with (even a value that throws when
         // read) is a failure of the task, never one of the store.
-        const n = outcome.ok
-          ? this.#step(w.queue_complete, rec, now)
-          : this.#step(isPermanent(error) ? w.queue_fail_permanently : w.queue_fail, rec, now);
+        if (!outcome.ok) {
+          const permanent = isPermanent(error);
+          const n = this.#step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now);
+          if (n) await this.#fail(rec, n, error, now, permanent ? 'permanent' : 'maxFailures');
+          return;
+        }
+        const n = this.#step(w.queue_complete, rec, now);
         if (!n) return;
         n.lockedBy = null;
-        if (!outcome.ok) n.lastError = describe(error);
         // The events carry the record as written.
-        if (await this.#store.swap(rec, n)) {
-          if (outcome.ok) this.#emit('processed', { task: n });
-          else this.#failed(n, error, now);
-        }
+        if (await this.#store.swap(rec, n)) this.#emit('processed', { task: n });
       })
       .catch((e) => this.dispatchEvent(new TaskEvent('storeerror', { task, error: e })))
       .finally(() => {
@@ -720,15 +802,34 @@ export class TaskQueue extends EventTarget {
   }
 
   /**
+   * Writes `n`, the failure (or expiry) of `r` the core computed, and raises
+   * its event; resolves with the record written, or undefined when another
+   * instance wrote first. A retry that would come after the task's retention
+   * is its expiry instead. `reason` is the rule that ends the task if `n` is
+   * `error`.
+   */
+  async #fail(r, n, error, now, reason) {
+    if (n.state === 'pending' && this.#step(w.queue_due, n, now) === DUE_EXPIRE) {
+      n = { ...this.#step(w.queue_expire, n, now), version: n.version };
+      reason = 'maxRetention';
+    }
+    n.lockedBy = null;
+    n.lastError = describe(error);
+    if (!(await this.#store.swap(r, n))) return;
+    this.#failed(n, error, now, reason);
+    return n;
+  }
+
+  /**
    * After a failure was written: `retry`, or `error` once `onCompensate`
    * settled. The compensation runs beside the passes and the handler slots
    * (user code that hangs must not stop the queue) and is bounded by leaseMs:
    * past it the `error` event comes with a TimeoutError as
    * `compensationError`, and stop() no longer waits for it.
    */
-  #failed(n, error, now) {
+  #failed(n, error, now, reason) {
     if (n.state !== 'error') return this.#emit('retry', { task: n, error, delayMs: n.nextAttemptAt - now });
-    if (!this.#compensate) return this.#emit('error', { task: n, error });
+    if (!this.#compensate) return this.#emit('error', { task: n, error, reason });
     let timer;
     const late = new Promise((resolve) => {
       timer = setTimeout(() => resolve({ compensationError: new DOMException(COMPENSATE_LATE, 'TimeoutError') }), this.#leaseMs);
@@ -741,7 +842,7 @@ export class TaskQueue extends EventTarget {
     const done = Promise.race([work, late]).then(({ compensationError }) => {
       clearTimeout(timer);
       this.#compensating.delete(done);
-      this.#emit('error', { task: n, error, compensationError });
+      this.#emit('error', { task: n, error, compensationError, reason });
     });
     this.#compensating.add(done);
   }

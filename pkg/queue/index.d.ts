@@ -53,6 +53,12 @@ export interface TaskStore {
    */
   earliest?(limit: number): Promise<TaskRecord[]> | TaskRecord[];
   /**
+   * Needed by {@link TaskQueue.purge} only: deletes the records whose state
+   * is one of `states` (final states only) and whose `createdAt <= before`;
+   * resolves with how many.
+   */
+  purge?(before: number, states: TaskState[]): Promise<number> | number;
+  /**
    * Compare-and-set: atomically, if the stored record of `expected.id` has
    * `version === expected.version`, replace it with `next` (whose version is
    * `expected.version + 1`) and resolve true; otherwise change nothing and
@@ -73,6 +79,7 @@ export class MemoryStore implements TaskStore {
   active(): Promise<TaskRecord[]>;
   earliest(limit: number): Promise<TaskRecord[]>;
   swap(expected: TaskRecord, next: TaskRecord): Promise<boolean>;
+  purge(before: number, states: TaskState[]): Promise<number>;
   /** Every record (for inspection and tests). */
   list(): Promise<TaskRecord[]>;
 }
@@ -95,6 +102,7 @@ export class IndexedDBStore implements TaskStore {
   active(): Promise<TaskRecord[]>;
   earliest(limit: number): Promise<TaskRecord[]>;
   swap(expected: TaskRecord, next: TaskRecord): Promise<boolean>;
+  purge(before: number, states: TaskState[]): Promise<number>;
   /** Every record (for inspection and tests). */
   list(): Promise<TaskRecord[]>;
   /** Closes the connection (reopened on next use). */
@@ -124,6 +132,15 @@ export interface TaskQueueOptions<P = unknown> {
   /** The failure that makes a task `error` (1 = never retry); integer >= 1, or `Infinity`. @default 5 */
   maxFailures?: number;
   /**
+   * How long a task may live, in ms from its `createdAt` (> 0, or `Infinity`):
+   * it is not claimed after that and ends in `error` (event `reason`
+   * 'maxRetention', `error` a `TimeoutError` DOMException), at once when a
+   * failure's retry would come later than that (the event's `error` is then
+   * the failure). A task in flight finishes its lease.
+   * @default Infinity
+   */
+  maxRetentionMs?: number;
+  /**
    * The retry delays (the calculator's options; `maxAttempts` and `maxElapsedMs`
    * play no part, `maxFailures` is the limit). With a `seed`, each task's delays
    * are a function of it and the task id; without one, random per task.
@@ -150,6 +167,20 @@ export interface TaskQueueOptions<P = unknown> {
   instanceId?: string;
 }
 
+export interface EnqueueOptions {
+  /** The task's id (idempotency key). @default a time-ordered random id */
+  id?: string;
+  /** Not claimed before this time (`Date.now()` ms, or a Date); a past time means now. @default now */
+  notBefore?: number | Date;
+}
+
+export interface PurgeOptions {
+  /** Only records created at least this long ago (ms, >= 0). @default 0 (every finished record) */
+  olderThan?: number;
+  /** Which final states to delete. @default ['processed', 'error'] */
+  states?: ('processed' | 'error')[];
+}
+
 /** Thrown by a handler when the task can never succeed: `error` at once, no retry. */
 export class PermanentError extends Error {
   constructor(message?: string, options?: { cause?: unknown });
@@ -166,6 +197,11 @@ export class TaskEvent<P = unknown> extends Event {
   readonly delayMs: number | undefined;
   /** `error`: what `onCompensate` threw, if it did (a `TimeoutError` DOMException if it ran past `leaseMs`). */
   readonly compensationError: unknown;
+  /**
+   * `error`: the rule that ended the task: a {@link PermanentError} (or `permanent: true`),
+   * the `maxFailures`-th failure, or `maxRetentionMs`. Undefined for the other events.
+   */
+  readonly reason: 'permanent' | 'maxFailures' | 'maxRetention' | undefined;
 }
 
 /** A `processed`, `retry` or `error` event: it always has the task. */
@@ -200,8 +236,26 @@ export class TaskQueue<P = unknown> extends EventTarget {
   readonly store: TaskStore;
   /** Whether start() was called and stop() was not. */
   readonly running: boolean;
-  /** Adds a pending task due now; resolves with its id. An id that exists already is left as it is (idempotent). */
-  enqueue(payload: P, options?: { id?: string }): Promise<string>;
+  /**
+   * Adds a pending task, due now or at `notBefore`; resolves with its id. An
+   * id that exists already is left as it is (idempotent). Rejects with a
+   * RangeError when `notBefore` is past the task's `maxRetentionMs`.
+   */
+  enqueue(payload: P, options?: EnqueueOptions): Promise<string>;
+  /**
+   * Deletes finished records (`processed` and `error`) created at least
+   * `olderThan` ms ago; resolves with how many. Their ids can be enqueued
+   * again afterwards (the idempotency of `enqueue` lasts as long as the
+   * record). The store must have `purge` (MemoryStore and IndexedDBStore do).
+   */
+  purge(options?: PurgeOptions): Promise<number>;
+  /**
+   * Pending tasks waiting out a retry delay after a failure become due now;
+   * resolves with how many. The queue does it itself on the browser's
+   * `online` event and on Background Sync's `sync` event. Reads every active
+   * record (unlike a pass).
+   */
+  retryNow(): Promise<number>;
   /** The record of task `id`. */
   get(id: string): Promise<TaskRecord<P> | undefined>;
   /** Starts claiming and sweeping: at once, then every `pollMs` and whenever a task falls due. */

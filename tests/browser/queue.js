@@ -48,7 +48,7 @@ window.qt = {
   make({ db, ...options }) {
     store = new IndexedDBStore({ name: db });
     const counted = { read: 0 };
-    for (const m of ['add', 'get', 'swap', 'earliest']) {
+    for (const m of ['add', 'get', 'active', 'swap', 'earliest', 'purge']) {
       counted[m] = async (...args) => {
         const out = await store[m](...args);
         if (Array.isArray(out)) counted.read += out.length;
@@ -66,15 +66,20 @@ window.qt = {
           failures: e.task?.failureCount,
           error: e.error?.name,
           message: String(e.error?.message ?? ''),
+          reason: e.reason,
         }),
       );
     }
   },
   start: () => void queue.start(),
   stop: () => queue.stop(),
+  /** Enqueues [id, payload, { notBefore: ms from now }?] items in order. */
   enqueue: async (items) => {
-    for (const [id, payload] of items) await queue.enqueue(payload, { id });
+    for (const [id, payload, o] of items) {
+      await queue.enqueue(payload, { id, notBefore: o?.notBefore === undefined ? undefined : Date.now() + o.notBefore });
+    }
   },
+  purge: (options) => queue.purge(options),
   list: () => store.list(),
   /** Records handed back by the store's reads since make(). */
   reads: () => reads.read,

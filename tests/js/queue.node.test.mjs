@@ -34,6 +34,7 @@ function record(q) {
         error: e.error,
         delayMs: e.delayMs,
         compensationError: e.compensationError,
+        reason: e.reason,
       });
     });
   }
@@ -344,6 +345,10 @@ test('bad options: TypeError / RangeError naming the option', () => {
     [{ handler: h, backoff: 3 }, TypeError, 'backoff must be an object'],
     [{ handler: h, backoff: { baseMs: -1 } }, RangeError, 'baseMs must be a finite number >= 0'],
     [{ handler: h, backoff: { seed: 0.5 } }, RangeError, 'seed must be a safe integer'],
+    [{ handler: h, maxRetentionMs: 0 }, RangeError, 'maxRetentionMs must be a number > 0 or Infinity'],
+    [{ handler: h, maxRetentionMs: -Infinity }, RangeError, 'maxRetentionMs must be a number > 0 or Infinity'],
+    [{ handler: h, maxRetentionMs: NaN }, RangeError, 'maxRetentionMs must be a number > 0 or Infinity'],
+    [{ handler: h, maxRetentionMs: '1d' }, TypeError, 'maxRetentionMs must be a number > 0 or Infinity'],
   ];
   for (const [options, type, message] of cases) {
     assert.throws(
@@ -352,7 +357,7 @@ test('bad options: TypeError / RangeError naming the option', () => {
       JSON.stringify(options),
     );
   }
-  assert.ok(new TaskQueue({ handler: h, maxFailures: Infinity, leaseMs: 2 ** 31 - 1 }));
+  assert.ok(new TaskQueue({ handler: h, maxFailures: Infinity, leaseMs: 2 ** 31 - 1, maxRetentionMs: Infinity }));
 });
 
 /** A store over `inner` whose methods go through `hook(name, args)` first (it may throw or wait). */
@@ -591,4 +596,174 @@ test('events carry the record as stored: no stale lockedBy or lastError after an
   assert.equal(done.lockedBy, null);
   assert.deepEqual(done, await store.get('late'), 'the processed event carries the stored record');
   assert.equal(swept.version + 2, done.version);
+});
+
+test('maxRetentionMs: a task too old to run ends in error (reason maxRetention), at once when its retry would come too late', async () => {
+  const ran = [];
+  const compensated = [];
+  const q = new TaskQueue({
+    handler: (task) => {
+      ran.push(task.id);
+      if (task.payload === 'fails') throw new Error('origin down');
+    },
+    onCompensate: (task, error) => compensated.push([task.id, error.name ?? error.message]),
+    maxRetentionMs: 100,
+    backoff: { baseMs: 1000, jitter: 'none' }, // a retry after 1 s: past the retention
+    pollMs: 1000,
+  });
+  const log = record(q);
+  // Enqueued while the queue is not running, and still not running 100 ms later.
+  const stale = await q.enqueue('stale', { id: 'stale' });
+  await sleep(120);
+  const t0 = Date.now();
+  q.start();
+  const fails = await q.enqueue('fails', { id: 'fails' });
+  const fine = await q.enqueue('fine', { id: 'fine' });
+  const recs = await settled(q.store, [stale, fails, fine]);
+  await q.stop();
+  assert.ok(Date.now() - t0 < 500, 'the failed task did not wait for its retry (1 s) to end');
+  assert.deepEqual(ran.sort(), ['fails', 'fine'], 'the stale task never ran');
+  assert.deepEqual(
+    recs.map((r) => [r.id, r.state, r.failureCount, r.lockedBy, r.lastError]),
+    [
+      ['stale', 'error', 0, null, 'maxRetentionMs passed before the task could run'],
+      ['fails', 'error', 1, null, 'origin down'],
+      ['fine', 'processed', 0, null, null],
+    ],
+  );
+  const errors = log.filter((e) => e.type === 'error');
+  assert.deepEqual(errors.map((e) => [e.id, e.reason]).sort(), [
+    ['fails', 'maxRetention'],
+    ['stale', 'maxRetention'],
+  ]);
+  assert.equal(errors.find((e) => e.id === 'stale').error.name, 'TimeoutError');
+  assert.equal(errors.find((e) => e.id === 'fails').error.message, 'origin down');
+  assert.equal(log.filter((e) => e.type === 'retry').length, 0, 'no retry that could not happen');
+  assert.deepEqual(compensated.sort(), [
+    ['fails', 'Error'],
+    ['stale', 'TimeoutError'],
+  ]);
+});
+
+test('error events name their rule: permanent, maxFailures', async () => {
+  const q = new TaskQueue({
+    handler: (task) => {
+      throw task.payload === 'perm' ? new PermanentError('no') : new Error('again');
+    },
+    maxFailures: 2,
+    backoff: { baseMs: 1 },
+    pollMs: 10,
+  });
+  const log = record(q);
+  q.start();
+  const ids = [await q.enqueue('perm'), await q.enqueue('again')];
+  await settled(q.store, ids);
+  await q.stop();
+  assert.deepEqual(
+    log
+      .filter((e) => e.type === 'error')
+      .map((e) => [e.id === ids[0] ? 'perm' : 'again', e.reason])
+      .sort(),
+    [
+      ['again', 'maxFailures'],
+      ['perm', 'permanent'],
+    ],
+  );
+  assert.ok(log.filter((e) => e.type !== 'error').every((e) => e.reason === undefined));
+});
+
+test('notBefore: a delayed task runs at its time (the queue wakes for it), not before; bad values are refused', async () => {
+  const ran = new Map();
+  const q = new TaskQueue({ handler: (task) => ran.set(task.id, Date.now()), pollMs: 5000, maxRetentionMs: 60_000 });
+  q.start();
+  const t0 = Date.now();
+  await q.enqueue('later', { id: 'later', notBefore: t0 + 80 });
+  await q.enqueue('date', { id: 'date', notBefore: new Date(t0 + 40) });
+  await q.enqueue('past', { id: 'past', notBefore: t0 - 10_000 });
+  assert.equal((await q.get('past')).nextAttemptAt >= t0, true, 'a past time is now');
+  await settled(q.store, ['later', 'date', 'past']);
+  await q.stop();
+  assert.ok(ran.get('later') >= t0 + 80, `ran ${ran.get('later') - t0} ms after enqueue`);
+  assert.ok(ran.get('later') < t0 + 1000, 'woken by the due time, not by pollMs (5 s)');
+  assert.ok(ran.get('date') >= t0 + 40);
+  assert.ok(ran.get('past') < ran.get('date'));
+  const msg = 'notBefore must be a finite number (ms since the epoch) or a valid Date';
+  for (const [notBefore, type, message] of [
+    ['soon', TypeError, msg],
+    [NaN, RangeError, msg],
+    [Infinity, RangeError, msg],
+    [new Date('not a date'), RangeError, msg],
+    [Date.now() + 61_000, RangeError, 'notBefore must be within maxRetentionMs of now'],
+  ]) {
+    await assert.rejects(q.enqueue(0, { notBefore }), (e) => e.constructor === type && e.message === message, String(notBefore));
+  }
+  await assert.rejects(q.enqueue(0, 'id'), (e) => e instanceof TypeError && e.message === 'options must be an object');
+  assert.equal((await q.store.list()).length, 3, 'nothing stored by a refused enqueue');
+});
+
+test('purge(): deletes finished records (by state and age), never active ones; the ids are free again', async () => {
+  const store = new MemoryStore();
+  const q = new TaskQueue({
+    store,
+    handler: (task) => {
+      if (task.payload === 'bad') throw new PermanentError('bad');
+    },
+    pollMs: 10,
+  });
+  q.start();
+  const old = [await q.enqueue('ok', { id: 'old-ok' }), await q.enqueue('bad', { id: 'old-bad' })];
+  await settled(store, old);
+  await sleep(30);
+  const young = [await q.enqueue('ok', { id: 'new-ok' }), await q.enqueue('bad', { id: 'new-bad' })];
+  await settled(store, young);
+  await q.stop();
+  await q.enqueue('waits', { id: 'pending', notBefore: Date.now() + 60_000 });
+  const ids = async () => (await store.list()).map((r) => r.id).sort();
+  assert.equal(await q.purge({ olderThan: 20, states: ['error'] }), 1);
+  assert.deepEqual(await ids(), ['new-bad', 'new-ok', 'old-ok', 'pending']);
+  assert.equal(await q.purge({ olderThan: 20 }), 1);
+  assert.deepEqual(await ids(), ['new-bad', 'new-ok', 'pending']);
+  assert.equal(await q.purge(), 2);
+  assert.deepEqual(await ids(), ['pending'], 'the pending task is kept');
+  assert.equal(await q.purge(), 0);
+  await q.enqueue('again', { id: 'new-ok' });
+  assert.equal((await q.get('new-ok')).state, 'pending', 'a purged id can be enqueued anew');
+  for (const [options, type, message] of [
+    [{ olderThan: -1 }, RangeError, 'olderThan must be a number >= 0'],
+    [{ olderThan: '1h' }, TypeError, 'olderThan must be a number >= 0'],
+    [{ states: ['pending'] }, RangeError, "states must be a non-empty array of 'processed', 'error'"],
+    [{ states: [] }, RangeError, "states must be a non-empty array of 'processed', 'error'"],
+    [{ states: 'error' }, TypeError, "states must be a non-empty array of 'processed', 'error'"],
+  ]) {
+    await assert.rejects(q.purge(options), (e) => e.constructor === type && e.message === message, JSON.stringify(options));
+  }
+  const bare = new TaskQueue({ handler() {}, store: hooked(new MemoryStore(), () => {}) });
+  await assert.rejects(
+    bare.purge(),
+    (e) => e instanceof TypeError && e.message === 'store must have a purge() method (see the TaskStore interface)',
+  );
+});
+
+test('retryNow(): tasks waiting out a backoff after a failure run at once; a delayed enqueue keeps its time', async () => {
+  let down = true;
+  const q = new TaskQueue({
+    handler: () => {
+      if (down) throw new Error('offline');
+    },
+    backoff: { baseMs: 20_000, jitter: 'none' },
+    pollMs: 5000,
+  });
+  const log = record(q);
+  q.start();
+  const id = await q.enqueue('x');
+  await q.enqueue('later', { id: 'later', notBefore: Date.now() + 60_000 });
+  while (!log.some((e) => e.type === 'retry')) await sleep(5);
+  assert.equal(log[0].delayMs, 20_000);
+  down = false;
+  assert.equal(await q.retryNow(), 1);
+  const [rec] = await settled(q.store, [id], 1000);
+  await q.stop();
+  assert.deepEqual([rec.state, rec.failureCount], ['processed', 1]);
+  assert.equal((await q.get('later')).state, 'pending');
+  assert.equal(await q.retryNow(), 0);
 });

@@ -261,10 +261,16 @@ export async function useQueue(): Promise<void> {
     leaseMs: 10_000,
     maxFailures: 5,
     backoff: { preset: 'aws' },
+    maxRetentionMs: 86_400_000,
   });
   queue.addEventListener('processed', (e) => void e.task.id);
+  queue.addEventListener('error', (e) => void (e.reason === 'maxRetention'));
   const id: string = await queue.enqueue({ url: '/api/submit' }, { id: 'form-1' });
+  await queue.enqueue({ url: '/api/later' }, { notBefore: Date.now() + 60_000 });
+  await queue.enqueue({ url: '/api/later' }, { notBefore: new Date() });
   queue.start();
+  const purged: number = await queue.purge({ olderThan: 3_600_000, states: ['processed'] });
+  const hastened: number = await queue.retryNow();
   await queue.stop();
-  void [id, IndexedDBStore];
+  void [id, IndexedDBStore, purged, hastened];
 }
