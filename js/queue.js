@@ -481,6 +481,11 @@ export class TaskQueue extends EventTarget {
   #timer;
   #ticking; // the promise of the tick in progress
   #again = false;
+  /** @type {{ resolve: (next: number) => void, reject: (e: unknown) => void }[]} drain() calls waiting for the queue to be idle */
+  #drains = [];
+  #syncTag;
+  #syncing = 0; // sync events being handled
+  #registering; // a Background Sync registration in flight
 
   constructor(options) {
     super();
@@ -497,6 +502,8 @@ export class TaskQueue extends EventTarget {
       throw new TypeError('instanceId must be a non-empty string');
     }
     this.#instance = o.instanceId;
+    if (o.syncTag !== undefined && (typeof o.syncTag !== 'string' || !o.syncTag)) throw new TypeError('syncTag must be a non-empty string');
+    this.#syncTag = o.syncTag;
     this.#concurrency = bounded(o, 'concurrency', 4, 1, true);
     this.#pollMs = bounded(o, 'pollMs', 1000, 1, false, MAX_TIMER);
     // The policy (the retry schedule, leaseMs, maxFailures), checked now and
@@ -567,6 +574,7 @@ export class TaskQueue extends EventTarget {
     if (this.#step(w.queue_due, rec, now) === DUE_EXPIRE) throw new RangeError('notBefore must be within maxRetentionMs of now');
     await this.#store.add(rec);
     this.#wake();
+    this.#register();
     return id;
   }
 
@@ -611,10 +619,16 @@ export class TaskQueue extends EventTarget {
     return this.#store.get(id);
   }
 
-  /** Starts claiming and sweeping (at once, then every pollMs and whenever a task is due). */
+  /**
+   * Starts claiming and sweeping (at once, then every pollMs and whenever a
+   * task is due). In browsers it also wakes on `online` (tasks that failed
+   * are retried at once), when the page becomes visible, and, in a Service
+   * Worker with a `syncTag`, on Background Sync's `sync` event.
+   */
   start() {
     if (!this.#started) {
       this.#started = true;
+      this.#listen('addEventListener');
       this.#wake();
     }
     return this;
@@ -622,16 +636,103 @@ export class TaskQueue extends EventTarget {
 
   /**
    * Stops claiming and sweeping, and resolves once the handlers in flight
-   * have settled (each by its completeBy at the latest); no timer is left.
+   * have settled (each by its completeBy at the latest); no timer or
+   * listener is left. A drain() in progress rejects with an AbortError.
    */
   async stop() {
     this.#started = false;
+    this.#listen('removeEventListener');
+    for (const d of this.#drains.splice(0)) d.reject(new DOMException('stop() was called before the drain ended', 'AbortError'));
     clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#ticking;
     await Promise.all(this.#running.values());
     // Runs that settled just now may have started a compensation.
     await Promise.all(this.#compensating);
+  }
+
+  /**
+   * Runs passes (started or not) until no task is due now and none of this
+   * instance's handlers or compensations is in flight; resolves with the
+   * time the next task falls due or a lease ends (Infinity when no task is
+   * pending or processing), or rejects with the store's error. No timer is
+   * set for what comes later: what a Durable Object's alarm or a Service
+   * Worker's `sync` event needs.
+   * @returns {Promise<number>}
+   */
+  async drain() {
+    const next = await new Promise((resolve, reject) => {
+      this.#drains.push({ resolve, reject });
+      this.#wake();
+    });
+    await Promise.all(this.#compensating);
+    return next;
+  }
+
+  /** Whether passes run: started, or a drain() waits. */
+  get #on() {
+    return this.#started || this.#drains.length > 0;
+  }
+
+  /** Adds or removes the browser's wake-up listeners (`method`: 'addEventListener' or 'removeEventListener'). */
+  #listen(method) {
+    const g = globalThis;
+    if (typeof g.addEventListener !== 'function') return;
+    g[method]('online', this.#onOnline);
+    if (typeof document === 'object') document[method]('visibilitychange', this.#onVisible);
+    const sw = g.ServiceWorkerGlobalScope;
+    if (this.#syncTag && typeof sw === 'function' && g instanceof sw) g[method]('sync', this.#onSync);
+  }
+
+  /** Connectivity is back: tasks that failed meanwhile are retried now, and a store that failed is tried at once. */
+  #onOnline = () => {
+    this.#storeErrors = 0;
+    this.retryNow().catch((error) => this.dispatchEvent(new TaskEvent('storeerror', { error })));
+    this.#wake();
+  };
+
+  #onVisible = () => {
+    if (document.visibilityState === 'visible') this.#wake();
+  };
+
+  /** @param {any} e a SyncEvent */
+  #onSync = (e) => {
+    if (e.tag === this.#syncTag) e.waitUntil(this.#replay());
+  };
+
+  /**
+   * Background Sync's `sync` event: retries every task now and drains. It
+   * fails (so the browser retries the sync later, with its own backoff)
+   * while any task is left pending or processing.
+   */
+  async #replay() {
+    this.#syncing++;
+    try {
+      await this.retryNow();
+      const next = await this.drain();
+      if (next !== Infinity) throw new Error('tasks are still pending: the browser retries this sync later');
+    } finally {
+      this.#syncing--;
+    }
+  }
+
+  /**
+   * Asks the browser for a Background Sync with `syncTag` (when given, and
+   * a Service Worker is registered), so that pending tasks are replayed even
+   * after every page of the origin closed. Not while handling that event (a
+   * failed replay is retried by the browser itself), nor twice at once.
+   */
+  #register() {
+    const g = globalThis;
+    if (!this.#syncTag || this.#syncing || this.#registering) return;
+    const reg = g.registration?.sync ? Promise.resolve(g.registration) : g.navigator?.serviceWorker?.getRegistration();
+    // (Background Sync is an extra: a refusal changes nothing else)
+    this.#registering = reg
+      ?.then((r) => r?.sync?.register(this.#syncTag))
+      .catch(() => {})
+      .finally(() => {
+        this.#registering = undefined;
+      });
   }
 
   /**
@@ -658,7 +759,7 @@ export class TaskQueue extends EventTarget {
   }
 
   #wake() {
-    if (!this.#started) return;
+    if (!this.#on) return;
     if (this.#ticking) {
       this.#again = true;
       return;
@@ -667,33 +768,39 @@ export class TaskQueue extends EventTarget {
     this.#timer = undefined;
     this.#ticking = this.#tick()
       .then(
-        (wait) => {
+        (next) => {
           this.#storeErrors = 0;
+          const wait = Math.min(this.#pollMs, next - Date.now());
           // A custom store may hand back a NaN time: poll as usual then.
-          return Number.isFinite(wait) ? wait : this.#pollMs;
+          return { next, wait: Number.isNaN(wait) ? this.#pollMs : wait, error: undefined };
         },
-        (e) => {
-          this.dispatchEvent(new TaskEvent('storeerror', { error: e }));
+        (error) => {
+          this.dispatchEvent(new TaskEvent('storeerror', { error }));
           // A store that is down is not hammered: the wait doubles from
           // pollMs per consecutive failed pass, up to max(pollMs, 30 s).
           const n = Math.min(this.#storeErrors++, 31);
-          return Math.min(this.#pollMs * 2 ** n, Math.max(this.#pollMs, STORE_ERROR_CAP));
+          return { next: NaN, wait: Math.min(this.#pollMs * 2 ** n, Math.max(this.#pollMs, STORE_ERROR_CAP)), error };
         },
       )
-      .then((wait) => {
+      .then(({ next, wait, error }) => {
         this.#ticking = undefined;
-        if (!this.#started) return;
-        if (this.#again) {
+        // A drain ends with a pass that found nothing to do now while no handler runs, or with a store error.
+        if (error || (!this.#running.size && !this.#again && wait > 0)) {
+          for (const d of this.#drains.splice(0)) error ? d.reject(error) : d.resolve(next);
+        }
+        if (!this.#on) return;
+        // Draining without start(): the next pass comes when a run ends, or now.
+        if (this.#again || (!this.#started && !this.#running.size)) {
           this.#again = false;
           return this.#wake();
         }
-        this.#timer = setTimeout(() => this.#wake(), Math.max(1, Math.min(wait, MAX_TIMER)));
+        if (this.#started) this.#timer = setTimeout(() => this.#wake(), Math.max(1, Math.min(wait, MAX_TIMER)));
       });
   }
 
   /**
    * One pass: sweep expired leases, claim due tasks while slots are free;
-   * returns ms until the next pass. It reads only the records it can act on:
+   * resolves with the time the next record falls due. It reads only the records it can act on:
    * the `concurrency + 1` earliest of each state (a full list means more
    * may wait behind its last record).
    */
@@ -711,7 +818,7 @@ export class TaskQueue extends EventTarget {
     }
     let next = Infinity;
     for (const r of records) {
-      if (!this.#started) break;
+      if (!this.#on) break;
       const now = Date.now();
       const due = this.#step(w.queue_due, r, now);
       if (due === DUE_SWEEP) {
@@ -731,7 +838,7 @@ export class TaskQueue extends EventTarget {
         const c = this.#step(w.queue_claim, r, now);
         c.lockedBy = this.instanceId;
         if (await store.swap(r, c)) {
-          if (!this.#started) {
+          if (!this.#on) {
             // stop() came while the claim was being written: no handler may
             // start now, so the task is given back as it was (no failure
             // counted). If this write fails, the sweep takes it back once
@@ -752,7 +859,7 @@ export class TaskQueue extends EventTarget {
     // due tasks for the slots still free (a full slot set waits for a run to end).
     if (counts.processing === limit) next = Math.min(next, last.processing.completeBy + 1);
     if (counts.pending === limit && this.#running.size < this.#concurrency) next = Math.min(next, last.pending.nextAttemptAt);
-    return Math.min(this.#pollMs, next - Date.now());
+    return next;
   }
 
   #run(rec) {
@@ -828,7 +935,10 @@ export class TaskQueue extends EventTarget {
    * `compensationError`, and stop() no longer waits for it.
    */
   #failed(n, error, now, reason) {
-    if (n.state !== 'error') return this.#emit('retry', { task: n, error, delayMs: n.nextAttemptAt - now });
+    if (n.state !== 'error') {
+      this.#register();
+      return this.#emit('retry', { task: n, error, delayMs: n.nextAttemptAt - now });
+    }
     if (!this.#compensate) return this.#emit('error', { task: n, error, reason });
     let timer;
     const late = new Promise((resolve) => {

@@ -165,6 +165,16 @@ export interface TaskQueueOptions<P = unknown> {
   onCompensate?: (task: TaskRecord<P>, error: unknown) => Promise<unknown> | unknown;
   /** This instance's lock owner id (`lockedBy`). @default 16 random hex digits */
   instanceId?: string;
+  /**
+   * A Background Sync tag (browsers with a Service Worker): after an enqueue
+   * and after a failure the queue asks the browser for a sync with this tag,
+   * and a started queue in the Service Worker answers the `sync` event by
+   * retrying every pending task at once and draining (the event fails, so the
+   * browser retries it later, while tasks are left). Pages and the worker
+   * must share the store (same IndexedDB name). Non-empty string.
+   * @default undefined (no Background Sync)
+   */
+  syncTag?: string;
 }
 
 export interface EnqueueOptions {
@@ -258,13 +268,27 @@ export class TaskQueue<P = unknown> extends EventTarget {
   retryNow(): Promise<number>;
   /** The record of task `id`. */
   get(id: string): Promise<TaskRecord<P> | undefined>;
-  /** Starts claiming and sweeping: at once, then every `pollMs` and whenever a task falls due. */
+  /**
+   * Starts claiming and sweeping: at once, then every `pollMs` and whenever a
+   * task falls due. In browsers also on `online` (with {@link retryNow}), when
+   * the page becomes visible, and in a Service Worker on `sync` (see `syncTag`).
+   */
   start(): this;
+  /**
+   * Runs passes (started or not) until no task is due now and no handler or
+   * compensation of this instance is in flight; resolves with the time the
+   * next task falls due or a lease ends (`Date.now()` ms; `Infinity` when no
+   * task is pending or processing); rejects with the store's error, or with
+   * an `AbortError` DOMException when stop() is called first. Sets no timer
+   * for later tasks: for a Durable Object alarm, a Service Worker event's
+   * `waitUntil`, or a Worker's `ctx.waitUntil`.
+   */
+  drain(): Promise<number>;
   /**
    * Stops claiming and sweeping; resolves once the handlers in flight settled
    * (by their `completeBy` at the latest) and so did the `onCompensate` calls
    * (or `leaseMs` passed). A task claimed while stop() was called is given
-   * back (pending, no failure counted) without running. No timer is left.
+   * back (pending, no failure counted) without running. No timer or listener is left.
    */
   stop(): Promise<void>;
   addEventListener<K extends keyof TaskQueueEventMap<P>>(type: K, listener: (event: TaskQueueEventMap<P>[K]) => void, options?: TaskListenerOptions): void;

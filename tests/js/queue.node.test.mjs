@@ -767,3 +767,42 @@ test('retryNow(): tasks waiting out a backoff after a failure run at once; a del
   assert.equal((await q.get('later')).state, 'pending');
   assert.equal(await q.retryNow(), 0);
 });
+
+test('drain() without start(): runs what is due, resolves with the next due time, sets no timer; rejects on a store error', async () => {
+  const before = timers();
+  const ran = [];
+  const q = new TaskQueue({ handler: (task) => ran.push(task.payload), concurrency: 2, pollMs: 10 });
+  for (let i = 0; i < 7; i++) await q.enqueue(i);
+  const later = Date.now() + 60_000;
+  await q.enqueue('later', { notBefore: later });
+  assert.equal(await q.drain(), later, 'the delayed task is the next one due');
+  assert.deepEqual(ran.sort(), [0, 1, 2, 3, 4, 5, 6], 'every due task ran, two at a time');
+  assert.equal(q.running, false);
+  assert.equal(timers(), before, 'no timer (no poll) after a drain');
+  assert.equal(await new TaskQueue({ handler() {} }).drain(), Infinity, 'an empty store');
+  const broken = new TaskQueue({ handler() {}, store: hooked(new MemoryStore(), () => Promise.reject(new Error('down'))) });
+  await assert.rejects(broken.drain(), /down/);
+  assert.equal(timers(), before);
+});
+
+test('drain() waits for the handlers it started and their retries due at once; stop() ends a drain with an AbortError', async () => {
+  let calls = 0;
+  const q = new TaskQueue({
+    handler: async () => {
+      await sleep(5);
+      if (++calls === 1) throw new Error('once');
+    },
+    backoff: { baseMs: 1, jitter: 'none' },
+  });
+  const id = await q.enqueue('x');
+  const next = await q.drain();
+  // The failure's retry was due 1 ms later: drain went on until it ran, or stopped with it as the next due time.
+  const rec = await q.get(id);
+  assert.ok(rec.state === 'processed' || next === rec.nextAttemptAt, JSON.stringify([rec, next]));
+  const hung = new TaskQueue({ handler: () => sleep(50), leaseMs: 1000 });
+  await hung.enqueue('h');
+  const aborted = assert.rejects(hung.drain(), (e) => e.name === 'AbortError');
+  await sleep(5);
+  await hung.stop();
+  await aborted;
+});

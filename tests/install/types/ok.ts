@@ -262,6 +262,7 @@ export async function useQueue(): Promise<void> {
     maxFailures: 5,
     backoff: { preset: 'aws' },
     maxRetentionMs: 86_400_000,
+    syncTag: 'outbox',
   });
   queue.addEventListener('processed', (e) => void e.task.id);
   queue.addEventListener('error', (e) => void (e.reason === 'maxRetention'));
@@ -271,6 +272,7 @@ export async function useQueue(): Promise<void> {
   queue.start();
   const purged: number = await queue.purge({ olderThan: 3_600_000, states: ['processed'] });
   const hastened: number = await queue.retryNow();
+  const next: number = await queue.drain();
   await queue.stop();
-  void [id, IndexedDBStore, purged, hastened];
+  void [id, IndexedDBStore, purged, hastened, next];
 }
