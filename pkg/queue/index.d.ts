@@ -67,13 +67,8 @@ export interface TaskStore {
   swap(expected: TaskRecord, next: TaskRecord): Promise<boolean> | boolean;
 }
 
-/**
- * The default store: a Map in this realm (Node, workerd, one page). Share one
- * object to share its tasks; nothing survives the process. Pending and
- * processing records are indexed by due time, so a pass costs O(log n).
- */
-export class MemoryStore implements TaskStore {
-  constructor();
+/** What the stores of this package have: every TaskStore method (async), and `list()`. */
+export interface StoreMethods extends TaskStore {
   add(record: TaskRecord): Promise<boolean>;
   get(id: string): Promise<TaskRecord | undefined>;
   active(): Promise<TaskRecord[]>;
@@ -85,6 +80,16 @@ export class MemoryStore implements TaskStore {
 }
 
 /**
+ * The default store: a Map in this realm (Node, workerd, one page). Share one
+ * object to share its tasks; nothing survives the process. Pending and
+ * processing records are indexed by due time, so a pass costs O(log n).
+ */
+export interface MemoryStore extends StoreMethods {}
+export class MemoryStore {
+  constructor();
+}
+
+/**
  * Records in IndexedDB (browsers and workers): they survive reloads, crashes
  * and closed tabs, and are shared by every page and worker of the origin that
  * opens the same database. `swap` reads, compares and writes in one readwrite
@@ -92,22 +97,99 @@ export class MemoryStore implements TaskStore {
  * (state, nextAttemptAt) and (state, completeBy) make a pass read only the
  * records it can act on (a database of version 1 is upgraded in place).
  */
-export class IndexedDBStore implements TaskStore {
+export interface IndexedDBStore extends StoreMethods {}
+export class IndexedDBStore {
   constructor(options?: {
     /** The IndexedDB database name (one object store `tasks` inside). @default 'wasm-backoff-queue' */
     name?: string;
   });
-  add(record: TaskRecord): Promise<boolean>;
-  get(id: string): Promise<TaskRecord | undefined>;
-  active(): Promise<TaskRecord[]>;
-  earliest(limit: number): Promise<TaskRecord[]>;
-  swap(expected: TaskRecord, next: TaskRecord): Promise<boolean>;
-  purge(before: number, states: TaskState[]): Promise<number>;
-  /** Every record (for inspection and tests). */
-  list(): Promise<TaskRecord[]>;
   /** Closes the connection (reopened on next use). */
   close(): Promise<void>;
 }
+
+/** What DurableObjectStore needs of a Durable Object's `ctx.storage` (workerd's DurableObjectStorage has it all). */
+export interface DurableObjectStorageLike {
+  get(key: string): Promise<unknown>;
+  get(keys: string[]): Promise<Map<string, unknown>>;
+  put(entries: Record<string, unknown>): Promise<void>;
+  delete(keys: string | string[]): Promise<unknown>;
+  list(options?: { prefix?: string; start?: string; end?: string; limit?: number }): Promise<Map<string, unknown>>;
+  transaction<T>(closure: (txn: any) => Promise<T>): Promise<T>;
+  getAlarm(): Promise<number | null>;
+  setAlarm(scheduledTime: number | Date): Promise<void>;
+  deleteAlarm(): Promise<void>;
+}
+
+/** A Durable Object namespace binding (`env.TASKS`), as enqueueTo and DurableObjectStore.remote use it. */
+export interface DurableObjectNamespaceLike {
+  idFromName(name: string): unknown;
+  get(id: any): any;
+}
+
+/**
+ * Task records in a Durable Object's storage (Cloudflare Workers; the
+ * `workerd` build only: elsewhere its constructor throws a TypeError).
+ * Every write is one storage transaction (`swap` reads, compares and writes
+ * atomically); pending and processing records are indexed by due time, so
+ * `earliest` reads only what a pass acts on. With `alarms: true` each write
+ * moves the object's alarm forward to the record's due time; the object's
+ * `alarm()` then drains the queue (see {@link TaskQueueObject}, which does).
+ */
+export interface DurableObjectStore extends StoreMethods {}
+export class DurableObjectStore {
+  constructor(
+    storage: DurableObjectStorageLike,
+    options?: {
+      /** Move the object's alarm to each record's due time when sooner (the class must have an `alarm()`). @default false */
+      alarms?: boolean;
+    },
+  );
+  /** A TaskStore for a Worker whose TaskQueue processes tasks too: each call goes to the TaskQueueObject named `name` (make it per request). */
+  static remote(namespace: DurableObjectNamespaceLike, name?: string): StoreMethods;
+  /** When the next pending task falls due or the next lease ends, from the index (Infinity when none). */
+  nextDue(): Promise<number>;
+  /** Sets the alarm to nextDue() (deletes it when nothing is pending or processing); `fresh`: deleted and written anew. */
+  rearm(fresh?: boolean): Promise<void>;
+}
+
+/**
+ * A Durable Object class that keeps a task queue in its storage and runs it
+ * on its alarm (Cloudflare Workers; the `workerd` build only). Extend it with
+ * `handler` (and `options`), export the subclass, bind it (a
+ * `new_sqlite_classes` migration) and enqueue with {@link enqueueTo}. Its
+ * queue is never started: each alarm drains it and sets the alarm to the
+ * next due time (a retry, a delayed task, a lease to sweep), so nothing
+ * polls; a task whose object was reset mid-run is swept after its lease.
+ * Public methods are its RPC interface.
+ */
+export class TaskQueueObject<P = unknown, Env = unknown> {
+  constructor(ctx: any, env: Env);
+  readonly ctx: any;
+  readonly env: Env;
+  /** The queue's options (all but `handler` and `store`). */
+  options?: Omit<TaskQueueOptions<P>, 'handler' | 'store'>;
+  /** The work of one task (resolve = processed, reject = retried, PermanentError = error at once). */
+  handler(task: TaskRecord<P>, context: TaskContext): Promise<unknown> | unknown;
+  readonly store: DurableObjectStore;
+  readonly queue: TaskQueue<P>;
+  /** RPC: adds a task; resolves with its id. */
+  enqueue(payload: P, options?: EnqueueOptions): Promise<string>;
+  /** RPC: the record of task `id`. */
+  get(id: string): Promise<TaskRecord<P> | undefined>;
+  /** RPC: {@link TaskQueue.purge}. */
+  purge(options?: PurgeOptions): Promise<number>;
+  /** RPC: one TaskStore method of the object's store (for DurableObjectStore.remote). */
+  taskStore(op: 'add' | 'get' | 'active' | 'earliest' | 'swap' | 'purge' | 'list', args: unknown[]): Promise<unknown>;
+  /** Drains the queue, then sets the alarm to the next due time. */
+  alarm(): Promise<void>;
+}
+
+/**
+ * From a Worker: enqueues `payload` in the TaskQueueObject named `name`
+ * (default 'default') of `namespace`; resolves with the id once the object
+ * stored it (the `workerd` build only).
+ */
+export function enqueueTo<P = unknown>(namespace: DurableObjectNamespaceLike, payload: P, options?: EnqueueOptions & { name?: string }): Promise<string>;
 
 /** What the handler gets besides the task. */
 export interface TaskContext {

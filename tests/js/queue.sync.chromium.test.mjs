@@ -10,6 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CSP, serve } from '../../scripts/serve.mjs';
 import { startScripted } from '../server/scripted.mjs';
+import { sleep, until } from './wait.mjs';
 import { launch } from './browser.mjs';
 
 let srv, site, browser;
@@ -32,17 +33,6 @@ after(async () => {
   site?.server.close();
   await srv?.close();
 });
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(what, f, ms = 10_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** The outbox page of `context` (?sw=1: with its Service Worker), ready. */
 async function outbox(context, { sw }) {

@@ -7,7 +7,7 @@ import { RetryBudget } from 'wasm-backoff/budget';
 // @ts-expect-error the gate lives in 'wasm-backoff/gate' (the full module), not in the main entry
 import { createGate } from 'wasm-backoff';
 import { backoffStats } from 'wasm-backoff/stats';
-import { TaskQueue } from 'wasm-backoff/queue';
+import { TaskQueue, enqueueTo } from 'wasm-backoff/queue';
 // @ts-expect-error the calculator-only entry has no fetch driver
 import { fetchWithBackoff as notThere } from 'wasm-backoff/backoff';
 // @ts-expect-error the statistics entry has no fetch driver
@@ -143,4 +143,6 @@ new TaskQueue({ handler() {} }).enqueue(1, { notBefore: 'in 5 minutes' });
 new TaskQueue({ handler() {} }).purge({ states: ['pending'] });
 // @ts-expect-error maxRetentionMs is a number of ms
 new TaskQueue({ handler() {}, maxRetentionMs: '1d' });
+// @ts-expect-error enqueueTo takes the namespace binding, not a stub's name
+enqueueTo('JOBS', {});
 export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];

@@ -250,7 +250,37 @@ export async function useGate(): Promise<void> {
 }
 
 // ---- the durable task queue ----
-import { TaskQueue, MemoryStore, IndexedDBStore, PermanentError, type TaskRecord } from 'wasm-backoff/queue';
+import {
+  TaskQueue,
+  MemoryStore,
+  IndexedDBStore,
+  PermanentError,
+  DurableObjectStore,
+  TaskQueueObject,
+  enqueueTo,
+  type TaskRecord,
+  type DurableObjectNamespaceLike,
+} from 'wasm-backoff/queue';
+
+// A Durable Object running a queue on its alarm, and a Worker enqueueing through it.
+interface Env {
+  JOBS: DurableObjectNamespaceLike;
+  ORIGIN: string;
+}
+export class Jobs extends TaskQueueObject<{ url: string }, Env> {
+  options = { leaseMs: 30_000, maxFailures: 8, maxRetentionMs: 86_400_000 };
+  async handler(task: TaskRecord<{ url: string }>, { signal }: { signal: AbortSignal }): Promise<void> {
+    const res = await fetch(this.env.ORIGIN + task.payload.url, { method: 'POST', signal });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  }
+}
+export async function worker(env: Env): Promise<string> {
+  const id: string = await enqueueTo(env.JOBS, { url: '/hook' }, { id: 'hook-1', notBefore: Date.now() + 1000, name: 'hooks' });
+  const local = new TaskQueue({ store: DurableObjectStore.remote(env.JOBS, 'hooks'), handler: () => undefined });
+  const next: number = await local.drain();
+  void next;
+  return id;
+}
 export async function useQueue(): Promise<void> {
   const queue = new TaskQueue<{ url: string }>({
     handler: async (task: TaskRecord<{ url: string }>, { signal, completeBy }) => {
