@@ -73,17 +73,17 @@ test('Background Sync: a task a closed page left pending is replayed by the Serv
   await inContext(async (context) => {
     const page = await started(context, true, { backoff: { baseMs: 60_000, maxDelayMs: 60_000, jitter: 'none' }, pollMs: 60_000 });
     await page.evaluate(() => window.ob.enqueue('t1', { form: 'Ada' }));
-    // The page's attempt fails (503); the task waits a minute for its retry.
-    await until('the page to try and fail', async () => (await record(page, 't1'))?.failureCount >= 1);
-    const left = await record(page, 't1');
-    assert.equal(left.state, 'pending');
-    assert.ok(left.nextAttemptAt - Date.now() > 30_000, 'its retry is far away');
-    assert.ok(
-      deliveries.some((d) => d.id === 't1' && d.by === 'page'),
-      'the page tried',
-    );
-    // The page asked for a Background Sync of the outbox (still registered: the browser's own
-    // attempt, if it made one, failed like the page's and is to be retried later).
+    // The page's attempt fails (503), and so does the worker's if the browser fired the sync the
+    // page asked for at once (online, it may, even before the page claims the task): either
+    // way the task is left pending, its retry a minute away, nothing in flight.
+    await until('the failed attempts to settle', async () => {
+      const r = await record(page, 't1');
+      return r?.state === 'pending' && r.failureCount >= 1 && r.nextAttemptAt - Date.now() > 30_000;
+    });
+    const tried = deliveries.filter((d) => d.id === 't1');
+    assert.ok(tried.length >= 1 && tried.every((d) => !d.ok), JSON.stringify(tried));
+    // The page asked for a Background Sync of the outbox (still registered: a replay that
+    // failed is retried by the browser later).
     assert.deepEqual(await page.evaluate(() => navigator.serviceWorker.ready.then((r) => r.sync.getTags())), ['outbox']);
     await page.close();
 
