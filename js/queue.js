@@ -486,6 +486,7 @@ export class TaskQueue extends EventTarget {
   #syncTag;
   #syncing = 0; // sync events being handled
   #registering; // a Background Sync registration in flight
+  #reported = new Set(); // malformed records reported (id@version)
 
   constructor(options) {
     super();
@@ -819,6 +820,10 @@ export class TaskQueue extends EventTarget {
     let next = Infinity;
     for (const r of records) {
       if (!this.#on) break;
+      if (!INDEXED[r.state] || ![r.nextAttemptAt, r.completeBy, r.createdAt, r.failureCount, r.seed, r.version].every(Number.isFinite)) {
+        this.#malformed(r);
+        continue;
+      }
       const now = Date.now();
       const due = this.#step(w.queue_due, r, now);
       if (due === DUE_SWEEP) {
@@ -955,6 +960,16 @@ export class TaskQueue extends EventTarget {
       this.#emit('error', { task: n, error, compensationError, reason });
     });
     this.#compensating.add(done);
+  }
+
+  /** Reports a record that is no task's (once per id and version), which the passes then leave alone. */
+  #malformed(r) {
+    const key = `${describe(r.id)}@${describe(r.version)}`;
+    if (this.#reported.has(key)) return;
+    this.#reported.add(key);
+    this.dispatchEvent(
+      new TaskEvent('storeerror', { task: r, error: new TypeError(`malformed task record ${key}: its state or times are not a task's`) }),
+    );
   }
 
   #emit(type, init) {

@@ -311,7 +311,11 @@ export interface TaskQueueEventMap<P = unknown> {
   retry: TaskOutcomeEvent<P>;
   /** The task ended in `error` (permanent failure, or its `maxFailures`-th failure). */
   error: TaskOutcomeEvent<P>;
-  /** The store failed (the queue carries on at the next pass, later each time while it keeps failing). */
+  /**
+   * The store failed (the queue carries on at the next pass, later each time
+   * while it keeps failing), or handed back a malformed record (a TypeError;
+   * reported once per id and version, and left alone).
+   */
   storeerror: TaskEvent<P>;
 }
 

@@ -806,3 +806,26 @@ test('drain() waits for the handlers it started and their retries due at once; s
   await hung.stop();
   await aborted;
 });
+
+test('malformed records are reported once (storeerror), skipped, and hold nothing up', async () => {
+  const store = new MemoryStore();
+  await store.add(taskRecord({ id: 'bogus', state: 'sleeping' }));
+  await store.add(taskRecord({ id: 'soon', nextAttemptAt: 'soon' }));
+  await store.add(taskRecord({ id: 'nan', state: 'processing', completeBy: NaN }));
+  const ran = [];
+  const q = new TaskQueue({ store: hooked(store, () => {}), handler: (t) => ran.push(t.id), pollMs: 10 });
+  const log = record(q);
+  q.start();
+  const ok = await q.enqueue('fine', { id: 'fine' });
+  await settled(store, [ok]);
+  await sleep(50); // several more passes
+  await q.stop();
+  assert.deepEqual(ran, ['fine']);
+  const reported = log.filter((e) => e.type === 'storeerror');
+  assert.deepEqual(reported.map((e) => e.id).sort(), ['nan', 'soon'], 'each once (the unknown state is not an active one: never read)');
+  for (const e of reported) {
+    assert.ok(e.error instanceof TypeError);
+    assert.match(e.error.message, /^malformed task record/);
+  }
+  assert.equal((await store.get('soon')).nextAttemptAt, 'soon', 'left as it was');
+});
