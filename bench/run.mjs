@@ -4,15 +4,16 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload   --seeds=<n> (storm)
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload,queue
+//            --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
 //
 // Before measuring: builds pkg/ if it is not built, installs bench/'s
 // dev-dependencies (the peers, exact versions) if missing. Sections live in
 // size.mjs, cold.mjs, throughput.mjs (spawned), calc.mjs, storm.mjs (+
-// storm-policies.mjs for our rows, storm-peers.mjs for the peers'), and
-// bench/outage.mjs when it exists (see outageSection).
+// storm-policies.mjs for our rows, storm-peers.mjs for the peers'),
+// bench/outage.mjs when it exists (see outageSection), and queue.mjs.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -21,7 +22,7 @@ import { BENCH, ROOT, ensureBuilt, ensurePeers, version, PEER_PACKAGES } from '.
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const QUICK = args.has('quick');
-const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage', 'overload'];
+const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage', 'overload', 'queue'];
 const only = args.get('only')?.split(',') ?? ALL;
 for (const s of only) if (!ALL.includes(s)) throw new RangeError(`--only: unknown section ${s} (one of ${ALL.join(', ')})`);
 const partial = QUICK || args.has('only');
@@ -123,6 +124,11 @@ try {
     const out = await run(process.execPath, [join(BENCH, 'overload.mjs'), '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const { table } = await import('./overload.mjs');
     return table(JSON.parse(out));
+  });
+
+  await section('queue', '8. Task queue: a pass with 10^3, 10^4 and 10^5 records in each store', async () => {
+    const { queueSection } = await import('./queue.mjs');
+    return queueSection({ quick: QUICK, log });
   });
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -20,3 +20,12 @@ declare module 'node:fs' {
   /** (the one function the Node loader uses; no @types/node needed) */
   export function readFileSync(path: URL): Uint8Array<ArrayBuffer>;
 }
+
+declare module 'cloudflare:workers' {
+  /** workerd's base class of Durable Objects (js/durable.js, workerd build only). */
+  export class DurableObject {
+    constructor(ctx: any, env: any);
+    ctx: any;
+    env: any;
+  }
+}

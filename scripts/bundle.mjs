@@ -39,6 +39,8 @@ function boundary(mod, form) {
     name: 'wasm-backoff-boundary',
     setup(b) {
       b.onResolve({ filter: /^#load$/ }, () => ({ path: join(ROOT, 'js/load', `${FORMS[form].load}.js`) }));
+      // The queue's Durable Object classes: real in workerd, stand-ins elsewhere (nothing for browsers to download).
+      b.onResolve({ filter: /^#edge$/ }, () => ({ path: join(ROOT, 'js', form === 'workerd' ? 'durable.js' : 'durable-elsewhere.js') }));
       b.onResolve({ filter: /^#wasm$/ }, () => ({ path: `./${name}`, external: true }));
       b.onResolve({ filter: /^#wasm-base64$/ }, () => ({ path: 'base64', namespace: 'wasm-base64' }));
       b.onLoad({ filter: /.*/, namespace: 'wasm-base64' }, () => ({
@@ -69,7 +71,7 @@ export async function bundle(mod, { dev = false } = {}) {
       minify: !dev,
       chunkNames: `${mod}-[hash]`,
       outExtension: { '.js': ext },
-      external: ['node:fs'],
+      external: ['node:fs', 'cloudflare:workers'],
       define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) },
       // (the `js` module's single entry needs no chunk)
       plugins: [boundary(mod, form)],

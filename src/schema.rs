@@ -314,11 +314,14 @@ pub enum Error {
     LeaseMs,
     /// Queue `maxFailures`.
     MaxFailures,
+    /// Queue `maxRetentionMs` (not a field of the record: the queue passes
+    /// it to its calls, so that the small module's record does not grow).
+    MaxRetentionMs,
 }
 
 impl Error {
     /// Every error, in code order.
-    pub const ALL: [Error; 22] = [
+    pub const ALL: [Error; 23] = [
         Error::None,
         Error::BaseMs,
         Error::Factor,
@@ -341,6 +344,7 @@ impl Error {
         Error::MinCalls,
         Error::LeaseMs,
         Error::MaxFailures,
+        Error::MaxRetentionMs,
     ];
 
     /// The first error only the full module reports: the small module's JS
@@ -394,6 +398,7 @@ impl Error {
             // full module only; a test checks they are the same).
             Error::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
             Error::MaxFailures => "maxFailures must be an integer >= 1 or Infinity",
+            Error::MaxRetentionMs => "maxRetentionMs must be a number > 0 or Infinity",
             Error::OutOfMemory => "out of memory: free() objects you no longer use",
             _ => unreachable!("the schedule's errors are the core's, above"),
         }
@@ -443,7 +448,7 @@ pub const JITTER_ADD_MAX_MS: usize = 4;
 /// answer that can be a value (a delay, a tag, a handle, a time) is negative
 /// when there is none (a constructor's: minus the error code), and an
 /// argument that may be absent is NaN when it is (as in the options record).
-pub const CODES: [(&str, f64); 11] = [
+pub const CODES: [(&str, f64); 12] = [
     // A gate's wake time when no timer is needed.
     ("WAKE_NONE", -1.0),
     // A gate's wake time when it is idle (nothing held, in flight or to remember).
@@ -462,6 +467,8 @@ pub const CODES: [(&str, f64); 11] = [
     ("DUE_CLAIM", 1.0),
     // queue_due: processing past its lease: sweep it.
     ("DUE_SWEEP", 2.0),
+    // queue_due: pending past its retention (maxRetentionMs): expire it.
+    ("DUE_EXPIRE", 3.0),
     // `jitter` object shapes in the record (see JITTERS).
     ("JITTER_RATIO", JITTER_RATIO as f64),
     ("JITTER_ADD_MAX_MS", JITTER_ADD_MAX_MS as f64),
@@ -514,6 +521,7 @@ mod tests {
             ("DUE_WAIT", Due::Wait),
             ("DUE_CLAIM", Due::Claim),
             ("DUE_SWEEP", Due::Sweep),
+            ("DUE_EXPIRE", Due::Expire),
         ] {
             let v = CODES.iter().find(|c| c.0 == name).unwrap().1;
             assert_eq!(v, due as u8 as f64, "{name}");
@@ -559,6 +567,10 @@ mod tests {
         assert_eq!(
             Error::MaxFailures.message(),
             QueueError::MaxFailures.message()
+        );
+        assert_eq!(
+            Error::MaxRetentionMs.message(),
+            QueueError::MaxRetentionMs.message()
         );
     }
 

@@ -235,7 +235,9 @@ fn draws_fill_the_scratch_buffer() {
 fn queue_transitions_on_numeric_records() {
     use wasm_backoff::queue::*;
     let _t = turn();
-    // base 100 ms, no jitter (index 0); lease 1000 ms, 2 failures.
+    const INF: f64 = f64::INFINITY;
+    const R: f64 = 1000.0; // a retention of 1 s
+                           // base 100 ms, no jitter (index 0); lease 1000 ms, 2 failures.
     let policy = rec(&[
         (Field::BaseMs, 100.0),
         (Field::Jitter, 0.0),
@@ -243,36 +245,45 @@ fn queue_transitions_on_numeric_records() {
         (Field::MaxFailures, 2.0),
     ]);
     set_record(policy);
-    assert_eq!(queue_check(), 0.0);
+    assert_eq!(queue_check(INF), 0.0);
     // due: pending and due → claim (1); before next_attempt_at → wait (0).
-    assert_eq!(queue_due(0, 0.0, 50.0, 0.0, 7.0, 50.0), 1);
-    assert_eq!(queue_due(0, 0.0, 50.0, 0.0, 7.0, 49.0), 0);
+    assert_eq!(queue_due(0, 0.0, 50.0, 0.0, 7.0, 0.0, INF, 50.0), 1);
+    assert_eq!(queue_due(0, 0.0, 50.0, 0.0, 7.0, 0.0, INF, 49.0), 0);
     // claim → processing, complete_by = now + lease.
-    assert_eq!(queue_claim(0, 0.0, 50.0, 0.0, 7.0, 60.0), 1);
+    assert_eq!(queue_claim(0, 0.0, 50.0, 0.0, 7.0, 0.0, INF, 60.0), 1);
     assert_eq!(answered()[..4], [1.0, 0.0, 50.0, 1060.0]);
     // complete within the lease → processed; after it, refused.
-    assert_eq!(queue_complete(1, 0.0, 50.0, 1060.0, 7.0, 1060.0), 1);
+    assert_eq!(
+        queue_complete(1, 0.0, 50.0, 1060.0, 7.0, 0.0, INF, 1060.0),
+        1
+    );
     assert_eq!(answered()[0], 2.0);
-    assert_eq!(queue_complete(1, 0.0, 50.0, 1060.0, 7.0, 1061.0), 0);
+    assert_eq!(
+        queue_complete(1, 0.0, 50.0, 1060.0, 7.0, 0.0, INF, 1061.0),
+        0
+    );
     // fail → pending after 100 ms (base, no jitter).
-    assert_eq!(queue_fail(1, 0.0, 50.0, 1060.0, 7.0, 500.0), 1);
+    assert_eq!(queue_fail(1, 0.0, 50.0, 1060.0, 7.0, 0.0, INF, 500.0), 1);
     assert_eq!(answered()[..4], [0.0, 1.0, 600.0, 1060.0]);
     // the second failure of 2 → error; permanent failure → error at once.
-    assert_eq!(queue_fail(1, 1.0, 50.0, 1060.0, 7.0, 500.0), 1);
+    assert_eq!(queue_fail(1, 1.0, 50.0, 1060.0, 7.0, 0.0, INF, 500.0), 1);
     assert_eq!(answered()[..2], [3.0, 2.0]);
-    assert_eq!(queue_fail_permanently(1, 0.0, 50.0, 1060.0, 7.0, 500.0), 1);
+    assert_eq!(
+        queue_fail_permanently(1, 0.0, 50.0, 1060.0, 7.0, 0.0, INF, 500.0),
+        1
+    );
     assert_eq!(answered()[..2], [3.0, 1.0]);
     // sweep: due code 2 past complete_by, then back to pending.
-    assert_eq!(queue_due(1, 0.0, 50.0, 1060.0, 7.0, 1061.0), 2);
-    assert_eq!(queue_sweep(1, 0.0, 50.0, 1060.0, 7.0, 1061.0), 1);
+    assert_eq!(queue_due(1, 0.0, 50.0, 1060.0, 7.0, 0.0, INF, 1061.0), 2);
+    assert_eq!(queue_sweep(1, 0.0, 50.0, 1060.0, 7.0, 0.0, INF, 1061.0), 1);
     assert_eq!(answered()[..4], [0.0, 1.0, 1161.0, 1060.0]);
     assert_eq!(
-        queue_sweep(1, 0.0, 50.0, 1060.0, 7.0, 1060.0),
+        queue_sweep(1, 0.0, 50.0, 1060.0, 7.0, 0.0, INF, 1060.0),
         0,
         "not before the lease is over"
     );
     // Unknown states are refused.
-    assert_eq!(queue_claim(4, 0.0, 0.0, 0.0, 7.0, 10.0), 0);
+    assert_eq!(queue_claim(4, 0.0, 0.0, 0.0, 7.0, 0.0, INF, 10.0), 0);
     // Option errors are codes; a rejected policy refuses every step.
     for (lease, max, err) in [
         (0.0, 5.0, Error::LeaseMs),
@@ -282,17 +293,33 @@ fn queue_transitions_on_numeric_records() {
         (1000.0, -1.0, Error::MaxFailures),
     ] {
         set_record(rec(&[(Field::LeaseMs, lease), (Field::MaxFailures, max)]));
-        assert_eq!(queue_check(), -(err.code() as f64), "{lease} {max}");
-        assert_eq!(queue_claim(0, 0.0, 0.0, 0.0, 7.0, 10.0), 0);
+        assert_eq!(queue_check(INF), -(err.code() as f64), "{lease} {max}");
+        assert_eq!(queue_claim(0, 0.0, 0.0, 0.0, 7.0, 0.0, INF, 10.0), 0);
     }
     set_record(rec(&[(Field::MaxFailures, 4_294_967_296.0)]));
-    assert_eq!(queue_check(), 0.0, "any integer >= 1 (saturating)");
+    assert_eq!(queue_check(INF), 0.0, "any integer >= 1 (saturating)");
     set_record(rec(&[(Field::BaseMs, -1.0)]));
     assert_eq!(
-        queue_check(),
+        queue_check(INF),
         -(Error::BaseMs.code() as f64),
         "the schedule's own errors"
     );
+    // maxRetentionMs crosses as an argument of every call.
+    set_record(rec(&[(Field::BaseMs, 100.0), (Field::Jitter, 0.0)]));
+    for bad in [0.0, -1.0, f64::NAN] {
+        assert_eq!(queue_check(bad), -(Error::MaxRetentionMs.code() as f64));
+        assert_eq!(queue_claim(0, 0.0, 0.0, 0.0, 7.0, 0.0, bad, 10.0), 0);
+    }
+    assert_eq!(queue_check(1000.0), 0.0);
+    assert_eq!(queue_due(0, 0.0, 50.0, 0.0, 7.0, 0.0, R, 1000.0), 1);
+    assert_eq!(queue_due(0, 0.0, 50.0, 0.0, 7.0, 0.0, R, 1001.0), 3);
+    assert_eq!(queue_expire(0, 0.0, 50.0, 0.0, 7.0, 0.0, R, 1000.0), 0);
+    assert_eq!(queue_expire(0, 2.0, 50.0, 0.0, 7.0, 0.0, R, 1001.0), 1);
+    assert_eq!(answered()[..2], [3.0, 2.0]);
+    // retry_now: a failed pending task due later becomes due now.
+    assert_eq!(queue_retry_now(0, 1.0, 900.0, 0.0, 7.0, 0.0, INF, 100.0), 1);
+    assert_eq!(answered()[..3], [0.0, 1.0, 100.0]);
+    assert_eq!(queue_retry_now(0, 0.0, 900.0, 0.0, 7.0, 0.0, INF, 100.0), 0);
 }
 
 #[test]

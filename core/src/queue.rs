@@ -19,7 +19,15 @@
 //!                          fail / sweep (failures  │  processed
 //!                          reach maxFailures),     ▼
 //!                          fail_permanently       error
+//!                                                  ▲
+//!   pending ───────────────────────────────────────┘
+//!            expire (it cannot run by created_at + maxRetentionMs)
 //! ```
+//!
+//! A task's age bounds it too: [`QueueConfig::max_retention_ms`] after its
+//! creation it is no longer claimed, and a pending task whose next attempt
+//! would come later is [`Due::Expire`] at once (why wait for a retry that
+//! cannot happen).
 //!
 //! The retry delay comes from the calculator ([`Backoff::sample_at`]) with a
 //! generator seeded from the task's own seed and its failure count, so the
@@ -102,6 +110,9 @@ pub struct Task {
     pub complete_by: f64,
     /// Seeds the retry delays of this task (see [`Queue::retry_delay`]).
     pub seed: u64,
+    /// When the task was made: its age counts from here
+    /// ([`QueueConfig::max_retention_ms`]).
+    pub created_at: f64,
 }
 
 impl Task {
@@ -118,7 +129,20 @@ impl Task {
             next_attempt_at: now,
             complete_by: 0.0,
             seed,
+            created_at: now,
         }
+    }
+
+    /// The same task, first due at `at` rather than at once (a delayed enqueue).
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::Task;
+    /// let t = Task::new(5.0, 1).not_before(50.0);
+    /// assert_eq!((t.created_at, t.next_attempt_at), (5.0, 50.0));
+    /// ```
+    pub const fn not_before(mut self, at: f64) -> Task {
+        self.next_attempt_at = at;
+        self
     }
 }
 
@@ -141,6 +165,10 @@ pub enum Due {
     /// Processing past its lease (the instance crashed, hung or was closed):
     /// [`Queue::sweep`] it.
     Sweep = 2,
+    /// Pending, and it cannot be attempted by `created_at` +
+    /// `max_retention_ms` (that time has passed, or its next attempt comes
+    /// later): [`Queue::expire`] it.
+    Expire = 3,
 }
 
 /// The queue's policy, validated by [`Queue::new`].
@@ -160,6 +188,10 @@ pub struct QueueConfig {
     /// The retry delays. Its `max_attempts` and `max_elapsed_ms` play no
     /// part: `max_failures` is the queue's limit. Default [`Config::new`].
     pub backoff: Config,
+    /// How long a task may live, in ms from its `created_at`: it is not
+    /// claimed after that, and ends in error ([`Due::Expire`]). Default
+    /// +Infinity (no limit).
+    pub max_retention_ms: f64,
 }
 
 impl Default for QueueConfig {
@@ -180,6 +212,7 @@ impl QueueConfig {
             lease_ms: 30_000.0,
             max_failures: 5,
             backoff: Config::new(),
+            max_retention_ms: f64::INFINITY,
         }
     }
     /// Sets [`QueueConfig::lease_ms`].
@@ -214,6 +247,17 @@ impl QueueConfig {
         self.backoff = cfg;
         self
     }
+    /// Sets [`QueueConfig::max_retention_ms`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::{QueueConfig, QueueError};
+    /// assert_eq!(QueueConfig::new().max_retention_ms(0.0).validate(), Err(QueueError::MaxRetentionMs));
+    /// assert!(QueueConfig::new().max_retention_ms(f64::INFINITY).validate().is_ok());
+    /// ```
+    pub const fn max_retention_ms(mut self, ms: f64) -> Self {
+        self.max_retention_ms = ms;
+        self
+    }
 
     /// Checks every field; the error names the offending option.
     ///
@@ -227,6 +271,9 @@ impl QueueConfig {
         }
         if self.max_failures == 0 {
             return Err(QueueError::MaxFailures);
+        }
+        if self.max_retention_ms.is_nan() || self.max_retention_ms <= 0.0 {
+            return Err(QueueError::MaxRetentionMs);
         }
         self.backoff.validate().map_err(QueueError::Backoff)
     }
@@ -245,6 +292,8 @@ pub enum QueueError {
     LeaseMs,
     /// `max_failures` / `maxFailures`.
     MaxFailures,
+    /// `max_retention_ms` / `maxRetentionMs`.
+    MaxRetentionMs,
     /// An option of the retry schedule.
     Backoff(ConfigError),
 }
@@ -260,6 +309,7 @@ impl QueueError {
         match self {
             QueueError::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
             QueueError::MaxFailures => "maxFailures must be an integer >= 1 or Infinity",
+            QueueError::MaxRetentionMs => "maxRetentionMs must be a number > 0 or Infinity",
             QueueError::Backoff(e) => e.message(),
         }
     }
@@ -321,10 +371,19 @@ impl Queue {
     /// ```
     pub fn due(&self, task: &Task, now: f64) -> Due {
         match task.state {
+            TaskState::Pending if self.too_old(task, now) => Due::Expire,
             TaskState::Pending if task.next_attempt_at <= now => Due::Claim,
             TaskState::Processing if now > task.complete_by => Due::Sweep,
             _ => Due::Wait,
         }
+    }
+
+    /// Whether pending `task` can no longer be attempted within its
+    /// retention: `now` or its next attempt is past `created_at +
+    /// max_retention_ms` (a NaN time counts as too old: it never comes).
+    fn too_old(&self, task: &Task, now: f64) -> bool {
+        let last = task.created_at + self.cfg.max_retention_ms;
+        !(now <= last && task.next_attempt_at <= last)
     }
 
     /// pending (due) → processing until `now + lease_ms`.
@@ -439,6 +498,52 @@ impl Queue {
             return None;
         }
         self.fail(task, now)
+    }
+
+    /// pending → error, once the task has outlived `max_retention_ms` (see
+    /// [`Due::Expire`]). The failure count is left as it is.
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// let q = Queue::new(QueueConfig::new().max_retention_ms(1000.0)).unwrap();
+    /// let t = Task::new(0.0, 1);
+    /// assert!(q.expire(&t, 1000.0).is_none(), "still within its retention");
+    /// assert_eq!(q.due(&t, 1000.5), Due::Expire);
+    /// assert_eq!(q.expire(&t, 1000.5).unwrap().state, TaskState::Error);
+    /// ```
+    pub fn expire(&self, task: &Task, now: f64) -> Option<Task> {
+        if self.due(task, now) != Due::Expire {
+            return None;
+        }
+        Some(Task {
+            state: TaskState::Error,
+            ..*task
+        })
+    }
+
+    /// A pending task waiting for a retry (it failed before) becomes due at
+    /// `now`: what connectivity coming back (the browser's `online` or a
+    /// Background Sync event) does to tasks that failed while it was gone.
+    /// A task that never failed keeps its time (a delayed enqueue).
+    ///
+    /// ```
+    /// use wasm_backoff_core::queue::*;
+    /// let q = Queue::new(QueueConfig::new()).unwrap();
+    /// let failed = q.fail(&q.claim(&Task::new(0.0, 1), 0.0).unwrap(), 0.0).unwrap();
+    /// assert!(failed.next_attempt_at > 10.0);
+    /// assert_eq!(q.retry_now(&failed, 10.0).unwrap().next_attempt_at, 10.0);
+    /// assert!(q.retry_now(&Task::new(0.0, 1).not_before(50.0), 10.0).is_none());
+    /// ```
+    pub fn retry_now(&self, task: &Task, now: f64) -> Option<Task> {
+        // (a NaN time is left alone)
+        let later = task.next_attempt_at > now;
+        if task.state != TaskState::Pending || task.failure_count == 0 || !later {
+            return None;
+        }
+        Some(Task {
+            next_attempt_at: now,
+            ..*task
+        })
     }
 
     /// The wait after failure `failures` (1 = the first) of the task seeded

@@ -281,12 +281,15 @@ fn simulated_instances_never_share_a_task_and_lose_nothing() {
         };
         true
     }
-    let (mut sweeps, mut lost_races, mut errors) = (0, 0, 0);
+    let (mut sweeps, mut lost_races, mut errors, mut expired) = (0, 0, 0, 0);
     for seed in 0..20u64 {
+        // Half the runs with a retention that ends some tasks before their failures do.
+        let retention = if seed % 2 == 0 { f64::INFINITY } else { 600.0 };
         let q = Queue::new(
             QueueConfig::new()
                 .lease_ms(100.0)
                 .max_failures(4)
+                .max_retention_ms(retention)
                 .backoff(Config::new().base_ms(10.0).max_delay_ms(200.0)),
         )
         .unwrap();
@@ -358,7 +361,7 @@ fn simulated_instances_never_share_a_task_and_lose_nothing() {
                 }
                 // Crash: everything held is abandoned.
                 7 => held[me].clear(),
-                // Sweep every expired lease.
+                // Sweep every expired lease; expire every task past its retention.
                 _ => {
                     for i in 0..store.len() {
                         let seen = store[i];
@@ -366,6 +369,10 @@ fn simulated_instances_never_share_a_task_and_lose_nothing() {
                             assert!(now > seen.task.complete_by);
                             assert!(swap(&mut store, i, seen.version, n, None));
                             sweeps += 1;
+                        } else if let Some(n) = q.expire(&seen.task, now) {
+                            assert!(seen.task.state == TaskState::Pending && seen.owner.is_none());
+                            assert!(swap(&mut store, i, seen.version, n, None));
+                            expired += 1;
                         }
                     }
                 }
@@ -384,7 +391,98 @@ fn simulated_instances_never_share_a_task_and_lose_nothing() {
     }
     // The interesting paths were taken.
     assert!(
-        sweeps > 0 && lost_races > 0 && errors > 0,
-        "{sweeps} sweeps, {lost_races} lost races, {errors} errors"
+        sweeps > 0 && lost_races > 0 && errors > expired && expired > 0,
+        "{sweeps} sweeps, {lost_races} lost races, {errors} errors ({expired} expired)"
     );
+}
+
+#[test]
+fn retention_a_task_is_not_claimed_past_its_age_and_expires_instead() {
+    let q = Queue::new(
+        QueueConfig::new()
+            .lease_ms(100.0)
+            .max_failures(10)
+            .max_retention_ms(1000.0)
+            .backoff(Config::new().base_ms(300.0).jitter(Jitter::None)),
+    )
+    .unwrap();
+    let t = Task::new(5000.0, 1);
+    assert_eq!(
+        q.due(&t, 6000.0),
+        Due::Claim,
+        "at created_at + retention: still claimed"
+    );
+    assert_eq!(q.due(&t, 6000.5), Due::Expire, "after it: expired");
+    assert_eq!(q.claim(&t, 6000.5), None);
+    let e = q.expire(&t, 6000.5).unwrap();
+    assert_eq!((e.state, e.failure_count), (TaskState::Error, 0));
+    assert_eq!(q.due(&e, 7000.0), Due::Wait, "final");
+    assert_eq!(q.expire(&e, 7000.0), None);
+    // A failure whose retry would come after the retention: expired at once,
+    // not after a wait for a retry that cannot happen.
+    let c = q.claim(&t, 5600.0).unwrap();
+    let f = q.fail(&c, 5650.0).unwrap(); // retry at 5950: within
+    assert_eq!(
+        (f.state, q.due(&f, 5650.0)),
+        (TaskState::Pending, Due::Wait)
+    );
+    let f2 = q.fail(&q.claim(&f, 5950.0).unwrap(), 5960.0).unwrap(); // retry at 6560: too late
+    assert_eq!(f2.next_attempt_at, 6560.0);
+    assert_eq!(q.due(&f2, 5960.0), Due::Expire);
+    // A delayed enqueue beyond the retention can never run.
+    assert_eq!(
+        q.due(&Task::new(0.0, 1).not_before(1000.5), 0.0),
+        Due::Expire
+    );
+    assert_eq!(
+        q.due(&Task::new(0.0, 1).not_before(1000.0), 1000.0),
+        Due::Claim
+    );
+    // Processing tasks finish their lease; the retention acts on the outcome.
+    let late = q.claim(&Task::new(0.0, 1), 990.0).unwrap();
+    assert_eq!(q.due(&late, 1050.0), Due::Wait);
+    assert_eq!(
+        q.complete(&late, 1050.0).unwrap().state,
+        TaskState::Processed
+    );
+    assert_eq!(q.due(&q.sweep(&late, 1091.0).unwrap(), 1091.0), Due::Expire);
+    // A NaN time never comes: too old rather than waiting forever.
+    let mut nan = Task::new(0.0, 1);
+    nan.created_at = f64::NAN;
+    assert_eq!(q.due(&nan, 0.0), Due::Expire);
+    // No retention (the default): never expires.
+    let forever = queue(100.0, 3);
+    assert_eq!(forever.due(&Task::new(0.0, 1), 1e15), Due::Claim);
+    assert_eq!(
+        Queue::new(QueueConfig::new().max_retention_ms(f64::NAN)).err(),
+        Some(QueueError::MaxRetentionMs)
+    );
+    assert_eq!(
+        Queue::new(QueueConfig::new().max_retention_ms(-1.0)).err(),
+        Some(QueueError::MaxRetentionMs)
+    );
+    assert!(QueueError::MaxRetentionMs
+        .message()
+        .starts_with("maxRetentionMs"));
+}
+
+#[test]
+fn retry_now_brings_a_failed_task_forward_and_leaves_the_rest() {
+    let q = queue(100.0, 5);
+    let c = q.claim(&Task::new(0.0, 1), 0.0).unwrap();
+    let f = q.fail(&c, 10.0).unwrap();
+    assert_eq!(f.next_attempt_at, 110.0);
+    let now = q.retry_now(&f, 50.0).unwrap();
+    assert_eq!((now.next_attempt_at, now.failure_count), (50.0, 1));
+    assert_eq!(q.due(&now, 50.0), Due::Claim);
+    assert_eq!(q.retry_now(&now, 50.0), None, "already due");
+    assert_eq!(q.retry_now(&c, 50.0), None, "processing");
+    assert_eq!(
+        q.retry_now(&Task::new(0.0, 1).not_before(500.0), 50.0),
+        None,
+        "never failed: a delayed enqueue keeps its time"
+    );
+    let mut nan = f;
+    nan.next_attempt_at = f64::NAN;
+    assert_eq!(q.retry_now(&nan, 50.0), None);
 }

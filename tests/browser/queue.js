@@ -3,7 +3,7 @@
 // ?page=<name> names the page; each handler run is reported to the test
 // server (POST /queue-log), which sees every page, including closed ones.
 // Payloads script the handler: { ms } succeeds after ms; { fail: true }
-// always rejects; { hangOn: <page> } hangs in that page (after reporting
+// always rejects; { quiet: true } succeeds at once, unreported; { hangOn: <page> } hangs in that page (after reporting
 // that it started) and succeeds in any other.
 import { TaskQueue, IndexedDBStore } from '/pkg/queue/index.js';
 
@@ -17,6 +17,7 @@ const sleep = (ms, signal) =>
 
 async function handler(task, { signal }) {
   const p = task.payload;
+  if (p.quiet) return; // no report: for backlogs
   await post({ id: task.id, event: 'start' });
   if (p.fail) throw new Error(`scripted failure of ${task.id}`);
   if (p.hangOn === page) return new Promise(() => {}); // this page never finishes it
@@ -25,7 +26,7 @@ async function handler(task, { signal }) {
   await post({ id: task.id, event: 'done' });
 }
 
-let queue, store;
+let queue, store, reads;
 const events = [];
 
 // Every IndexedDB connection the page opens, and how many the browser closed
@@ -43,10 +44,19 @@ indexedDB.open = (...args) => {
 };
 
 window.qt = {
-  /** Makes the queue (not started) over the IndexedDB database `db`. */
+  /** Makes the queue (not started) over the IndexedDB database `db`; counts the records its reads return. */
   make({ db, ...options }) {
     store = new IndexedDBStore({ name: db });
-    queue = new TaskQueue({ ...options, store, handler, instanceId: `${page}-${Date.now()}` });
+    const counted = { read: 0 };
+    for (const m of ['add', 'get', 'active', 'swap', 'earliest', 'purge']) {
+      counted[m] = async (...args) => {
+        const out = await store[m](...args);
+        if (Array.isArray(out)) counted.read += out.length;
+        return out;
+      };
+    }
+    reads = counted;
+    queue = new TaskQueue({ ...options, store: counted, handler, instanceId: `${page}-${Date.now()}` });
     for (const type of ['processed', 'retry', 'error', 'storeerror']) {
       queue.addEventListener(type, (e) =>
         events.push({
@@ -56,16 +66,51 @@ window.qt = {
           failures: e.task?.failureCount,
           error: e.error?.name,
           message: String(e.error?.message ?? ''),
+          reason: e.reason,
         }),
       );
     }
   },
   start: () => void queue.start(),
   stop: () => queue.stop(),
+  /** Enqueues [id, payload, { notBefore: ms from now }?] items in order. */
   enqueue: async (items) => {
-    for (const [id, payload] of items) await queue.enqueue(payload, { id });
+    for (const [id, payload, o] of items) {
+      await queue.enqueue(payload, { id, notBefore: o?.notBefore === undefined ? undefined : Date.now() + o.notBefore });
+    }
   },
+  purge: (options) => queue.purge(options),
   list: () => store.list(),
+  /** Records handed back by the store's reads since make(). */
+  reads: () => reads.read,
+  /** Writes `n` pending records straight into a database of version 1 (the layout before the due-time indexes). */
+  seedVersion1: (db, n) =>
+    new Promise((resolve, reject) => {
+      const req = indexedDB.open(db, 1);
+      req.onupgradeneeded = () => req.result.createObjectStore('tasks', { keyPath: 'id' }).createIndex('state', 'state');
+      req.onsuccess = () => {
+        const tx = req.result.transaction('tasks', 'readwrite');
+        const now = Date.now();
+        for (let i = 0; i < n; i++) {
+          tx.objectStore('tasks').put({
+            id: `v${i}`,
+            payload: { quiet: true },
+            state: 'pending',
+            lockedBy: null,
+            completeBy: 0,
+            failureCount: 0,
+            nextAttemptAt: now + i,
+            createdAt: now,
+            seed: i,
+            version: 0,
+            lastError: null,
+          });
+        }
+        tx.oncomplete = () => (req.result.close(), resolve());
+        tx.onerror = () => reject(tx.error);
+      };
+      req.onerror = () => reject(req.error);
+    }),
   events: () => events,
   closes: () => closes,
   /** Closes every connection opened so far, as a script can (no 'close' event). */

@@ -296,3 +296,77 @@ test('a handler that always fails: the task ends in error after maxFailures, wit
     await context.close();
   }
 });
+
+test('IndexedDB: a database of version 1 is upgraded in place, and a pass reads only the records it can act on', {
+  timeout: 30_000,
+}, async () => {
+  const context = await ctx.browser.newContext();
+  try {
+    const page = await openPage(context, 'U');
+    const n = 2000;
+    await page.evaluate((n) => window.qt.seedVersion1('upgrade', n), n);
+    await page.evaluate((o) => window.qt.make(o), { db: 'upgrade', pollMs: 1000 });
+    const ids = new Set(Array.from({ length: n }, (_, i) => `v${i}`));
+    const t0 = Date.now();
+    await page.evaluate(() => window.qt.start());
+    await page.waitForFunction((n) => window.qt.events().length >= n, n, { polling: 100, timeout: 20_000 });
+    const ms = Date.now() - t0;
+    const recs = await settled(page, ids);
+    assert.deepEqual(
+      recs.filter((r) => r.state !== 'processed'),
+      [],
+      'the records of version 1 were kept and processed',
+    );
+    // Each pass reads at most concurrency + 1 records per state; reading every
+    // active record per pass would be about n²/8 = 500 000 here.
+    const reads = await page.evaluate(() => window.qt.reads());
+    assert.ok(reads <= 20 * n, `${reads} records read to process ${n} tasks (${ms} ms)`);
+    await page.evaluate(() => window.qt.stop());
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('IndexedDB: maxRetentionMs ends a task too old to run, notBefore delays one, purge() deletes finished records', {
+  timeout: 30_000,
+}, async () => {
+  const context = await ctx.browser.newContext();
+  try {
+    const page = await openPage(context, 'P');
+    await page.evaluate((o) => window.qt.make(o), { db: 'retention', maxRetentionMs: 300, pollMs: 1000 });
+    await page.evaluate(() => window.qt.enqueue([['stale', { quiet: true }]]));
+    await sleep(350); // the queue is not running: 'stale' outlives its retention unclaimed
+    await page.evaluate(() => window.qt.start());
+    const t0 = Date.now();
+    await page.evaluate(() =>
+      window.qt.enqueue([
+        ['fresh', { quiet: true }],
+        ['delayed', { quiet: true }, { notBefore: 150 }],
+      ]),
+    );
+    const recs = await settled(page, new Set(['stale', 'fresh', 'delayed']));
+    assert.deepEqual(recs.map((r) => [r.id, r.state, r.failureCount]).sort(), [
+      ['delayed', 'processed', 0],
+      ['fresh', 'processed', 0],
+      ['stale', 'error', 0],
+    ]);
+    assert.ok(Date.now() - t0 < 900, 'the delayed task was run at its time, not at the next poll (1 s)');
+    const delayed = recs.find((r) => r.id === 'delayed');
+    assert.ok(delayed.nextAttemptAt - delayed.createdAt >= 149, 'not claimed before notBefore');
+    const events = await page.evaluate(() => window.qt.events());
+    assert.deepEqual(
+      events.filter((e) => e.type === 'error').map((e) => [e.id, e.reason, e.error]),
+      [['stale', 'maxRetention', 'TimeoutError']],
+    );
+    assert.equal(await page.evaluate(() => window.qt.purge({ states: ['error'] })), 1);
+    assert.deepEqual((await page.evaluate(() => window.qt.list())).map((r) => r.id).sort(), ['delayed', 'fresh']);
+    assert.equal(await page.evaluate(() => window.qt.purge({ olderThan: 60_000 })), 0, 'none that old');
+    assert.equal(await page.evaluate(() => window.qt.purge()), 2);
+    assert.deepEqual(await page.evaluate(() => window.qt.list()), []);
+    await page.evaluate(() => window.qt.stop());
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await context.close();
+  }
+});

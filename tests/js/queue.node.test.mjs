@@ -34,6 +34,7 @@ function record(q) {
         error: e.error,
         delayMs: e.delayMs,
         compensationError: e.compensationError,
+        reason: e.reason,
       });
     });
   }
@@ -50,6 +51,25 @@ async function settled(store, ids, ms = 5000) {
       assert.fail(`not settled after ${ms} ms: ${JSON.stringify(recs.filter((r) => r?.state !== 'processed' && r?.state !== 'error'))}`);
     await sleep(5);
   }
+}
+
+/** A task record as an instance would have written it (pending, due now), with `fields` over it. */
+function taskRecord(fields) {
+  const now = Date.now();
+  return {
+    id: 'x',
+    payload: 0,
+    state: 'pending',
+    lockedBy: null,
+    completeBy: 0,
+    failureCount: 0,
+    nextAttemptAt: now,
+    createdAt: now,
+    seed: 1,
+    version: 0,
+    lastError: null,
+    ...fields,
+  };
 }
 
 test('tasks are processed, events raised, nothing lost, no timer left after stop()', async () => {
@@ -258,19 +278,7 @@ test('a crashed instance: its processing record is swept after completeBy and fi
   const store = new MemoryStore();
   const now = Date.now();
   // What a crashed instance leaves behind: processing, locked, lease running out.
-  await store.add({
-    id: 'orphan',
-    payload: 1,
-    state: 'processing',
-    lockedBy: 'dead',
-    completeBy: now + 40,
-    failureCount: 0,
-    nextAttemptAt: now,
-    createdAt: now,
-    seed: 1,
-    version: 3,
-    lastError: null,
-  });
+  await store.add(taskRecord({ id: 'orphan', payload: 1, state: 'processing', lockedBy: 'dead', completeBy: now + 40, version: 3 }));
   const ran = [];
   const q = new TaskQueue({ store, handler: (t) => ran.push([t.id, Date.now()]), backoff: { baseMs: 1 }, pollMs: 1000 });
   const log = record(q);
@@ -337,6 +345,10 @@ test('bad options: TypeError / RangeError naming the option', () => {
     [{ handler: h, backoff: 3 }, TypeError, 'backoff must be an object'],
     [{ handler: h, backoff: { baseMs: -1 } }, RangeError, 'baseMs must be a finite number >= 0'],
     [{ handler: h, backoff: { seed: 0.5 } }, RangeError, 'seed must be a safe integer'],
+    [{ handler: h, maxRetentionMs: 0 }, RangeError, 'maxRetentionMs must be a number > 0 or Infinity'],
+    [{ handler: h, maxRetentionMs: -Infinity }, RangeError, 'maxRetentionMs must be a number > 0 or Infinity'],
+    [{ handler: h, maxRetentionMs: NaN }, RangeError, 'maxRetentionMs must be a number > 0 or Infinity'],
+    [{ handler: h, maxRetentionMs: '1d' }, TypeError, 'maxRetentionMs must be a number > 0 or Infinity'],
   ];
   for (const [options, type, message] of cases) {
     assert.throws(
@@ -345,7 +357,7 @@ test('bad options: TypeError / RangeError naming the option', () => {
       JSON.stringify(options),
     );
   }
-  assert.ok(new TaskQueue({ handler: h, maxFailures: Infinity, leaseMs: 2 ** 31 - 1 }));
+  assert.ok(new TaskQueue({ handler: h, maxFailures: Infinity, leaseMs: 2 ** 31 - 1, maxRetentionMs: Infinity }));
 });
 
 /** A store over `inner` whose methods go through `hook(name, args)` first (it may throw or wait). */
@@ -396,19 +408,7 @@ test('a failing store: storeerror per pass, passes back off from pollMs (doublin
 });
 
 test('a store handing back a NaN time: the next pass comes after pollMs, not at once', async () => {
-  const nan = {
-    id: 'nan',
-    payload: 0,
-    state: 'pending',
-    lockedBy: null,
-    completeBy: 0,
-    failureCount: 0,
-    nextAttemptAt: NaN,
-    createdAt: 0,
-    seed: 1,
-    version: 0,
-    lastError: null,
-  };
+  const nan = taskRecord({ id: 'nan', nextAttemptAt: NaN, createdAt: 0 });
   let passes = 0;
   const store = { add: async () => true, get: async () => nan, swap: async () => false, active: async () => (passes++, [nan]) };
   const q = new TaskQueue({ handler() {}, store, pollMs: 40 });
@@ -423,19 +423,7 @@ test('a hung onCompensate holds nothing up: other tasks run, error comes after l
   const store = new MemoryStore();
   const now = Date.now();
   // An orphan whose lease expired and whose next failure is its last: the sweep compensates it.
-  await store.add({
-    id: 'orphan',
-    payload: 'x',
-    state: 'processing',
-    lockedBy: 'dead',
-    completeBy: now - 1,
-    failureCount: 0,
-    nextAttemptAt: now,
-    createdAt: now,
-    seed: 1,
-    version: 0,
-    lastError: null,
-  });
+  await store.add(taskRecord({ id: 'orphan', payload: 'x', state: 'processing', lockedBy: 'dead', completeBy: now - 1 }));
   const order = [];
   const q = new TaskQueue({
     store,
@@ -511,4 +499,333 @@ test('stop() while a claim is being written: the handler does not start and the 
   await settled(inner, ['p']);
   await q.stop();
   assert.equal(ran, 1);
+});
+
+/** A store over `inner` that counts the records its reads hand back (every method `inner` has). */
+function counting(inner) {
+  const s = { read: 0 };
+  for (const m of ['add', 'get', 'active', 'swap', 'earliest', 'purge']) {
+    if (typeof inner[m] !== 'function') continue;
+    s[m] = async (...args) => {
+      const out = await inner[m](...args);
+      if (Array.isArray(out)) s.read += out.length;
+      return out;
+    };
+  }
+  return s;
+}
+
+test('a backlog of 5 000 tasks: a pass reads only the records it can act on (linear, not quadratic)', async () => {
+  const n = 5000;
+  const store = counting(new MemoryStore());
+  const q = new TaskQueue({ store, handler() {}, pollMs: 1000 });
+  for (let i = 0; i < n; i++) await q.enqueue(i, { id: `b${i}` });
+  let done = 0;
+  const t0 = Date.now();
+  await new Promise((resolve) => {
+    q.addEventListener('processed', () => ++done === n && resolve());
+    q.start();
+  });
+  const ms = Date.now() - t0;
+  await q.stop();
+  // Each pass reads at most concurrency + 1 records of each state; before the
+  // fix every pass read every active record (about n²/8 = 3 million here).
+  assert.ok(store.read <= 20 * n, `${store.read} records read to process ${n} tasks`);
+  // 6.6 to 10.5 s before the fix on this machine (2 shared cores); about 0.3 s after.
+  assert.ok(ms < 5000, `${n} tasks took ${ms} ms`);
+});
+
+test('a handler rejecting with a value that is no Error (a null-prototype object, a throwing getter): a normal failure', async () => {
+  const weird = [
+    Object.create(null),
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+      },
+    ),
+    Symbol('s'),
+    undefined,
+  ];
+  const q = new TaskQueue({
+    handler: (task) => Promise.reject(weird[task.payload]),
+    maxFailures: 1,
+    leaseMs: 60_000, // a stuck task would stay processing for a minute
+    pollMs: 10,
+  });
+  const log = record(q);
+  q.start();
+  const ids = [];
+  for (let i = 0; i < weird.length; i++) ids.push(await q.enqueue(i, { id: `w${i}` }));
+  const recs = await settled(q.store, ids, 2000);
+  await q.stop();
+  assert.deepEqual(
+    recs.map((r) => [r.state, r.failureCount, r.lockedBy, typeof r.lastError]),
+    Array(weird.length).fill(['error', 1, null, 'string']),
+  );
+  assert.deepEqual(
+    log.map((e) => e.type),
+    Array(weird.length).fill('error'),
+    'no storeerror',
+  );
+  assert.equal(recs[0].lastError, '[object Object]');
+  assert.equal(recs[2].lastError, 'Symbol(s)');
+  assert.equal(recs[3].lastError, 'undefined');
+  assert.equal(log.find((e) => e.id === 'w0').error, weird[0], 'the event carries what the handler rejected with');
+});
+
+test('events carry the record as stored: no stale lockedBy or lastError after an expired lease or a success', async () => {
+  const store = new MemoryStore();
+  const now = Date.now();
+  await store.add(taskRecord({ id: 'late', state: 'processing', lockedBy: 'dead', completeBy: now - 1, lastError: 'an older failure' }));
+  const events = [];
+  const q = new TaskQueue({ store, handler() {}, backoff: { baseMs: 1 }, pollMs: 10 });
+  for (const type of ['retry', 'processed']) q.addEventListener(type, (e) => events.push([type, e.task]));
+  q.start();
+  await settled(store, ['late']);
+  await q.stop();
+  assert.deepEqual(
+    events.map(([type]) => type),
+    ['retry', 'processed'],
+  );
+  const [[, swept], [, done]] = events;
+  assert.equal(swept.lockedBy, null);
+  assert.equal(swept.lastError, 'the lease expired (completeBy passed) before the handler settled');
+  assert.equal(done.lockedBy, null);
+  assert.deepEqual(done, await store.get('late'), 'the processed event carries the stored record');
+  assert.equal(swept.version + 2, done.version);
+});
+
+test('maxRetentionMs: a task too old to run ends in error (reason maxRetention), at once when its retry would come too late', async () => {
+  const ran = [];
+  const compensated = [];
+  const q = new TaskQueue({
+    handler: (task) => {
+      ran.push(task.id);
+      if (task.payload === 'fails') throw new Error('origin down');
+    },
+    onCompensate: (task, error) => compensated.push([task.id, error.name ?? error.message]),
+    maxRetentionMs: 100,
+    backoff: { baseMs: 1000, jitter: 'none' }, // a retry after 1 s: past the retention
+    pollMs: 1000,
+  });
+  const log = record(q);
+  // Enqueued while the queue is not running, and still not running 100 ms later.
+  const stale = await q.enqueue('stale', { id: 'stale' });
+  await sleep(120);
+  const t0 = Date.now();
+  q.start();
+  const fails = await q.enqueue('fails', { id: 'fails' });
+  const fine = await q.enqueue('fine', { id: 'fine' });
+  const recs = await settled(q.store, [stale, fails, fine]);
+  await q.stop();
+  assert.ok(Date.now() - t0 < 500, 'the failed task did not wait for its retry (1 s) to end');
+  assert.deepEqual(ran.sort(), ['fails', 'fine'], 'the stale task never ran');
+  assert.deepEqual(
+    recs.map((r) => [r.id, r.state, r.failureCount, r.lockedBy, r.lastError]),
+    [
+      ['stale', 'error', 0, null, 'maxRetentionMs passed before the task could run'],
+      ['fails', 'error', 1, null, 'origin down'],
+      ['fine', 'processed', 0, null, null],
+    ],
+  );
+  const errors = log.filter((e) => e.type === 'error');
+  assert.deepEqual(errors.map((e) => [e.id, e.reason]).sort(), [
+    ['fails', 'maxRetention'],
+    ['stale', 'maxRetention'],
+  ]);
+  assert.equal(errors.find((e) => e.id === 'stale').error.name, 'TimeoutError');
+  assert.equal(errors.find((e) => e.id === 'fails').error.message, 'origin down');
+  assert.equal(log.filter((e) => e.type === 'retry').length, 0, 'no retry that could not happen');
+  assert.deepEqual(compensated.sort(), [
+    ['fails', 'Error'],
+    ['stale', 'TimeoutError'],
+  ]);
+});
+
+test('error events name their rule: permanent, maxFailures', async () => {
+  const q = new TaskQueue({
+    handler: (task) => {
+      throw task.payload === 'perm' ? new PermanentError('no') : new Error('again');
+    },
+    maxFailures: 2,
+    backoff: { baseMs: 1 },
+    pollMs: 10,
+  });
+  const log = record(q);
+  q.start();
+  const ids = [await q.enqueue('perm'), await q.enqueue('again')];
+  await settled(q.store, ids);
+  await q.stop();
+  assert.deepEqual(
+    log
+      .filter((e) => e.type === 'error')
+      .map((e) => [e.id === ids[0] ? 'perm' : 'again', e.reason])
+      .sort(),
+    [
+      ['again', 'maxFailures'],
+      ['perm', 'permanent'],
+    ],
+  );
+  assert.ok(log.filter((e) => e.type !== 'error').every((e) => e.reason === undefined));
+});
+
+test('notBefore: a delayed task runs at its time (the queue wakes for it), not before; bad values are refused', async () => {
+  const ran = new Map();
+  const q = new TaskQueue({ handler: (task) => ran.set(task.id, Date.now()), pollMs: 5000, maxRetentionMs: 60_000 });
+  q.start();
+  const t0 = Date.now();
+  await q.enqueue('later', { id: 'later', notBefore: t0 + 80 });
+  await q.enqueue('date', { id: 'date', notBefore: new Date(t0 + 40) });
+  await q.enqueue('past', { id: 'past', notBefore: t0 - 10_000 });
+  assert.equal((await q.get('past')).nextAttemptAt >= t0, true, 'a past time is now');
+  await settled(q.store, ['later', 'date', 'past']);
+  await q.stop();
+  assert.ok(ran.get('later') >= t0 + 80, `ran ${ran.get('later') - t0} ms after enqueue`);
+  assert.ok(ran.get('later') < t0 + 1000, 'woken by the due time, not by pollMs (5 s)');
+  assert.ok(ran.get('date') >= t0 + 40);
+  assert.ok(ran.get('past') < ran.get('date'));
+  const msg = 'notBefore must be a finite number (ms since the epoch) or a valid Date';
+  for (const [notBefore, type, message] of [
+    ['soon', TypeError, msg],
+    [NaN, RangeError, msg],
+    [Infinity, RangeError, msg],
+    [new Date('not a date'), RangeError, msg],
+    [Date.now() + 61_000, RangeError, 'notBefore must be within maxRetentionMs of now'],
+  ]) {
+    await assert.rejects(q.enqueue(0, { notBefore }), (e) => e.constructor === type && e.message === message, String(notBefore));
+  }
+  await assert.rejects(q.enqueue(0, 'id'), (e) => e instanceof TypeError && e.message === 'options must be an object');
+  assert.equal((await q.store.list()).length, 3, 'nothing stored by a refused enqueue');
+});
+
+test('purge(): deletes finished records (by state and age), never active ones; the ids are free again', async () => {
+  const store = new MemoryStore();
+  const q = new TaskQueue({
+    store,
+    handler: (task) => {
+      if (task.payload === 'bad') throw new PermanentError('bad');
+    },
+    pollMs: 10,
+  });
+  q.start();
+  const old = [await q.enqueue('ok', { id: 'old-ok' }), await q.enqueue('bad', { id: 'old-bad' })];
+  await settled(store, old);
+  await sleep(30);
+  const young = [await q.enqueue('ok', { id: 'new-ok' }), await q.enqueue('bad', { id: 'new-bad' })];
+  await settled(store, young);
+  await q.stop();
+  await q.enqueue('waits', { id: 'pending', notBefore: Date.now() + 60_000 });
+  const ids = async () => (await store.list()).map((r) => r.id).sort();
+  assert.equal(await q.purge({ olderThan: 20, states: ['error'] }), 1);
+  assert.deepEqual(await ids(), ['new-bad', 'new-ok', 'old-ok', 'pending']);
+  assert.equal(await q.purge({ olderThan: 20 }), 1);
+  assert.deepEqual(await ids(), ['new-bad', 'new-ok', 'pending']);
+  assert.equal(await q.purge(), 2);
+  assert.deepEqual(await ids(), ['pending'], 'the pending task is kept');
+  assert.equal(await q.purge(), 0);
+  await q.enqueue('again', { id: 'new-ok' });
+  assert.equal((await q.get('new-ok')).state, 'pending', 'a purged id can be enqueued anew');
+  for (const [options, type, message] of [
+    [{ olderThan: -1 }, RangeError, 'olderThan must be a number >= 0'],
+    [{ olderThan: '1h' }, TypeError, 'olderThan must be a number >= 0'],
+    [{ states: ['pending'] }, RangeError, "states must be a non-empty array of 'processed', 'error'"],
+    [{ states: [] }, RangeError, "states must be a non-empty array of 'processed', 'error'"],
+    [{ states: 'error' }, TypeError, "states must be a non-empty array of 'processed', 'error'"],
+  ]) {
+    await assert.rejects(q.purge(options), (e) => e.constructor === type && e.message === message, JSON.stringify(options));
+  }
+  const bare = new TaskQueue({ handler() {}, store: hooked(new MemoryStore(), () => {}) });
+  await assert.rejects(
+    bare.purge(),
+    (e) => e instanceof TypeError && e.message === 'store must have a purge() method (see the TaskStore interface)',
+  );
+});
+
+test('retryNow(): tasks waiting out a backoff after a failure run at once; a delayed enqueue keeps its time', async () => {
+  let down = true;
+  const q = new TaskQueue({
+    handler: () => {
+      if (down) throw new Error('offline');
+    },
+    backoff: { baseMs: 20_000, jitter: 'none' },
+    pollMs: 5000,
+  });
+  const log = record(q);
+  q.start();
+  const id = await q.enqueue('x');
+  await q.enqueue('later', { id: 'later', notBefore: Date.now() + 60_000 });
+  while (!log.some((e) => e.type === 'retry')) await sleep(5);
+  assert.equal(log[0].delayMs, 20_000);
+  down = false;
+  assert.equal(await q.retryNow(), 1);
+  const [rec] = await settled(q.store, [id], 1000);
+  await q.stop();
+  assert.deepEqual([rec.state, rec.failureCount], ['processed', 1]);
+  assert.equal((await q.get('later')).state, 'pending');
+  assert.equal(await q.retryNow(), 0);
+});
+
+test('drain() without start(): runs what is due, resolves with the next due time, sets no timer; rejects on a store error', async () => {
+  const before = timers();
+  const ran = [];
+  const q = new TaskQueue({ handler: (task) => ran.push(task.payload), concurrency: 2, pollMs: 10 });
+  for (let i = 0; i < 7; i++) await q.enqueue(i);
+  const later = Date.now() + 60_000;
+  await q.enqueue('later', { notBefore: later });
+  assert.equal(await q.drain(), later, 'the delayed task is the next one due');
+  assert.deepEqual(ran.sort(), [0, 1, 2, 3, 4, 5, 6], 'every due task ran, two at a time');
+  assert.equal(q.running, false);
+  assert.equal(timers(), before, 'no timer (no poll) after a drain');
+  assert.equal(await new TaskQueue({ handler() {} }).drain(), Infinity, 'an empty store');
+  const broken = new TaskQueue({ handler() {}, store: hooked(new MemoryStore(), () => Promise.reject(new Error('down'))) });
+  await assert.rejects(broken.drain(), /down/);
+  assert.equal(timers(), before);
+});
+
+test('drain() waits for the handlers it started and their retries due at once; stop() ends a drain with an AbortError', async () => {
+  let calls = 0;
+  const q = new TaskQueue({
+    handler: async () => {
+      await sleep(5);
+      if (++calls === 1) throw new Error('once');
+    },
+    backoff: { baseMs: 1, jitter: 'none' },
+  });
+  const id = await q.enqueue('x');
+  const next = await q.drain();
+  // The failure's retry was due 1 ms later: drain went on until it ran, or stopped with it as the next due time.
+  const rec = await q.get(id);
+  assert.ok(rec.state === 'processed' || next === rec.nextAttemptAt, JSON.stringify([rec, next]));
+  const hung = new TaskQueue({ handler: () => sleep(50), leaseMs: 1000 });
+  await hung.enqueue('h');
+  const aborted = assert.rejects(hung.drain(), (e) => e.name === 'AbortError');
+  await sleep(5);
+  await hung.stop();
+  await aborted;
+});
+
+test('malformed records are reported once (storeerror), skipped, and hold nothing up', async () => {
+  const store = new MemoryStore();
+  await store.add(taskRecord({ id: 'bogus', state: 'sleeping' }));
+  await store.add(taskRecord({ id: 'soon', nextAttemptAt: 'soon' }));
+  await store.add(taskRecord({ id: 'nan', state: 'processing', completeBy: NaN }));
+  const ran = [];
+  const q = new TaskQueue({ store: hooked(store, () => {}), handler: (t) => ran.push(t.id), pollMs: 10 });
+  const log = record(q);
+  q.start();
+  const ok = await q.enqueue('fine', { id: 'fine' });
+  await settled(store, [ok]);
+  await sleep(50); // several more passes
+  await q.stop();
+  assert.deepEqual(ran, ['fine']);
+  const reported = log.filter((e) => e.type === 'storeerror');
+  assert.deepEqual(reported.map((e) => e.id).sort(), ['nan', 'soon'], 'each once (the unknown state is not an active one: never read)');
+  for (const e of reported) {
+    assert.ok(e.error instanceof TypeError);
+    assert.match(e.error.message, /^malformed task record/);
+  }
+  assert.equal((await store.get('soon')).nextAttemptAt, 'soon', 'left as it was');
 });

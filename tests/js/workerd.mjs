@@ -7,9 +7,9 @@ import { Miniflare } from 'miniflare';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** A Miniflare running `tests/workerd/<script>` with `bindings`; dispose() it when done. */
-export function worker(script, bindings = {}) {
-  return new Miniflare({
+/** The options of a worker running `tests/workerd/<script>` with `bindings` (for one worker among several). */
+export function workerOptions(script, bindings = {}) {
+  return {
     modules: true,
     scriptPath: path.join(root, 'tests/workerd', script),
     modulesRoot: root,
@@ -22,5 +22,10 @@ export function worker(script, bindings = {}) {
     ],
     compatibilityDate: '2025-07-01',
     bindings,
-  });
+  };
+}
+
+/** A Miniflare running `tests/workerd/<script>` with `bindings`; dispose() it when done. */
+export function worker(script, bindings = {}) {
+  return new Miniflare(workerOptions(script, bindings));
 }

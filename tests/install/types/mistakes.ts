@@ -7,6 +7,7 @@ import { RetryBudget } from 'wasm-backoff/budget';
 // @ts-expect-error the gate lives in 'wasm-backoff/gate' (the full module), not in the main entry
 import { createGate } from 'wasm-backoff';
 import { backoffStats } from 'wasm-backoff/stats';
+import { TaskQueue, enqueueTo } from 'wasm-backoff/queue';
 // @ts-expect-error the calculator-only entry has no fetch driver
 import { fetchWithBackoff as notThere } from 'wasm-backoff/backoff';
 // @ts-expect-error the statistics entry has no fetch driver
@@ -135,4 +136,13 @@ const wait: number = parseRetryAfter('120');
 backoffStats({ preset: 'gcs' });
 // @ts-expect-error DelayStats has p50, not median
 backoffStats(undefined, 1).median;
+// ---- wasm-backoff/queue ----
+// @ts-expect-error notBefore is a time (ms) or a Date
+new TaskQueue({ handler() {} }).enqueue(1, { notBefore: 'in 5 minutes' });
+// @ts-expect-error only finished records can be purged
+new TaskQueue({ handler() {} }).purge({ states: ['pending'] });
+// @ts-expect-error maxRetentionMs is a number of ms
+new TaskQueue({ handler() {}, maxRetentionMs: '1d' });
+// @ts-expect-error enqueueTo takes the namespace binding, not a stub's name
+enqueueTo('JOBS', {});
 export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];

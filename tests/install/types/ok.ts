@@ -250,7 +250,37 @@ export async function useGate(): Promise<void> {
 }
 
 // ---- the durable task queue ----
-import { TaskQueue, MemoryStore, IndexedDBStore, PermanentError, type TaskRecord } from 'wasm-backoff/queue';
+import {
+  TaskQueue,
+  MemoryStore,
+  IndexedDBStore,
+  PermanentError,
+  DurableObjectStore,
+  TaskQueueObject,
+  enqueueTo,
+  type TaskRecord,
+  type DurableObjectNamespaceLike,
+} from 'wasm-backoff/queue';
+
+// A Durable Object running a queue on its alarm, and a Worker enqueueing through it.
+interface Env {
+  JOBS: DurableObjectNamespaceLike;
+  ORIGIN: string;
+}
+export class Jobs extends TaskQueueObject<{ url: string }, Env> {
+  options = { leaseMs: 30_000, maxFailures: 8, maxRetentionMs: 86_400_000 };
+  async handler(task: TaskRecord<{ url: string }>, { signal }: { signal: AbortSignal }): Promise<void> {
+    const res = await fetch(this.env.ORIGIN + task.payload.url, { method: 'POST', signal });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  }
+}
+export async function worker(env: Env): Promise<string> {
+  const id: string = await enqueueTo(env.JOBS, { url: '/hook' }, { id: 'hook-1', notBefore: Date.now() + 1000, name: 'hooks' });
+  const local = new TaskQueue({ store: DurableObjectStore.remote(env.JOBS, 'hooks'), handler: () => undefined });
+  const next: number = await local.drain();
+  void next;
+  return id;
+}
 export async function useQueue(): Promise<void> {
   const queue = new TaskQueue<{ url: string }>({
     handler: async (task: TaskRecord<{ url: string }>, { signal, completeBy }) => {
@@ -261,10 +291,18 @@ export async function useQueue(): Promise<void> {
     leaseMs: 10_000,
     maxFailures: 5,
     backoff: { preset: 'aws' },
+    maxRetentionMs: 86_400_000,
+    syncTag: 'outbox',
   });
   queue.addEventListener('processed', (e) => void e.task.id);
+  queue.addEventListener('error', (e) => void (e.reason === 'maxRetention'));
   const id: string = await queue.enqueue({ url: '/api/submit' }, { id: 'form-1' });
+  await queue.enqueue({ url: '/api/later' }, { notBefore: Date.now() + 60_000 });
+  await queue.enqueue({ url: '/api/later' }, { notBefore: new Date() });
   queue.start();
+  const purged: number = await queue.purge({ olderThan: 3_600_000, states: ['processed'] });
+  const hastened: number = await queue.retryNow();
+  const next: number = await queue.drain();
   await queue.stop();
-  void [id, IndexedDBStore];
+  void [id, IndexedDBStore, purged, hastened, next];
 }

@@ -1,0 +1,317 @@
+// @ts-check
+// The task queue on Durable Objects (Cloudflare Workers, workerd): the
+// records in one object's storage (DurableObjectStore), the object class
+// that runs them on its alarm (TaskQueueObject), and a Worker's side
+// (enqueueTo, DurableObjectStore.remote). In the `workerd` build only: the
+// other forms export stand-ins (js/durable-elsewhere.js), so browsers do not
+// download this.
+//
+// One object per queue name is the single strongly consistent place every
+// isolate of a fleet writes through: a transaction per write, an ordered
+// index per state, and an alarm at the next due time, so nothing polls.
+import { DurableObject } from 'cloudflare:workers';
+import { own } from './wasm.js';
+import { TaskQueue, PermanentError } from './queue.js';
+
+/** What a remote store may ask of the object (TaskQueueObject.taskStore). */
+const STORE_OPS = ['add', 'get', 'active', 'earliest', 'swap', 'purge', 'list'];
+/** storage.get / delete take at most this many keys at once. */
+const BATCH = 128;
+
+const view = new DataView(new ArrayBuffer(8));
+/**
+ * A number as 16 hex digits that sort as the numbers do (the IEEE 754 bits,
+ * negative numbers inverted, positive ones with the sign bit set).
+ * @param {number} x
+ */
+function timeKey(x) {
+  view.setFloat64(0, x);
+  let hi = view.getUint32(0);
+  let lo = view.getUint32(4);
+  if (hi >>> 31) {
+    hi = ~hi >>> 0;
+    lo = ~lo >>> 0;
+  } else hi = (hi | 0x80000000) >>> 0;
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
+const recordKey = (id) => `t:${id}`;
+/** An index key's prefix per state: pending by nextAttemptAt, processing by completeBy, the rest (final) by createdAt. */
+const PENDING = 'i:p:';
+const LEASED = 'i:l:';
+const finished = (state) => `i:f:${state}:`;
+/** The id at the end of an index key (after the prefix and 16 hex digits and a colon). */
+const idOf = (key, prefix) => key.slice(prefix.length + 17);
+
+/**
+ * The record's index entry: [key, the time its next step falls due (Infinity for a final one)].
+ * @param {any} r
+ * @returns {[string, number]}
+ */
+function indexed(r) {
+  if (r.state === 'pending') return [`${PENDING}${timeKey(r.nextAttemptAt)}:${r.id}`, r.nextAttemptAt];
+  // (a lease is swept once now > completeBy)
+  if (r.state === 'processing') return [`${LEASED}${timeKey(r.completeBy)}:${r.id}`, r.completeBy + 1];
+  return [`${finished(r.state)}${timeKey(r.createdAt)}:${r.id}`, Infinity];
+}
+
+/**
+ * Task records in a Durable Object's storage (`ctx.storage`, SQLite- or
+ * KV-backed). Every write is one storage transaction: `swap` reads,
+ * compares and writes atomically (and the object runs one event at a time).
+ * Pending and processing records are indexed by due time (ordered keys),
+ * so `earliest` reads only what a pass acts on. With `alarms: true` each
+ * write also moves the object's alarm to the record's due time when that is
+ * sooner: the object's `alarm()` runs the queue (TaskQueueObject does).
+ */
+export class DurableObjectStore {
+  #s;
+  #alarms;
+
+  /**
+   * @param {any} storage the object's `ctx.storage`
+   * @param {{ alarms?: boolean }} [options]
+   */
+  constructor(storage, options) {
+    for (const m of ['get', 'put', 'delete', 'list', 'transaction', 'getAlarm', 'setAlarm', 'deleteAlarm']) {
+      if (typeof storage?.[m] !== 'function') throw new TypeError("storage must be a Durable Object's storage (ctx.storage)");
+    }
+    const o = own(options);
+    if (o.alarms !== undefined && typeof o.alarms !== 'boolean') throw new TypeError('alarms must be a boolean');
+    this.#s = storage;
+    this.#alarms = o.alarms === true;
+  }
+
+  /**
+   * A TaskStore for a Worker: each method calls the TaskQueueObject named
+   * `name` in `namespace` (its binding). Make it per request: workerd binds a
+   * stub to the request that made it.
+   * @param {any} namespace
+   * @param {string} [name]
+   */
+  static remote(namespace, name) {
+    const stub = objectOf(namespace, name);
+    return /** @type {any} */ (Object.fromEntries(STORE_OPS.map((op) => [op, (...args) => stub.taskStore(op, args)])));
+  }
+
+  add(record) {
+    return this.#s.transaction(async (t) => {
+      if ((await t.get(recordKey(record.id))) !== undefined) return false;
+      await this.#write(t, record);
+      return true;
+    });
+  }
+
+  get(id) {
+    return this.#s.get(recordKey(id));
+  }
+
+  swap(expected, next) {
+    return this.#s.transaction(async (t) => {
+      const cur = await t.get(recordKey(expected.id));
+      if (!cur || cur.version !== expected.version) return false;
+      const [old] = indexed(cur);
+      if (old !== indexed(next)[0]) await t.delete(old);
+      await this.#write(t, next);
+      return true;
+    });
+  }
+
+  /** Writes `r` and its index entry in transaction `t`, and moves the alarm forward to its due time. */
+  async #write(t, r) {
+    const [key, due] = indexed(r);
+    await t.put({ [recordKey(r.id)]: r, [key]: due });
+    if (!this.#alarms || !(due < Infinity)) return;
+    const cur = await t.getAlarm();
+    if (cur === null || due < cur) await t.setAlarm(due);
+  }
+
+  earliest(limit) {
+    return this.#read(limit);
+  }
+
+  active() {
+    return this.#read(undefined);
+  }
+
+  /** The records of the first `limit` index entries of each active state (all without a limit). */
+  async #read(limit) {
+    const keys = [];
+    for (const prefix of [PENDING, LEASED]) {
+      for (const k of (await this.#s.list({ prefix, limit })).keys()) keys.push(recordKey(idOf(k, prefix)));
+    }
+    const out = [];
+    for (let i = 0; i < keys.length; i += BATCH) {
+      for (const r of (await this.#s.get(keys.slice(i, i + BATCH))).values()) out.push(r);
+    }
+    return out;
+  }
+
+  async purge(before, states) {
+    let n = 0;
+    for (const state of states) {
+      const prefix = finished(state);
+      // (';' sorts right after ':': the end takes in every key of time `before`)
+      const end = `${prefix}${timeKey(before)};`;
+      for (;;) {
+        const keys = [...(await this.#s.list({ prefix, end, limit: BATCH / 2 })).keys()];
+        if (!keys.length) break;
+        await this.#s.delete([...keys, ...keys.map((k) => recordKey(idOf(k, prefix)))]);
+        n += keys.length;
+      }
+    }
+    return n;
+  }
+
+  /** Every record (for inspection and tests). */
+  async list() {
+    return [...(await this.#s.list({ prefix: 't:' })).values()];
+  }
+
+  /** The time the next pending task falls due or the next lease ends (Infinity when none), from the index. */
+  async nextDue(storage = this.#s) {
+    let next = Infinity;
+    for (const prefix of [PENDING, LEASED]) {
+      for (const due of (await storage.list({ prefix, limit: 1 })).values()) next = Math.min(next, due);
+    }
+    return next;
+  }
+
+  /**
+   * Sets the alarm to the next due time (deletes it when nothing is
+   * pending or processing). `fresh`: when the object starts, the alarm is
+   * deleted and written anew, not left as it is: local workerd forgets
+   * scheduled alarms across a restart, and setting the stored time again
+   * would change nothing.
+   * @param {boolean} [fresh]
+   */
+  async rearm(fresh) {
+    if (fresh) {
+      await this.#s.deleteAlarm();
+      await this.#s.sync?.();
+    }
+    await this.#s.transaction(async (t) => {
+      const next = await this.nextDue(t);
+      if (next < Infinity) await t.setAlarm(next);
+      else await t.deleteAlarm();
+    });
+  }
+}
+
+/**
+ * The stub of the object named `name` (default 'default') in `namespace`.
+ * @param {any} namespace
+ * @param {unknown} [name]
+ */
+function objectOf(namespace, name = 'default') {
+  if (typeof namespace?.idFromName !== 'function' || typeof namespace.get !== 'function') {
+    throw new TypeError('namespace must be a Durable Object namespace binding (env.<BINDING>)');
+  }
+  if (typeof name !== 'string' || !name) throw new TypeError('name must be a non-empty string');
+  return namespace.get(namespace.idFromName(name));
+}
+
+/**
+ * Enqueues `payload` in the TaskQueueObject named `options.name` (default
+ * 'default') of `namespace`; resolves with the task id once the object
+ * stored it. The other options are enqueue's (`id`, `notBefore`).
+ * @param {any} namespace
+ * @param {unknown} payload
+ * @param {{ id?: string, notBefore?: number | Date, name?: string }} [options]
+ * @returns {Promise<string>}
+ */
+export function enqueueTo(namespace, payload, options) {
+  const { name, ...rest } = own(options);
+  return objectOf(namespace, name).enqueue(payload, rest);
+}
+
+/**
+ * A Durable Object that keeps a task queue in its storage and runs it on its
+ * alarm: extend it with `handler(task, context)` (and an `options` property
+ * with the queue's options: leaseMs, maxFailures, backoff, maxRetentionMs,
+ * concurrency, onCompensate…), export the subclass and bind it. Workers
+ * enqueue through `enqueueTo` (or `enqueue` on its stub); Workers that also
+ * process use `DurableObjectStore.remote`. Nothing polls: the alarm is
+ * always at the next due time (a retry, a delayed task, a lease to sweep).
+ */
+export class TaskQueueObject extends DurableObject {
+  #store;
+  #queue;
+
+  /**
+   * @param {any} ctx
+   * @param {any} env
+   */
+  constructor(ctx, env) {
+    super(ctx, env);
+    // An alarm lost while the object was down (or never set) is set again.
+    ctx.blockConcurrencyWhile(() => this.store.rearm(true));
+  }
+
+  /** The object's store. */
+  get store() {
+    return (this.#store ??= new DurableObjectStore(this.ctx.storage, { alarms: true }));
+  }
+
+  /** The object's queue (made on first use from `options`; never started: alarm() drains it). */
+  get queue() {
+    if (!this.#queue) {
+      // (`options`: a field or a getter of the subclass)
+      const options = /** @type {any} */ (this).options;
+      this.#queue = new TaskQueue({ ...options, store: this.store, handler: (task, context) => this.handler(task, context) });
+    }
+    return this.#queue;
+  }
+
+  /**
+   * The work of one task: override it (resolve = processed, reject = retried,
+   * PermanentError = error at once). This one refuses every task.
+   * @param {any} _task
+   * @param {any} _context
+   * @returns {unknown}
+   */
+  handler(_task, _context) {
+    throw new PermanentError('TaskQueueObject has no handler: extend it with handler(task, context)');
+  }
+
+  /**
+   * RPC: enqueue's (`id`, `notBefore`); resolves with the id.
+   * @param {unknown} payload
+   * @param {{ id?: string, notBefore?: number | Date }} [options]
+   */
+  enqueue(payload, options) {
+    return this.queue.enqueue(payload, options);
+  }
+
+  /**
+   * RPC: the record of task `id`.
+   * @param {string} id
+   */
+  get(id) {
+    return this.store.get(id);
+  }
+
+  /**
+   * RPC: purge's (`olderThan`, `states`); resolves with how many records were deleted.
+   * @param {{ olderThan?: number, states?: ('processed' | 'error')[] }} [options]
+   */
+  purge(options) {
+    return this.queue.purge(options);
+  }
+
+  /**
+   * RPC: one TaskStore method on the object's store (DurableObjectStore.remote calls it).
+   * @param {string} op
+   * @param {unknown[]} args
+   */
+  taskStore(op, args) {
+    if (!STORE_OPS.includes(op)) throw new TypeError(`op must be one of ${STORE_OPS.join(', ')}`);
+    return this.store[op](...args);
+  }
+
+  /** Runs every task due now (and those that fall due meanwhile), then sets the alarm to the next due time. */
+  async alarm() {
+    await this.queue.drain();
+    await this.store.rearm();
+  }
+}
