@@ -1,202 +1,211 @@
-// The demo page: controls <-> URL, schedule and cumulative charts, the
-// jitter histogram, the retry storm (in a worker) and a live fetch timeline.
-// It imports the built package exactly as a user would: no init call.
-import { Backoff, backoffStats } from '/pkg/stats/index.js';
-import { withBackoff } from '/pkg/index.js';
-import { lineChart, histogram, fmtMs } from './chart.js';
+// The demo page: policies A and B (form <-> URL), the schedule and
+// cumulative charts, the jitter histograms, the retry storm (in a worker)
+// with its verdict, and a live fetch timeline. It imports the built package
+// exactly as a user would: no init call.
+import { Backoff, backoffStats } from '../pkg/stats/index.js';
+import { withBackoff } from '../pkg/index.js';
+import { lineChart, histogram, fmtMs, fmtCount } from './chart.js';
+import { readForm, writeForm, fromQuery, toQuery, options, cloneForB } from './state.js';
+import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from './compare.js';
 
-const form = document.getElementById('controls');
 const $ = (id) => document.getElementById(id);
-const NUMBERS = ['baseMs', 'factor', 'maxDelayMs', 'jitterAmount', 'maxAttempts', 'maxElapsedMs', 'seed', 'retries', 'hist'];
-const CHOICES = ['preset', 'strategy', 'jitter'];
+const form = /** @type {HTMLFormElement} */ ($('controls'));
+cloneForB(form.querySelector('fieldset[data-policy="a"]'));
 
-/** Form state <-> the URL query (only what is set). */
-function readForm() {
-  const s = {};
-  for (const k of [...CHOICES, ...NUMBERS]) {
-    const v = form.elements[k]?.value ?? $('hist-attempt').value;
-    if (v !== '') s[k] = v;
+/** The two policies as the charts use them: name, CSS class (colour), fields, library options. */
+function policies(s) {
+  return [
+    { name: 'A', cls: 'c0', fields: s.a, o: options(s.a) },
+    { name: 'B', cls: 'c1', fields: s.b, o: options(s.b) },
+  ];
+}
+const clamp = (v, lo, hi, dflt) => Math.min(hi, Math.max(lo, Number(v ?? dflt) || dflt));
+
+/** One row of a table. */
+function row(cells, tag = 'td') {
+  const tr = document.createElement('tr');
+  for (const v of cells) {
+    const td = document.createElement(tag);
+    td.textContent = String(v);
+    tr.append(td);
   }
-  if (form.elements.log.checked) s.log = '1';
-  return s;
+  return tr;
 }
 
-function writeForm(s) {
-  for (const k of [...CHOICES, ...NUMBERS]) if (form.elements[k]) form.elements[k].value = s[k] ?? '';
-  $('hist-attempt').value = s.hist ?? '3';
-  form.elements.log.checked = s.log === '1';
-}
-
-/** The library options the state describes. */
-function options(s) {
-  const o = {};
-  if (s.preset) o.preset = s.preset;
-  if (s.strategy) o.strategy = s.strategy;
-  for (const k of ['baseMs', 'factor', 'maxDelayMs', 'maxAttempts', 'maxElapsedMs', 'seed']) if (s[k] !== undefined) o[k] = Number(s[k]);
-  if (s.jitter === 'ratio') o.jitter = { ratio: Number(s.jitterAmount ?? 0.2) };
-  else if (s.jitter === 'add') o.jitter = { addMaxMs: Number(s.jitterAmount ?? 1000) };
-  else if (s.jitter) o.jitter = s.jitter;
-  if (o.seed === undefined) o.seed = 42; // the drawn path is reproducible by default
-  return o;
-}
-
-function renderSchedule(o, s) {
-  const shown = Math.min(60, Math.max(1, Number(s.retries ?? 12)));
-  const path = [];
-  const b = new Backoff(o);
-  for (let i = 0; i < shown; i++) {
-    const d = b.next();
-    if (d === undefined) break;
-    path.push(d);
+function renderSchedule(pols, view) {
+  const shown = clamp(view.retries, 1, 60, 12);
+  const data = {};
+  for (const p of pols) {
+    const path = [];
+    const b = new Backoff(p.o);
+    for (let i = 0; i < shown; i++) {
+      const d = b.next();
+      if (d === undefined) break;
+      path.push(d);
+    }
+    b.free();
+    const n = Math.max(path.length, 1);
+    const stats = Array.from({ length: n }, (_, i) => ({ n: i + 1, ...backoffStats(p.o, i + 1) }));
+    data[p.name] = { stats, path };
+    $(`schedule-table-${p.name.toLowerCase()}`).tBodies[0].replaceChildren(
+      ...stats.map((st, i) => row([st.n, ...[st.min, st.p50, st.p90, st.max, st.mean, path[i]].map(fmtMs)])),
+    );
   }
-  const n = Math.max(path.length, 1);
-  const stats = Array.from({ length: n }, (_, i) => ({ n: i + 1, ...backoffStats(o, i + 1) }));
-  const pts = (f) => stats.map((st) => [st.n, f(st)]);
+  const pts = (p, f) => data[p.name].stats.map((st) => [st.n, f(st)]);
   lineChart($('schedule-chart'), {
-    log: s.log === '1',
-    xLabel: 'retry',
+    log: view.log === '1',
+    xLabel: 'retry number',
     yLabel: 'delay before the retry',
-    bands: [{ name: 'min–max', cls: 'range', lower: pts((st) => st.min), upper: pts((st) => st.max) }],
-    series: [
-      { name: 'median', cls: 'c0', points: pts((st) => st.p50) },
-      { name: '90th percentile', cls: 'c1', points: pts((st) => st.p90) },
-      { name: `seeded run (seed ${o.seed})`, cls: 'c2', points: path.map((d, i) => [i + 1, d]), dots: true },
-    ],
+    bands: pols.map((p) => ({ name: `${p.name} min–max`, cls: p.cls, lower: pts(p, (st) => st.min), upper: pts(p, (st) => st.max) })),
+    series: pols.flatMap((p) => [
+      { name: `${p.name} median`, cls: p.cls, points: pts(p, (st) => st.p50) },
+      { name: `${p.name} 90th percentile`, cls: p.cls, points: pts(p, (st) => st.p90), dash: true },
+      { name: `${p.name} seeded run (seed ${p.o.seed})`, cls: p.cls, points: data[p.name].path.map((d, i) => [i + 1, d]), dots: true },
+    ]),
   });
-  const chart = $('schedule');
-  chart.dataset.stats = JSON.stringify(stats);
-  chart.dataset.path = JSON.stringify(path);
-  $('schedule-table').tBodies[0].replaceChildren(
-    ...stats.map((st, i) => {
-      const tr = document.createElement('tr');
-      for (const v of [st.n, fmtMs(st.min), fmtMs(st.p50), fmtMs(st.p90), fmtMs(st.max), fmtMs(st.mean), fmtMs(path[i])]) {
-        const td = document.createElement('td');
-        td.textContent = String(v);
-        tr.append(td);
-      }
-      return tr;
-    }),
-  );
-  let run = 0,
-    mean = 0;
+  $('schedule').dataset.values = JSON.stringify(data);
   lineChart($('cumulative-chart'), {
-    xLabel: 'retry',
+    xLabel: 'retry number',
     yLabel: 'waited so far',
-    series: [
-      { name: 'expected', cls: 'c0', points: stats.map((st) => [st.n, (mean += st.mean)]) },
-      { name: 'seeded run', cls: 'c2', points: path.map((d, i) => [i + 1, (run += d)]), dots: true },
-    ],
+    series: pols.flatMap((p) => {
+      let mean = 0,
+        run = 0;
+      return [
+        { name: `${p.name} expected`, cls: p.cls, points: data[p.name].stats.map((st) => [st.n, (mean += st.mean)]) },
+        { name: `${p.name} seeded run`, cls: p.cls, points: data[p.name].path.map((d, i) => [i + 1, (run += d)]), dots: true, dash: true },
+      ];
+    }),
   });
-  return n;
 }
 
-function renderHistogram(o, s, retries) {
-  const attempt = Math.min(Math.max(1, Number(s.hist ?? 3)), retries);
-  const st = backoffStats(o, attempt);
-  const draws = Backoff.sample(o, attempt, 100_000);
-  const bins = 50;
-  const lo = st.min,
-    hi = st.max > st.min ? st.max : st.min + 1;
-  const counts = new Array(bins).fill(0);
-  for (const d of draws) counts[Math.min(bins - 1, Math.floor(((d - lo) / (hi - lo)) * bins))]++;
-  // The exact density where the law is uniform on [min, max): full, equal and ratio jitter.
-  const uniform =
-    st.exact &&
-    st.max > st.min &&
-    Math.abs(st.p50 - (st.min + st.max) / 2) < 1e-9 * st.max &&
-    Math.abs(st.p90 - (st.min + 0.9 * (st.max - st.min))) < 1e-9 * st.max;
-  histogram($('histogram'), {
-    counts,
-    lo,
-    hi,
-    expected: uniform ? draws.length / bins : undefined,
-    xLabel: `delay before retry ${attempt}`,
+function renderHistogram(pols, view) {
+  const attempt = clamp(view.hist, 1, 60, 3);
+  const laws = pols.map((p) => ({ p, st: backoffStats(p.o, attempt), draws: Backoff.sample(p.o, attempt, DRAWS) }));
+  const lo = Math.min(...laws.map((l) => l.st.min));
+  let hi = Math.max(...laws.map((l) => l.st.max));
+  if (hi <= lo) hi = lo + 1;
+  const out = { attempt, lo, hi };
+  const sets = laws.map(({ p, st, draws }) => {
+    const counts = binCounts(draws, lo, hi, BINS);
+    const uniform = isUniform(st);
+    out[p.name] = { counts, uniform };
+    const expected = uniform ? (DRAWS * (hi - lo)) / BINS / (st.max - st.min) : undefined;
+    const spike = st.max === st.min ? st.min : undefined;
+    return { name: p.name, cls: p.cls, counts, expected, from: st.min, to: st.max, spike };
   });
-  Object.assign($('distribution').dataset, { attempt: String(attempt), counts: JSON.stringify(counts), uniform: String(uniform) });
+  histogram($('histogram'), { sets, lo, hi, xLabel: `delay before retry ${attempt}` });
+  $('distribution').dataset.values = JSON.stringify(out);
 }
 
-function renderSnippet(o) {
-  const opts = JSON.stringify(o)
-    .replace(/"(\w+)":/g, '$1: ')
-    .replace(/,/g, ', ')
-    .replace(/"/g, "'");
+function renderSnippet(pols) {
+  const lit = (o) =>
+    JSON.stringify(o)
+      .replace(/"(\w+)":/g, '$1: ')
+      .replace(/,/g, ', ')
+      .replace(/"/g, "'");
   $('snippet').textContent = `import { Backoff, fetchWithBackoff } from 'wasm-backoff';
 
-// The schedule shown above:
-const backoff = new Backoff(${opts});
+// The schedules shown above:
+const a = new Backoff(${lit(pols[0].o)});
+const b = new Backoff(${lit(pols[1].o)});
 let delay;
-while ((delay = backoff.next()) !== undefined) {
+while ((delay = a.next()) !== undefined) {
   /* try again after \`delay\` ms */
 }
 
 // Or let the library drive fetch with the same timing:
-const res = await fetchWithBackoff('/api', {}, ${opts});`;
+const res = await fetchWithBackoff('/api', {}, ${lit(pols[0].o)});`;
 }
 
+/** Redraws everything the state shows (synchronously), and asks the worker for the storm. */
 function render() {
-  const s = readForm();
+  performance.mark('redraw-start');
+  const s = readForm(form);
   const url = new URL(location.href);
-  url.search = new URLSearchParams(s).toString();
+  url.search = toQuery(s);
   history.replaceState(null, '', url);
-  const o = options(s);
-  try {
-    new Backoff(o); // validate first: a clear message instead of half-drawn charts
-  } catch (e) {
-    $('error').textContent = `${e.name}: ${e.message}`;
-    $('error').hidden = false;
-    return;
+  const pols = policies(s);
+  for (const p of pols) {
+    try {
+      new Backoff(p.o).free(); // validate first: a clear message instead of half-drawn charts
+    } catch (e) {
+      $('error').textContent = `Policy ${p.name}: ${e.name}: ${e.message}`;
+      $('error').hidden = false;
+      return;
+    }
   }
   $('error').hidden = true;
-  const retries = renderSchedule(o, s);
-  renderHistogram(o, s, retries);
-  renderSnippet(o);
+  renderSchedule(pols, s.view);
+  renderHistogram(pols, s.view);
+  renderSnippet(pols);
+  requestStorm(pols);
   document.body.dataset.ready = '1';
+  performance.measure('redraw', 'redraw-start');
 }
 
 // ---- retry storm (Web Worker) ----
-const SIZES = [1, 5, 10, 20, 30, 50, 75, 100];
-$('storm-run').addEventListener('click', () => {
-  $('storm-run').disabled = true;
-  $('storm-status').textContent = 'simulating…';
-  const results = {};
-  const worker = new Worker('./storm-worker.js', { type: 'module' });
-  const o = options(readForm());
-  const draw = () => {
-    const series = Object.entries(results).map(([name, pts], i) => ({ name, cls: `c${i}`, pts }));
-    const sized = (f) => series.map((x) => ({ name: x.name, cls: x.cls, points: x.pts.map((p) => [p.n, f(p)]), dots: true }));
-    lineChart($('storm-calls'), {
-      xLabel: 'clients (N)',
-      yLabel: 'writes',
-      series: sized((p) => p.calls),
-      fmtY: (v) => String(Math.round(v)),
-    });
-    lineChart($('storm-time'), { xLabel: 'clients (N)', yLabel: 'time', series: sized((p) => p.timeMs), log: true });
-  };
-  worker.onmessage = ({ data }) => {
-    if (data.ready) return worker.postMessage({ sizes: SIZES, runs: 10, yours: o });
-    if (data.done) {
-      worker.terminate();
-      $('storm-run').disabled = false;
-      $('storm-status').textContent = 'done (mean of 10 seeds per point)';
-      $('storm').dataset.results = JSON.stringify(results);
-      $('storm').dataset.done = '1';
-      return;
-    }
-    results[data.name] = data.points;
-    $('storm-status').textContent = `simulated: ${Object.keys(results).join(', ')}`;
-    draw();
-  };
-  worker.onerror = (e) => {
-    $('storm-status').textContent = `worker error: ${e.message}`;
-    $('storm-run').disabled = false;
-  };
-});
+const stormWorker = new Worker(new URL('./storm-worker.js', import.meta.url), { type: 'module' });
+const stormReady = new Promise((resolve) => stormWorker.addEventListener('message', ({ data }) => data.ready && resolve(), { once: true }));
+let stormId = 0;
+const stormReplies = new Map(); // id -> handler of the worker's answers
+
+/** Sends a request to the storm worker; `onReply(data)` sees each answer to it. */
+async function askStorm(request, onReply) {
+  const id = ++stormId;
+  stormReplies.set(id, onReply);
+  await stormReady;
+  stormWorker.postMessage({ id, ...request });
+  return id;
+}
+stormWorker.addEventListener('message', ({ data }) => stormReplies.get(data.id)?.(data));
+stormWorker.addEventListener('error', (e) => ($('verdict').textContent = `storm worker error: ${e.message}`));
+
+let stormTimer;
+/** The storm curves of A and B (debounced: typing in a field asks once). */
+function requestStorm(pols) {
+  clearTimeout(stormTimer);
+  delete $('storm').dataset.done;
+  $('verdict').textContent = 'simulating…';
+  stormTimer = setTimeout(() => {
+    const results = {};
+    const id = askStorm(
+      { curves: { sizes: STORM_SIZES, runs: STORM_RUNS, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
+      async (data) => {
+        if (data.id !== stormId) return stormReplies.delete(data.id); // a newer request replaced this one
+        if (data.points) return void (results[data.name] = data.points);
+        stormReplies.delete(data.id);
+        drawStorm(pols, results);
+        $('storm').dataset.results = JSON.stringify(results);
+        $('storm').dataset.done = '1';
+      },
+    );
+    return id;
+  }, 150);
+}
+
+function drawStorm(pols, results) {
+  const sized = (f) => pols.map((p) => ({ name: p.name, cls: p.cls, points: results[p.name].map((x) => [x.n, f(x)]), dots: true }));
+  lineChart($('storm-calls'), {
+    size: 'half',
+    xLabel: 'clients (N)',
+    yLabel: 'writes (mean per run)',
+    series: sized((x) => x.calls),
+    fmtY: fmtCount,
+  });
+  lineChart($('storm-time'), {
+    xLabel: 'clients (N)',
+    yLabel: 'time until the last client is done',
+    series: sized((x) => x.timeMs),
+    log: true,
+  });
+  $('verdict').textContent = verdict(results.A.at(-1), results.B.at(-1));
+}
 
 // ---- live fetch timeline ----
 let abort;
 $('live-run').addEventListener('click', async () => {
   const script = $('live-script').value;
-  const o = options(readForm());
+  const o = options(readForm(form).a);
   const t0 = performance.now();
   const attempts = [];
   const waits = [];
@@ -290,9 +299,7 @@ function liveChart(attempts, waits, now) {
 }
 
 // ---- wiring ----
-const initial = Object.fromEntries(new URLSearchParams(location.search));
-writeForm(initial);
+writeForm(form, fromQuery(location.search));
 form.addEventListener('input', render);
 form.addEventListener('change', render);
-$('hist-attempt').addEventListener('input', render);
 render();

@@ -1,81 +1,111 @@
-// The demo page end to end in Chromium, under its strict CSP: every preset
-// redraws the schedule with the library's own statistics, the full-jitter
-// histogram is flat, the storm simulation shows full jitter beating no
-// jitter, the live timeline shows the scripted attempts. Screenshots of each
-// view go to test-output/ (look at them).
+// The demo page end to end in Chromium, under its strict CSP. Every view is
+// driven from the page and what it shows is checked against the library
+// computed here in Node: the schedules and histograms of policies A and B,
+// the storm curves and their verdict. Screenshots of each view go to
+// test-output/ (look at them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { backoffStats } from 'wasm-backoff/stats';
+import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { serverAndBrowser, watchedPage } from './browser.mjs';
+import { storm } from '../../www/storm.js';
+import { options, DEFAULT_B } from '../../www/state.js';
+import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
 
 const ctx = serverAndBrowser();
 const OUT = 'test-output';
 mkdirSync(OUT, { recursive: true });
 
-async function open(query = '') {
-  const page = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
+async function open(query = '', viewport = { width: 1100, height: 900 }) {
+  const page = await watchedPage(ctx.browser, { viewport });
   await page.goto(`${ctx.url}/www/${query}`);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
   return page;
 }
+const values = async (page, id) => JSON.parse(await page.$eval(`#${id}`, (e) => e.dataset.values));
+const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
 
 const PRESETS = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];
 
-test('each preset redraws the schedule with backoffStats values, and the URL keeps the state', { timeout: 60_000 }, async () => {
-  const page = await open();
-  for (const preset of PRESETS) {
-    await page.selectOption('select[name=preset]', preset);
-    const stats = JSON.parse(await page.$eval('#schedule', (e) => e.dataset.stats));
-    assert.ok(stats.length >= 1, preset);
-    for (const s of stats) {
-      const want = backoffStats({ preset, seed: 42 }, s.n);
-      for (const k of ['min', 'max', 'p50', 'p90', 'mean']) {
-        // Exact laws agree to the bit; sampled ones (decorrelated) come from the same seeded draws.
-        assert.ok(Math.abs(s[k] - want[k]) <= 1e-9 * Math.max(1, want.max), `${preset} retry ${s.n} ${k}: ${s[k]} vs ${want[k]}`);
-      }
-    }
-    assert.match(page.url(), new RegExp(`preset=${preset}`));
-    if (preset === 'gcs') await page.screenshot({ path: `${OUT}/demo-schedule-gcs.png`, fullPage: false });
+/** The schedule view of policy `fields` checked against backoffStats and a seeded Backoff in Node. */
+function checkSchedule(shown, fields, what) {
+  const o = options(fields);
+  for (const s of shown.stats) {
+    const want = backoffStats(o, s.n);
+    // Exact laws agree to the bit; sampled ones (decorrelated) come from the same seeded draws.
+    for (const k of ['min', 'max', 'p50', 'p90', 'mean']) near(s[k], want[k], `${what} retry ${s.n} ${k}`);
   }
-  // A shared URL restores the view.
-  const shared = await open('?preset=grpc&retries=8&log=1');
-  assert.equal(await shared.$eval('select[name=preset]', (e) => e.value), 'grpc');
-  assert.equal(JSON.parse(await shared.$eval('#schedule', (e) => e.dataset.stats)).length, 8);
-  // A bad value shows the library's own message instead of breaking the page.
-  await shared.fill('input[name=baseMs]', '-5');
-  assert.equal(await shared.$eval('#error', (e) => e.textContent), 'RangeError: baseMs must be a finite number >= 0');
+  const b = new Backoff(o);
+  for (const [i, d] of shown.path.entries()) assert.equal(d, b.next(), `${what} seeded run, retry ${i + 1}`);
+}
+
+test('A and B: every preset against another redraws both schedules with the library values; the URL holds both', {
+  timeout: 60_000,
+}, async () => {
+  const page = await open();
+  for (const [i, preset] of PRESETS.entries()) {
+    const other = PRESETS[(i + 4) % PRESETS.length];
+    await page.selectOption('select[name="preset"]', preset);
+    await page.selectOption('select[name="b.preset"]', other);
+    const v = await values(page, 'schedule');
+    assert.ok(v.A.stats.length >= 1 && v.B.stats.length >= 1, preset);
+    checkSchedule(v.A, { preset }, `A ${preset}`);
+    checkSchedule(v.B, { ...DEFAULT_B, preset: other }, `B ${other}`);
+    assert.match(page.url(), new RegExp(`preset=${preset}.*b\\.preset=${other}`));
+    if (preset === 'gcs') await page.screenshot({ path: `${OUT}/demo-controls.png` });
+  }
+  // A shared URL restores both policies and the view.
+  const shared = await open('?preset=grpc&b.strategy=linear&b.baseMs=300&retries=8&log=1');
+  assert.equal(await shared.$eval('select[name="preset"]', (e) => e.value), 'grpc');
+  assert.equal(await shared.$eval('input[name="b.baseMs"]', (e) => e.value), '300');
+  const v = await values(shared, 'schedule');
+  assert.equal(v.A.stats.length, 8);
+  checkSchedule(v.B, { strategy: 'linear', baseMs: '300' }, 'shared B');
+  await shared.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule.png` });
+  // A bad value shows the library's own message, naming the policy, instead of breaking the page.
+  await shared.fill('input[name="b.baseMs"]', '-5');
+  assert.equal(await shared.$eval('#error', (e) => e.textContent), 'Policy B: RangeError: baseMs must be a finite number >= 0');
   assert.deepEqual([...page.problems, ...shared.problems], []);
   await page.close();
   await shared.close();
 });
 
-test('the full-jitter histogram is flat within tolerance; equal jitter too', { timeout: 30_000 }, async () => {
-  const page = await open('?jitter=full&hist=4');
-  const counts = JSON.parse(await page.$eval('#distribution', (e) => e.dataset.counts));
-  const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
-  assert.equal(
-    counts.reduce((a, b) => a + b, 0),
-    100_000,
-  );
-  // 2000 per bin expected; 5 standard deviations is ~225.
-  assert.ok(
-    counts.every((c) => Math.abs(c - mean) < 250),
-    `not flat: ${counts}`,
-  );
-  assert.equal(await page.$eval('#distribution', (e) => e.dataset.uniform), 'true', 'exact density drawn');
-  await page.locator('#distribution').screenshot({ path: `${OUT}/demo-histogram-full.png` });
+test("the histograms of A and B are the library's draws, binned alike; full jitter gets its exact density", {
+  timeout: 30_000,
+}, async () => {
+  const page = await open('?jitter=full&b.jitter=equal&b.baseMs=300&hist=4');
+  const v = await values(page, 'distribution');
+  assert.equal(v.attempt, 4);
+  for (const [name, fields] of [
+    ['A', { jitter: 'full' }],
+    ['B', { jitter: 'equal', baseMs: '300' }],
+  ]) {
+    const o = options(fields);
+    const counts = binCounts(Backoff.sample(o, 4, DRAWS), v.lo, v.hi, BINS);
+    assert.deepEqual(v[name].counts, counts, `${name} counts`);
+    assert.equal(v[name].uniform, isUniform(backoffStats(o, 4)), `${name} exact density`);
+    assert.equal(v[name].uniform, true);
+  }
+  await page.locator('#distribution').screenshot({ path: `${OUT}/demo-histogram.png` });
   await page.close();
 });
 
-test('the retry storm for N = 50: full jitter makes fewer calls than no jitter', { timeout: 120_000 }, async () => {
-  const page = await open();
-  await page.click('#storm-run');
-  await page.waitForSelector('#storm[data-done="1"]', { timeout: 110_000 });
+test('the storm curves of A and B and the verdict are those of the model run in Node', { timeout: 60_000 }, async () => {
+  const fields = { a: { preset: 'aws', maxAttempts: '8' }, b: { jitter: 'none' } };
+  const page = await open('?preset=aws&maxAttempts=8&b.jitter=none');
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
   const r = JSON.parse(await page.$eval('#storm', (e) => e.dataset.results));
-  const at50 = (name) => r[name].find((p) => p.n === 50);
-  assert.ok(at50('full jitter').calls < at50('exponential').calls, 'full jitter < exponential without jitter');
-  assert.ok(at50('full jitter').calls < at50('no backoff').calls, 'full jitter < no backoff');
+  const want = {};
+  for (const [name, f] of [
+    ['A', fields.a],
+    ['B', fields.b],
+  ]) {
+    want[name] = STORM_SIZES.map((n) => ({ n, ...storm(Backoff, options(f), n, STORM_RUNS) }));
+    assert.deepEqual(r[name], want[name], `${name} curve`);
+  }
+  const line = verdict(want.A.at(-1), want.B.at(-1));
+  assert.match(line, /^B makes \d[.\d]*× the calls of A and finishes .* at N = 100/);
+  assert.equal(await page.$eval('#verdict', (e) => e.textContent), line);
   await page.locator('#storm').screenshot({ path: `${OUT}/demo-storm.png` });
   assert.deepEqual(page.problems, []);
   await page.close();
