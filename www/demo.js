@@ -6,6 +6,8 @@ import { Backoff, backoffStats } from '../pkg/stats/index.js';
 import { withBackoff } from '../pkg/index.js';
 import { lineChart, histogram, fmtMs, fmtCount } from './chart.js';
 import { readForm, writeForm, fromQuery, toQuery, options, cloneForB } from './state.js';
+import { Swimlanes } from './swimlane.js';
+import { WorkerClient } from './worker-client.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
@@ -117,7 +119,14 @@ while ((delay = a.next()) !== undefined) {
 const res = await fetchWithBackoff('/api', {}, ${lit(pols[0].o)});`;
 }
 
-/** Redraws everything the state shows (synchronously), and asks the worker for the storm. */
+/** Each part of the page is redrawn only when what it shows changed. */
+const shown = new Map();
+const changed = (part, value) => {
+  const key = JSON.stringify(value);
+  return shown.get(part) !== key && (shown.set(part, key), true);
+};
+
+/** Redraws what the state changed (synchronously), and asks the workers for the simulations. */
 function render() {
   performance.mark('redraw-start');
   const s = readForm(form);
@@ -135,30 +144,20 @@ function render() {
     }
   }
   $('error').hidden = true;
-  renderSchedule(pols, s.view);
-  renderHistogram(pols, s.view);
-  renderSnippet(pols);
-  requestStorm(pols);
+  const v = s.view;
+  if (changed('schedule', [s.a, s.b, v.retries, v.log])) renderSchedule(pols, v);
+  if (changed('histogram', [s.a, s.b, v.hist])) renderHistogram(pols, v);
+  if (changed('storm', [s.a, s.b])) renderSnippet(pols), requestStorm(pols);
+  if (changed('lanes', [s.a, s.b, v.laneN, v.laneRun])) requestLanes(pols, v);
+  lanes.setSpeed(Number(v.speed ?? 1));
   document.body.dataset.ready = '1';
   performance.measure('redraw', 'redraw-start');
 }
 
-// ---- retry storm (Web Worker) ----
-const stormWorker = new Worker(new URL('./storm-worker.js', import.meta.url), { type: 'module' });
-const stormReady = new Promise((resolve) => stormWorker.addEventListener('message', ({ data }) => data.ready && resolve(), { once: true }));
-let stormId = 0;
-const stormReplies = new Map(); // id -> handler of the worker's answers
-
-/** Sends a request to the storm worker; `onReply(data)` sees each answer to it. */
-async function askStorm(request, onReply) {
-  const id = ++stormId;
-  stormReplies.set(id, onReply);
-  await stormReady;
-  stormWorker.postMessage({ id, ...request });
-  return id;
-}
-stormWorker.addEventListener('message', ({ data }) => stormReplies.get(data.id)?.(data));
-stormWorker.addEventListener('error', (e) => ($('verdict').textContent = `storm worker error: ${e.message}`));
+// ---- retry storm (Web Worker): the curves, the verdict and the swimlanes ----
+const storms = new WorkerClient(new URL('./storm-worker.js', import.meta.url), (e) => {
+  $('verdict').textContent = `storm worker error: ${e.message}`;
+});
 
 let stormTimer;
 /** The storm curves of A and B (debounced: typing in a field asks once). */
@@ -168,19 +167,39 @@ function requestStorm(pols) {
   $('verdict').textContent = 'simulating…';
   stormTimer = setTimeout(() => {
     const results = {};
-    const id = askStorm(
+    storms.ask(
+      'curves',
       { curves: { sizes: STORM_SIZES, runs: STORM_RUNS, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
-      async (data) => {
-        if (data.id !== stormId) return stormReplies.delete(data.id); // a newer request replaced this one
+      (data) => {
         if (data.points) return void (results[data.name] = data.points);
-        stormReplies.delete(data.id);
         drawStorm(pols, results);
         $('storm').dataset.results = JSON.stringify(results);
         $('storm').dataset.done = '1';
+        return true;
       },
     );
-    return id;
   }, 150);
+}
+
+const lanes = new Swimlanes({
+  root: $('lanes'),
+  lanes: ['A', 'B'].map((name) => ({ name, canvas: $(`lane-${name.toLowerCase()}`), totals: $(`lane-${name.toLowerCase()}-totals`) })),
+  scrub: $('lane-scrub'),
+  play: $('lane-play'),
+  step: $('lane-step'),
+  clock: $('lane-clock'),
+  status: $('lane-status'),
+});
+
+/** One run of the storm for the swimlanes (the run's seeds are those of the curves). */
+function requestLanes(pols, view) {
+  const clients = Number(view.laneN ?? 20);
+  delete $('lanes').dataset.ready;
+  storms.ask(
+    'trace',
+    { trace: { clients, run: Number(view.laneRun ?? 1) - 1, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
+    (data) => (lanes.show(data.traces, clients), true),
+  );
 }
 
 function drawStorm(pols, results) {
@@ -300,6 +319,6 @@ function liveChart(attempts, waits, now) {
 
 // ---- wiring ----
 writeForm(form, fromQuery(location.search));
-form.addEventListener('input', render);
-form.addEventListener('change', render);
+// (controls outside the form element name it with form="controls": their events do not bubble to it)
+for (const type of ['input', 'change']) document.addEventListener(type, (e) => e.target.form === form && render());
 render();

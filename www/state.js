@@ -56,7 +56,8 @@ export function readForm(form) {
   const get = (n) => {
     const e = form.elements.namedItem(n);
     if (!e) return '';
-    return e.type === 'checkbox' ? (e.checked ? '1' : '') : e.value;
+    if (e.type === 'checkbox') return e.checked ? '1' : '';
+    return e.value === e.dataset.default ? '' : e.value; // defaults stay out of the URL
   };
   const pick = (p) => Object.fromEntries(POLICY_FIELDS.map((k) => [k, get(name(p, k))]).filter(([, v]) => v !== ''));
   return {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { serverAndBrowser, watchedPage } from './browser.mjs';
-import { storm } from '../../www/storm.js';
+import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
 
@@ -107,6 +107,82 @@ test('the storm curves of A and B and the verdict are those of the model run in 
   assert.match(line, /^B makes \d[.\d]*× the calls of A and finishes .* at N = 100/);
   assert.equal(await page.$eval('#verdict', (e) => e.textContent), line);
   await page.locator('#storm').screenshot({ path: `${OUT}/demo-storm.png` });
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+/** One run of the storm model in Node, every write traced. */
+function nodeTrace(fields, clients, run) {
+  const tr = { t: [], c: [], k: [] };
+  return { ...stormRun(Backoff, options(fields), clients, run, 1, tr), ...tr };
+}
+/** What the swimlane of `tr` must show at virtual time `now`. */
+function expectedTotals(tr, now) {
+  const seen = tr.k.filter((_, i) => tr.t[i] <= now);
+  const done = seen.filter((k) => k === SUCCESS).length;
+  return { writes: seen.length, conflicts: seen.length - done, done, gaveUp: seen.filter((k) => k === GAVE_UP).length };
+}
+
+test('the swimlanes replay one seeded run of the model: stepped write by write, scrubbed to the end, played', {
+  timeout: 60_000,
+}, async () => {
+  const fields = { A: {}, B: { jitter: 'none' } };
+  const page = await open('?laneN=10&laneRun=2');
+  await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 20_000 });
+  const tr = { A: nodeTrace(fields.A, 10, 1), B: nodeTrace(fields.B, 10, 1) };
+  const state = async () => ({
+    now: Number(await page.$eval('#lanes', (e) => e.dataset.now)),
+    totals: JSON.parse(await page.$eval('#lanes', (e) => e.dataset.totals)),
+  });
+  const check = async (what) => {
+    const { now, totals } = await state();
+    for (const name of ['A', 'B']) assert.deepEqual(totals[name], expectedTotals(tr[name], now), `${what}: ${name} at ${now} ms`);
+    return now;
+  };
+  assert.equal(await check('start'), 0);
+  // Step: from write to write of either policy, in time order.
+  const times = [...new Set([...tr.A.t, ...tr.B.t])].sort((a, b) => a - b);
+  for (let i = 0; i < 15; i++) {
+    await page.click('#lane-step');
+    assert.equal(await check(`step ${i + 1}`), times[i]);
+  }
+  assert.match(await page.$eval('#lane-status', (e) => e.textContent), /^t = .* A: \d+ writes/);
+  // Scrub to the end: the totals of the whole run, as in Node.
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = e.max;
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  assert.equal(await check('end'), Math.max(tr.A.timeMs, tr.B.timeMs));
+  const { totals } = await state();
+  for (const name of ['A', 'B']) {
+    assert.equal(totals[name].writes, tr[name].calls, `${name} writes`);
+    assert.equal(totals[name].done + totals[name].gaveUp, 10, `${name}: every client is done or gave up`);
+  }
+  await page.locator('#lanes').screenshot({ path: `${OUT}/demo-swimlanes-end.png` });
+  // Scrub to the middle of the (log) axis, then play fast for a moment: time runs, the totals follow it.
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = '500';
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  const mid = await check('scrubbed');
+  await page.locator('#lanes').screenshot({ path: `${OUT}/demo-swimlanes.png` });
+  await page.selectOption('select[name="speed"]', '64');
+  assert.match(page.url(), /speed=64/);
+  await page.click('#lane-play');
+  await page.waitForFunction((t) => Number(document.getElementById('lanes').dataset.now) > t, mid, { timeout: 10_000 });
+  await page.click('#lane-play'); // pause
+  assert.equal(await page.$eval('#lane-play', (e) => e.textContent), 'Play');
+  assert.ok((await check('played')) > mid);
+  // Another number of clients: new traces.
+  await page.selectOption('select[name="laneN"]', '5');
+  await page.waitForFunction(
+    () => document.getElementById('lanes').dataset.ready === '1' && document.getElementById('lanes').dataset.now === '0',
+  );
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = e.max;
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  assert.equal((await state()).totals.A.writes, nodeTrace(fields.A, 5, 1).calls);
   assert.deepEqual(page.problems, []);
   await page.close();
 });
