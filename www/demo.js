@@ -8,6 +8,7 @@ import { lineChart, histogram, fmtMs, fmtCount } from './chart.js';
 import { readForm, writeForm, fromQuery, toQuery, options, cloneForB } from './state.js';
 import { Swimlanes } from './swimlane.js';
 import { WorkerClient } from './worker-client.js';
+import { OutageView } from './outage-view.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
@@ -150,6 +151,12 @@ function render() {
   if (changed('storm', [s.a, s.b])) renderSnippet(pols), requestStorm(pols);
   if (changed('lanes', [s.a, s.b, v.laneN, v.laneRun])) requestLanes(pols, v);
   lanes.setSpeed(Number(v.speed ?? 1));
+  const sim = OutageView.settings(v);
+  const timing = v.outageSchedule ? s[v.outageSchedule] : undefined;
+  if (changed('outage', [sim, timing])) {
+    const { maxAttempts, maxElapsedMs, seed, ...schedule } = timing ? options(timing) : {};
+    outage.request(sim, schedule, timing ? `policy ${v.outageSchedule.toUpperCase()}'s timing` : 'package default schedule');
+  }
   document.body.dataset.ready = '1';
   performance.measure('redraw', 'redraw-start');
 }
@@ -180,6 +187,8 @@ function requestStorm(pols) {
     );
   }, 150);
 }
+
+const outage = new OutageView();
 
 const lanes = new Swimlanes({
   root: $('lanes'),

@@ -5,11 +5,13 @@
 // test-output/ (look at them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { serverAndBrowser, watchedPage } from './browser.mjs';
 import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';
+import { OUTAGE_POLICIES } from '../../www/outage.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
 
 const ctx = serverAndBrowser();
@@ -183,6 +185,72 @@ test('the swimlanes replay one seeded run of the model: stepped write by write, 
     e.dispatchEvent(new Event('input', { bubbles: true }));
   });
   assert.equal((await state()).totals.A.writes, nodeTrace(fields.A, 5, 1).calls);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+/**
+ * The outage model (www/outage.js) run in Node, in a worker thread: it
+ * replaces the global timers while it runs, which this thread's browser
+ * driver needs.
+ */
+function nodeOutage(point, runs, schedule) {
+  const code = `
+    import { parentPort, workerData as w } from 'node:worker_threads';
+    const { OUTAGE_POLICIES, loadLib, outageMeans } = await import(w.model);
+    const lib = await loadLib((m) => import(w.entries[m]));
+    const out = {};
+    for (const p of OUTAGE_POLICIES) out[p.id] = await outageMeans(w.point, p, lib, { runs: w.runs, schedule: w.schedule });
+    parentPort.postMessage(out);`;
+  const subpaths = new Set(OUTAGE_POLICIES.flatMap((p) => p.modules));
+  const entries = Object.fromEntries([...subpaths].map((m) => [m, import.meta.resolve(m ? `wasm-backoff/${m}` : 'wasm-backoff')]));
+  const model = new URL('../../www/outage.js', import.meta.url).href;
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), {
+    workerData: { model, entries, point, runs, schedule },
+  });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (m) => (resolve(m), worker.terminate()));
+    worker.once('error', reject);
+  });
+}
+
+test('the outage view shows the model of bench/outage.mjs: its counts and its requests per 100 ms, as in Node and in OUTAGE.md', {
+  timeout: 90_000,
+}, async () => {
+  // The default view is the benchmark's first point: the numbers of bench/OUTAGE.md's first rows.
+  const page = await open();
+  await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
+  const shown = await values(page, 'outage');
+  assert.deepEqual(shown.point, { C: 100, K: 20, T: 10_000 });
+  const fmt = (x) => Math.round(x).toLocaleString('en-US');
+  const md = readFileSync(new URL('../../bench/OUTAGE.md', import.meta.url), 'utf8').split('\n');
+  const first = md.findIndex((l) => l.startsWith('| 100 × 20, 10 s |'));
+  for (const [i, p] of OUTAGE_POLICIES.entries()) {
+    const r = shown.results[p.id];
+    const cells = md[first + i].split('|').map((c) => c.trim());
+    assert.equal(cells[2], p.name);
+    assert.deepEqual(
+      cells.slice(3, 7),
+      [r.sentDuring, r.receivedDown, r.drain, r.median].map(fmt),
+      `${p.name}: the page vs bench/OUTAGE.md`,
+    );
+  }
+  assert.ok(shown.results.gate.sentDuring < 0.1 * shown.results['per-request'].sentDuring, 'the gate sends under 0.1× during the outage');
+  await page.locator('#outage').screenshot({ path: `${OUT}/demo-outage.png` });
+  // Another point, with policy A's timing: every count and bin as the same runs in Node.
+  await page.selectOption('select[name="preset"]', 'decorrelated');
+  for (const [k, v] of Object.entries({ C: '20', K: '5', T: '2', runs: '2' })) await page.fill(`input[name="${k}"]`, v);
+  await page.selectOption('select[name="outageSchedule"]', 'a');
+  await page.waitForFunction(() => {
+    const e = document.getElementById('outage');
+    return e.dataset.done === '1' && JSON.parse(e.dataset.values).point.C === 20;
+  });
+  const small = await values(page, 'outage');
+  assert.deepEqual(small.point, { C: 20, K: 5, T: 2000 });
+  assert.match(await page.$eval('#outage-status', (e) => e.textContent), /mean of 2 of 2 seeded runs \(policy A's timing\)/);
+  const { maxAttempts, maxElapsedMs, seed, ...timing } = options({ preset: 'decorrelated' });
+  assert.deepEqual(small.results, await nodeOutage(small.point, 2, timing));
+  assert.match(page.url(), /C=20&K=5&T=2&runs=2&outageSchedule=a/);
   assert.deepEqual(page.problems, []);
   await page.close();
 });
