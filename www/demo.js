@@ -3,12 +3,12 @@
 // with its verdict, and a live fetch timeline. It imports the built package
 // exactly as a user would: no init call.
 import { Backoff, backoffStats } from '../pkg/stats/index.js';
-import { withBackoff } from '../pkg/index.js';
 import { lineChart, histogram, fmtMs, fmtCount } from './chart.js';
 import { readForm, writeForm, fromQuery, toQuery, options, cloneForB } from './state.js';
 import { Swimlanes } from './swimlane.js';
 import { WorkerClient } from './worker-client.js';
 import { OutageView } from './outage-view.js';
+import { Live } from './live.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
@@ -229,102 +229,22 @@ function drawStorm(pols, results) {
   $('verdict').textContent = verdict(results.A.at(-1), results.B.at(-1));
 }
 
-// ---- live fetch timeline ----
-let abort;
-$('live-run').addEventListener('click', async () => {
-  const script = $('live-script').value;
-  const o = options(readForm(form).a);
-  const t0 = performance.now();
-  const attempts = [];
-  const waits = [];
-  const log = $('live-log');
-  log.replaceChildren();
-  const say = (text) => {
-    const li = document.createElement('li');
-    li.textContent = text;
-    log.append(li);
-  };
-  const draw = () => liveChart(attempts, waits, performance.now() - t0);
-  abort = new AbortController();
-  $('live-run').disabled = true;
-  $('live-abort').disabled = false;
-  $('live').dataset.done = '';
-  // Wrap fetch to see each attempt as it happens.
-  const traced = async (input, init) => {
-    const a = { start: performance.now() - t0 };
-    attempts.push(a);
-    draw();
-    try {
-      const res = await fetch(input, init);
-      Object.assign(a, { end: performance.now() - t0, status: res.status });
-      return res;
-    } catch (e) {
-      Object.assign(a, { end: performance.now() - t0, error: e.name });
-      throw e;
-    } finally {
-      draw();
-    }
-  };
-  const retrying = withBackoff(traced, {
-    ...o,
-    maxAttempts: o.maxAttempts ?? 5,
-    timeoutMs: script.startsWith('hang') ? 500 : undefined,
-    onRetry: (i) => {
-      const start = performance.now() - t0;
-      waits.push({ start, end: start + i.delayMs });
-      say(
-        `attempt ${i.attempt} ${i.status ?? i.error?.name ?? 'failed'}${i.retryAfterMs !== undefined ? ` (Retry-After ${fmtMs(i.retryAfterMs)})` : ''}: waiting ${fmtMs(i.delayMs)}`,
-      );
-      draw();
-    },
-  });
-  const timer = setInterval(draw, 100);
-  try {
-    const res = await retrying(`/flaky?id=${crypto.randomUUID()}&script=${script}`, { signal: abort.signal });
-    say(`resolved: ${res.status} after ${attempts.length} attempt${attempts.length > 1 ? 's' : ''}`);
-  } catch (e) {
-    say(`rejected: ${e?.name ?? e} ${e?.message ?? ''}`);
-  } finally {
-    clearInterval(timer);
-    draw();
-    $('live-run').disabled = false;
-    $('live-abort').disabled = true;
-    Object.assign($('live').dataset, { attempts: String(attempts.length), done: '1' });
-  }
-});
-$('live-abort').addEventListener('click', () => abort?.abort(new DOMException('Aborted from the page', 'AbortError')));
-
-function liveChart(attempts, waits, now) {
-  const svg = $('live-chart');
-  const NS = 'http://www.w3.org/2000/svg';
-  const W = 640,
-    H = 90,
-    L = 10,
-    R = 10;
-  const span = Math.max(now, ...waits.map((w) => w.end), 100);
-  const x = (t) => L + (t / span) * (W - L - R);
-  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-  svg.replaceChildren();
-  const add = (name, attrs, text) => {
-    const e = document.createElementNS(NS, name);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text) e.textContent = text;
-    svg.append(e);
-  };
-  for (const w of waits) add('line', { class: 'wait', x1: x(w.start), x2: x(w.end), y1: 40, y2: 40 });
-  attempts.forEach((a, i) => {
-    const end = a.end ?? now;
-    add('rect', {
-      class: `attempt ${a.status && a.status < 400 ? 'ok' : 'fail'}`,
-      x: x(a.start),
-      y: 30,
-      width: Math.max(x(end) - x(a.start), 3),
-      height: 20,
-    });
-    add('text', { class: 'live-label', x: x(a.start), y: 24 }, `#${i + 1} ${a.status ?? a.error ?? '…'}`);
-  });
-  add('text', { class: 'live-label', x: L, y: H - 8 }, `0 — ${fmtMs(span)}`);
-}
+// ---- live fetch ----
+new Live(
+  {
+    root: $('live'),
+    lanes: $('live-lanes'),
+    axis: $('live-axis'),
+    script: $('live-script'),
+    policy: $('live-policy'),
+    run: $('live-run'),
+    down: $('live-down'),
+    downSeconds: $('live-down-s'),
+    clear: $('live-clear'),
+    endpoint: $('live-endpoint'),
+  },
+  (name) => policies(readForm(form)).find((p) => p.name === name).o,
+);
 
 // ---- wiring ----
 writeForm(form, fromQuery(location.search));

@@ -255,25 +255,85 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
   await page.close();
 });
 
-test('the live timeline shows the scripted attempts, and abort works', { timeout: 60_000 }, async () => {
+/** Starts a live call with `script` under policy `name`. */
+async function startCall(page, script, name = 'A') {
+  await page.selectOption('#live-script', script);
+  await page.selectOption('#live-policy', name);
+  await page.click('#live-run');
+}
+const lanes = (page) =>
+  page.$$eval('#live-lanes li', (ls) =>
+    ls.map((l) => ({ ...l.dataset, attempts: JSON.parse(l.dataset.attempts), waits: JSON.parse(l.dataset.waits) })),
+  );
+const allDone = (page) =>
+  page.waitForFunction(() => [...document.querySelectorAll('#live-lanes li')].every((l) => l.dataset.done === '1'), null, {
+    timeout: 20_000,
+  });
+
+/** The live section: several calls in flight, each its own lane, checked against the library's schedule in Node. */
+async function liveCalls(page, { host, shot }) {
+  await page.waitForSelector(`#live[data-endpoint="${host}"]`, { timeout: 20_000 });
+  const a = options({ baseMs: '50', maxDelayMs: '100' });
+  await startCall(page, '503,503,200');
+  await startCall(page, '429ra1,200');
+  await startCall(page, '429rl2,200');
+  await startCall(page, '503', 'B'); // waits 100, 200, 400, 800 ms: aborted on the way
+  await startCall(page, 'reset,503,200');
+  await page.waitForFunction(() => Number(document.getElementById('live').dataset.inFlight) >= 2, null, { timeout: 5_000 });
+  await page.waitForFunction(() => JSON.parse(document.querySelectorAll('#live-lanes li')[3].dataset.attempts).length >= 2);
+  await page.click('text=Abort call 4');
+  await allDone(page);
+  const [c1, c2, c3, c4, c5] = await lanes(page);
+  // A's waits are its seeded schedule, as Backoff gives it in Node.
+  const b = new Backoff(a);
+  assert.deepEqual(
+    c1.attempts.map((x) => x.status),
+    [503, 503, 200],
+  );
+  assert.deepEqual(
+    c1.waits.map((w) => w.delayMs),
+    [b.next(), b.next()],
+  );
+  assert.equal(c1.outcome, 'resolved: 200 after 3 attempts');
+  // Server-named waits: the headers on the bar, a wait of at least what they name.
+  assert.deepEqual(c2.attempts[0].headers, ['Retry-After: 1']);
+  assert.ok(c2.waits[0].delayMs >= 1000 && c2.waits[0].retryAfterMs === 1000, JSON.stringify(c2.waits));
+  assert.deepEqual(c3.attempts[0].headers, ['RateLimit-Limit: 10', 'RateLimit-Remaining: 0', 'RateLimit-Reset: 2']);
+  assert.ok(c3.waits[0].delayMs >= 2000 && c3.waits[0].retryAfterMs === 2000, JSON.stringify(c3.waits));
+  assert.match(c3.outcome, /^resolved: 200/);
+  // The aborted call ends at once with the signal's reason; the others went on.
+  assert.match(c4.outcome, /^rejected: AbortError after [2-4] attempts$/);
+  // A dropped connection is a network error (a TypeError), retried.
+  assert.equal(c5.attempts[0].error, 'TypeError');
+  assert.deepEqual(
+    c5.attempts.slice(1).map((x) => x.status),
+    [503, 200],
+  );
+  if (shot) await page.locator('#live').screenshot({ path: shot });
+  // "Server down" (0.3 s here): a call started then gets 503 until it is back, then its script.
+  await page.click('#live-clear');
+  await page.fill('#live-down-s', '0.3');
+  assert.equal(await page.$eval('#live-down', (e) => e.textContent), 'Server down for 0.3 s');
+  await page.click('#live-down');
+  await page.waitForSelector('#live[data-downs]');
+  await startCall(page, '200');
+  await allDone(page);
+  const [down] = await lanes(page);
+  const [{ start, end }] = JSON.parse(await page.$eval('#live', (e) => e.dataset.downs));
+  const statuses = down.attempts.map((x) => x.status);
+  assert.ok(statuses.length >= 2 && statuses.at(-1) === 200 && statuses.slice(0, -1).every((x) => x === 503), String(statuses));
+  assert.ok(down.attempts.at(-1).start >= end - 50 && down.attempts[0].start >= start, JSON.stringify({ start, end, a: down.attempts }));
+}
+
+test('live fetch: several calls in flight, each a lane; headers on the bars; abort per call; server down', {
+  timeout: 60_000,
+}, async () => {
   const page = await open('?baseMs=50&maxDelayMs=100');
-  await page.selectOption('#live-script', '503,503,200');
-  await page.click('#live-run');
-  await page.waitForSelector('#live[data-done="1"]', { timeout: 30_000 });
-  assert.equal(await page.$eval('#live', (e) => e.dataset.attempts), '3');
-  assert.match(await page.$eval('#live-log', (e) => e.textContent), /resolved: 200 after 3 attempts/);
-  await page.locator('#live').screenshot({ path: `${OUT}/demo-live.png` });
-  await page.selectOption('#live-script', '503');
-  await page.click('#live-run');
-  await page.waitForFunction(() => document.querySelectorAll('#live-log li').length >= 1, null, { timeout: 10_000 });
-  await page.click('#live-abort');
-  await page.waitForSelector('#live[data-done="1"]', { timeout: 10_000 });
-  assert.match(await page.$eval('#live-log', (e) => e.textContent), /rejected: AbortError/);
+  await liveCalls(page, { host: 'server', shot: `${OUT}/demo-live.png` });
   // Failed attempts log their HTTP errors in the console by design; nothing else may.
   assert.deepEqual(
-    page.problems.filter((p) => !/status of 503|Failed to load resource/.test(p)),
+    page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
     [],
   );
-  await page.screenshot({ path: `${OUT}/demo-full.png`, fullPage: true });
   await page.close();
 });
