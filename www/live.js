@@ -1,5 +1,6 @@
 // Live fetch: real `withBackoff(fetch)` calls against the scripted endpoint
-// (flaky.js, served by the demo server), several in flight at once, each call a lane of
+// (flaky.js; the demo server's, or the demo's Service Worker when the page
+// is plain static files), several in flight at once, each call a lane of
 // bars (attempts, with the status and any Retry-After / rate-limit header
 // on them) and gaps (the waits the library chose), on one clock; an abort
 // button per call and a "server down" button for the whole page.
@@ -20,14 +21,24 @@ const H = 56,
 /** Room a label needs, in px (11 px text). */
 const textWidth = (s) => s.length * 6.3 + 6;
 
-/** Who answers the scripted endpoint beside the page (`./flaky`): 'server', or 'none'. */
+/**
+ * Where the scripted endpoint is: beside the page (`./flaky`), answered by
+ * the demo server; if nothing answers there as the endpoint (plain static
+ * hosting), the demo's Service Worker is registered to answer instead.
+ * Resolves to who answers: 'server', 'service worker' or 'none'.
+ */
 export async function findEndpoint() {
   try {
     const r = await fetch('./flaky?probe', { cache: 'no-store' });
-    return r.headers.get('x-demo-flaky') ?? 'none';
-  } catch {
-    return 'none';
-  }
+    const host = r.headers.get('x-demo-flaky');
+    if (host) return host;
+  } catch {}
+  const sw = navigator.serviceWorker;
+  if (!sw) return 'none';
+  await sw.register('./sw.js', { type: 'module' });
+  await sw.ready;
+  if (!sw.controller) await new Promise((r) => sw.addEventListener('controllerchange', r, { once: true }));
+  return 'service worker';
 }
 
 export class Live {

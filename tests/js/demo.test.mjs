@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { serverAndBrowser, watchedPage } from './browser.mjs';
+import { serve, ROOT } from '../../scripts/serve.mjs';
 import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';
 import { OUTAGE_POLICIES } from '../../www/outage.js';
@@ -336,4 +337,34 @@ test('live fetch: several calls in flight, each a lane; headers on the bars; abo
     [],
   );
   await page.close();
+});
+
+test('static hosting: from plain static files (www/ and pkg/, no /flaky route, no CSP) the Service Worker of the demo answers the live calls', {
+  timeout: 60_000,
+}, async () => {
+  // The layout scripts/site.sh publishes: the page and the package, nothing else.
+  const statics = await serve({
+    mounts: [
+      ['/www/', `${ROOT}/www`],
+      ['/pkg/', `${ROOT}/pkg`],
+    ],
+    routes: {},
+    csp: null,
+  });
+  try {
+    const page = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
+    await page.goto(`${statics.url}/www/?baseMs=50&maxDelayMs=100`);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+    assert.equal((await page.request.get(`${statics.url}/www/flaky?probe`)).status(), 404, 'no endpoint on the server');
+    await liveCalls(page, { host: 'service worker', shot: `${OUT}/demo-live-static.png` });
+    assert.match(await page.$eval('#live-endpoint', (e) => e.textContent), /Service Worker/);
+    await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
+    assert.deepEqual(
+      page.problems.filter((p) => !/status of (503|429|404)|Failed to load resource/.test(p)),
+      [],
+    );
+    await page.close();
+  } finally {
+    await statics.close();
+  }
 });
