@@ -2,8 +2,10 @@
 // under a strict CSP, so no inline styles — classes only). Legends are HTML
 // lists beside the plot (readable by screen readers, never over the data).
 const NS = 'http://www.w3.org/2000/svg';
-// Plot sizes (viewBox units; a chart is as wide as its figure): full width, or half ('half': one of a pair).
-const SIZES = { full: [640, 260], half: [440, 280] };
+// Plot sizes (viewBox units; a chart is as wide as its figure): full width, or half ('half': one of a pair);
+// a figure narrower than NARROW px (a phone) gets the narrow size, so that its text stays readable.
+const SIZES = { full: [640, 260], half: [440, 280], narrow: [400, 300] };
+const NARROW = 520;
 const L = 64,
   R = 24,
   T = 14,
@@ -56,7 +58,7 @@ export function logTicks(lo, hi) {
 
 /** Prepares an empty chart in `svg` and returns scales for the given domains. */
 function frame(svg, { xMin, xMax, yMin = 0, yMax, log, xLabel, yLabel, fmtX = String, fmtY = fmtMs, xTicks, size = 'full' }) {
-  const [W, H] = SIZES[size];
+  const [W, H] = SIZES[svg.clientWidth && svg.clientWidth < NARROW ? 'narrow' : size];
   svg.replaceChildren();
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
   let yt;
@@ -74,7 +76,7 @@ function frame(svg, { xMin, xMax, yMin = 0, yMax, log, xLabel, yLabel, fmtX = St
   }
   el(g, 'line', { x1: L, y1: H - B, x2: W - R, y2: H - B });
   el(g, 'line', { x1: L, y1: T, x2: L, y2: H - B });
-  for (const v of xTicks ?? ticks(xMin, xMax, 8)) el(g, 'text', { x: x(v), y: H - B + 15, 'text-anchor': 'middle' }, fmtX(v));
+  for (const v of xTicks ?? ticks(xMin, xMax, W < 500 ? 5 : 8)) el(g, 'text', { x: x(v), y: H - B + 15, 'text-anchor': 'middle' }, fmtX(v));
   el(g, 'text', { x: (L + W - R) / 2, y: H - 5, 'text-anchor': 'middle', class: 'label' }, xLabel);
   el(g, 'text', { x: -(T + (H - T - B) / 2), y: 13, 'text-anchor': 'middle', class: 'label', transform: 'rotate(-90)' }, yLabel);
   return { x, y, W, H };
@@ -133,7 +135,7 @@ export function lineChart(
   });
   for (const s of spans)
     el(svg, 'rect', { class: `span ${s.cls}`, x: x(s.from), y: T, width: Math.max(x(s.to) - x(s.from), 1), height: H - T - B });
-  for (const b of bands)
+  for (const b of bands.filter((b) => b.upper.length))
     el(svg, 'path', {
       class: `band ${b.cls}`,
       d:
@@ -144,7 +146,7 @@ export function lineChart(
           .join('') +
         'Z',
     });
-  for (const s of series) {
+  for (const s of series.filter((s) => s.points.length)) {
     // a step line holds each value until the next x (counts per bin)
     const pts = step ? s.points.flatMap((p, i) => (i ? [[p[0], s.points[i - 1][1]], p] : [p])) : s.points;
     el(svg, 'path', { class: `line ${s.cls}${s.dash ? ' dash' : ''}`, d: path(pts, x, y) });

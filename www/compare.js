@@ -33,3 +33,14 @@ export function verdict(a, b) {
   const gave = [a, b].map((p, i) => (p.gaveUp ? `; ${+p.gaveUp.toPrecision(3)} of ${p.n} clients of ${'AB'[i]} give up` : '')).join('');
   return `B makes ${x(b.calls / a.calls)} the calls of A and finishes ${t >= 1 ? `${x(t)} later` : `in ${x(t)} the time`} at N = ${a.n}${gave}.`;
 }
+
+/**
+ * Whether `backoffStats` samples the law of these options (100 000 seeded
+ * draws per retry: decorrelated, or slotted with extra jitter) rather than
+ * computing it: the page then asks a worker for them. (A wrong guess only
+ * moves the work: both ways give the library's numbers.)
+ */
+export function sampled(o) {
+  const strategy = o.strategy ?? { decorrelated: 'decorrelated', ethernet: 'slotted', akka: 'slotted' }[o.preset];
+  return strategy === 'decorrelated' || (strategy === 'slotted' && o.jitter !== undefined);
+}

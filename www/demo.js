@@ -9,7 +9,7 @@ import { Swimlanes } from './swimlane.js';
 import { WorkerClient } from './worker-client.js';
 import { OutageView } from './outage-view.js';
 import { Live } from './live.js';
-import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from './compare.js';
+import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict, sampled } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const form = /** @type {HTMLFormElement} */ ($('controls'));
@@ -35,12 +35,18 @@ function row(cells, tag = 'td') {
   return tr;
 }
 
-function renderSchedule(pols, view) {
-  const shown = clamp(view.retries, 1, 60, 12);
-  const data = {};
-  for (const p of pols) {
+/**
+ * The schedule of a policy: backoffStats of each retry and one seeded run,
+ * kept per policy. A sampled law (100 000 draws per retry, ~20 ms each) has
+ * its statistics computed in the storm worker: until they come, `stats` is
+ * empty and `pending` true, and the page redraws when they arrive.
+ */
+const schedules = new Map();
+function scheduleOf(o, shown) {
+  const key = JSON.stringify([o, shown]);
+  if (!schedules.has(key)) {
     const path = [];
-    const b = new Backoff(p.o);
+    const b = new Backoff(o);
     for (let i = 0; i < shown; i++) {
       const d = b.next();
       if (d === undefined) break;
@@ -48,8 +54,27 @@ function renderSchedule(pols, view) {
     }
     b.free();
     const n = Math.max(path.length, 1);
-    const stats = Array.from({ length: n }, (_, i) => ({ n: i + 1, ...backoffStats(p.o, i + 1) }));
-    data[p.name] = { stats, path };
+    const entry = { path, stats: [], pending: false };
+    if (schedules.size > 20) schedules.delete(schedules.keys().next().value);
+    schedules.set(key, entry);
+    if (sampled(o)) {
+      entry.pending = true;
+      storms.ask(`stats ${key}`, { stats: { options: o, retries: n } }, (data) => {
+        Object.assign(entry, { stats: data.stats, pending: false });
+        drawn.delete('schedule');
+        render();
+        return true;
+      });
+    } else entry.stats = Array.from({ length: n }, (_, i) => ({ n: i + 1, ...backoffStats(o, i + 1) }));
+  }
+  return schedules.get(key);
+}
+
+function renderSchedule(pols, view) {
+  const shown = clamp(view.retries, 1, 60, 12);
+  const data = {};
+  for (const p of pols) {
+    const { stats, path } = (data[p.name] = scheduleOf(p.o, shown));
     $(`schedule-table-${p.name.toLowerCase()}`).tBodies[0].replaceChildren(
       ...stats.map((st, i) => row([st.n, ...[st.min, st.p50, st.p90, st.max, st.mean, path[i]].map(fmtMs)])),
     );
@@ -67,6 +92,7 @@ function renderSchedule(pols, view) {
     ]),
   });
   $('schedule').dataset.values = JSON.stringify(data);
+  $('schedule').dataset.pending = pols.some((p) => data[p.name].pending) ? '1' : '';
   lineChart($('cumulative-chart'), {
     xLabel: 'retry number',
     yLabel: 'waited so far',
@@ -83,7 +109,12 @@ function renderSchedule(pols, view) {
 
 function renderHistogram(pols, view) {
   const attempt = clamp(view.hist, 1, 60, 3);
-  const laws = pols.map((p) => ({ p, st: backoffStats(p.o, attempt), draws: Backoff.sample(p.o, attempt, DRAWS) }));
+  const laws = pols.map((p) => {
+    const draws = Backoff.sample(p.o, attempt, DRAWS);
+    // (a sampled law's statistics would draw 100 000 more: its range is that of these draws)
+    const st = sampled(p.o) ? { exact: false, min: Math.min(...draws), max: Math.max(...draws) } : backoffStats(p.o, attempt);
+    return { p, st, draws };
+  });
   const lo = Math.min(...laws.map((l) => l.st.min));
   let hi = Math.max(...laws.map((l) => l.st.max));
   if (hi <= lo) hi = lo + 1;
@@ -121,10 +152,10 @@ const res = await fetchWithBackoff('/api', {}, ${lit(pols[0].o)});`;
 }
 
 /** Each part of the page is redrawn only when what it shows changed. */
-const shown = new Map();
+const drawn = new Map();
 const changed = (part, value) => {
   const key = JSON.stringify(value);
-  return shown.get(part) !== key && (shown.set(part, key), true);
+  return drawn.get(part) !== key && (drawn.set(part, key), true);
 };
 
 /** Redraws what the state changed (synchronously), and asks the workers for the simulations. */
@@ -157,8 +188,9 @@ function render() {
     const { maxAttempts, maxElapsedMs, seed, ...schedule } = timing ? options(timing) : {};
     outage.request(sim, schedule, timing ? `policy ${v.outageSchedule.toUpperCase()}'s timing` : 'package default schedule');
   }
-  document.body.dataset.ready = '1';
   performance.measure('redraw', 'redraw-start');
+  if (!document.body.dataset.ready) performance.mark('ready'); // first load: modules, wasm and the charts drawn
+  document.body.dataset.ready = '1';
 }
 
 // ---- retry storm (Web Worker): the curves, the verdict and the swimlanes ----
@@ -221,8 +253,9 @@ function drawStorm(pols, results) {
     fmtY: fmtCount,
   });
   lineChart($('storm-time'), {
+    size: 'half',
     xLabel: 'clients (N)',
-    yLabel: 'time until the last client is done',
+    yLabel: 'time until all are done',
     series: sized((x) => x.timeMs),
     log: true,
   });

@@ -4,10 +4,13 @@
 //     -> {id, name, points: [{n, calls, timeMs, gaveUp}]} per policy, then {id, done}
 //   {id, trace: {clients, run, policies}}
 //     -> {id, traces: {A: {t, c, k, calls, timeMs, gaveUp}, …}} (one run, every write; typed arrays)
-import { Backoff } from '../pkg/backoff/index.js';
+//   {id, stats: {options, retries}} -> {id, stats: [{n, ...backoffStats(options, n)}]} (sampled laws: slow)
+import { Backoff, backoffStats } from '../pkg/stats/index.js';
 import { storm, stormRun } from './storm.js';
 
-self.onmessage = ({ data: { id, curves, trace } }) => {
+self.onmessage = ({ data: { id, curves, trace, stats } }) => {
+  if (stats)
+    self.postMessage({ id, stats: Array.from({ length: stats.retries }, (_, i) => ({ n: i + 1, ...backoffStats(stats.options, i + 1) })) });
   if (curves) {
     for (const [name, options] of Object.entries(curves.policies)) {
       const points = curves.sizes.map((n) => ({ n, ...storm(Backoff, options, n, curves.runs) }));

@@ -5,7 +5,7 @@
 // test-output/ (look at them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { serverAndBrowser, watchedPage } from './browser.mjs';
@@ -25,7 +25,11 @@ async function open(query = '', viewport = { width: 1100, height: 900 }) {
   await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
   return page;
 }
-const values = async (page, id) => JSON.parse(await page.$eval(`#${id}`, (e) => e.dataset.values));
+/** What a section shows (its data-values), once nothing it shows is still being computed. */
+async function values(page, id) {
+  await page.waitForSelector(`#${id}:not([data-pending="1"])`);
+  return JSON.parse(await page.$eval(`#${id}`, (e) => e.dataset.values));
+}
 const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
 
 const PRESETS = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];
@@ -367,4 +371,134 @@ test('static hosting: from plain static files (www/ and pkg/, no /flaky route, n
   } finally {
     await statics.close();
   }
+});
+
+const SECTIONS = ['controls', 'schedule', 'distribution', 'storm', 'lanes', 'outage', 'live', 'code'];
+/** A page with every section drawn: a small outage, the swimlanes mid-run, one live call done. */
+async function everything(viewport, colorScheme = 'light') {
+  const page = await watchedPage(ctx.browser, { viewport, colorScheme });
+  await page.goto(`${ctx.url}/www/?preset=decorrelated&C=20&K=5&T=2&runs=2`);
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
+  await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 20_000 });
+  await page.waitForSelector('#outage[data-done="1"]', { timeout: 30_000 });
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = '700';
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await startCall(page, '429ra1,200');
+  await allDone(page);
+  return page;
+}
+
+/** axe-core's serious and critical violations on the page (axe-core from npm, evaluated in the page). */
+async function axeViolations(page) {
+  const source = readFileSync(new URL(import.meta.resolve('axe-core')), 'utf8');
+  await page.evaluate(source);
+  const found = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
+  return found.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+test('polish: axe-core finds no serious or critical violation, light and dark; every section on screen; readable log ticks; phone width; keyboard', {
+  timeout: 120_000,
+}, async () => {
+  for (const scheme of ['light', 'dark']) {
+    const page = await everything({ width: 1100, height: 900 }, scheme);
+    assert.deepEqual(await axeViolations(page), [], `${scheme} mode`);
+    const suffix = scheme === 'dark' ? '-dark' : '';
+    for (const id of SECTIONS) await page.locator(`#${id}`).screenshot({ path: `${OUT}/demo-section-${id}${suffix}.png` });
+    await page.screenshot({ path: `${OUT}/demo-full${suffix}.png`, fullPage: true });
+    assert.deepEqual(
+      page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
+      [],
+    );
+    await page.close();
+  }
+  // A phone: nothing wider than the screen.
+  const phone = await everything({ width: 390, height: 844 });
+  assert.deepEqual(await phone.evaluate(() => [document.documentElement.scrollWidth, innerWidth]), [390, 390]);
+  await phone.screenshot({ path: `${OUT}/demo-phone.png`, fullPage: true });
+  for (const id of SECTIONS) await phone.locator(`#${id}`).screenshot({ path: `${OUT}/demo-phone-${id}.png` });
+  await phone.close();
+  // Log-scale ticks are round values with units: 1 ms, 10 ms, 100 ms, 1 s, 10 s (and 2, 5 between on a short span).
+  const page = await open('?log=1&retries=12&b.preset=ethernet');
+  const ticks = await page.$$eval('#schedule-chart .axis text[text-anchor="end"]', (ts) => ts.map((t) => t.textContent));
+  assert.ok(ticks.length >= 4, String(ticks));
+  for (const t of ticks) assert.match(t, /^(1|2|5|10|20|50|100|200|500) (µs|ms|s)$/, `log tick ${t}`);
+  assert.ok(ticks.includes('1 ms') && ticks.includes('1 s'), String(ticks));
+  await page.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule-log.png` });
+  // The keyboard alone: a preset by arrow key, the swimlanes stepped and scrubbed.
+  await page.focus('select[name="preset"]');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.$eval('select[name="preset"]', (e) => e.value), 'gcs');
+  assert.match(page.url(), /preset=gcs/);
+  await page.waitForSelector('#lanes[data-ready="1"]');
+  await page.focus('#lane-step');
+  await page.keyboard.press('Enter');
+  assert.ok(Number(await page.$eval('#lanes', (e) => e.dataset.now)) > 0);
+  await page.focus('#lane-scrub');
+  await page.keyboard.press('End');
+  assert.equal(await page.$eval('#lane-scrub', (e) => e.value), '1000');
+  assert.match(await page.$eval('#lane-scrub', (e) => e.getAttribute('aria-valuetext')), /^(.+) of \1$/);
+  await page.close();
+});
+
+const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.ceil(0.95 * xs.length) - 1];
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+test('speed: redraw per control change (p95) and first load against a load with the charts empty, measured (reported, not asserted)', {
+  timeout: 120_000,
+}, async () => {
+  const page = await open();
+  // (the simulations of the first load done: what is measured is a control change)
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
+  await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
+  await page.evaluate(() => performance.clearMeasures('redraw'));
+  // Control changes of the default views: presets of A and B, numbers typed, jitter, the view.
+  const changes = [];
+  for (const p of PRESETS) changes.push(['select[name="preset"]', p], ['select[name="b.preset"]', p]);
+  for (const j of ['none', 'full', 'equal', '']) changes.push(['select[name="jitter"]', j], ['select[name="b.jitter"]', j]);
+  for (const v of ['50', '200', '1000', ''])
+    changes.push(['input[name="baseMs"]', v], ['input[name="b.maxDelayMs"]', v ? String(v * 20) : '']);
+  for (const v of ['4', '8', '24', '']) changes.push(['input[name="retries"]', v], ['input[name="hist"]', v ? String(v / 4) : '']);
+  for (const [sel, v] of changes) {
+    if (sel.startsWith('select')) await page.selectOption(sel, v);
+    else await page.fill(sel, v);
+  }
+  await page.click('input[name="log"]');
+  const redraws = await page.evaluate(() => performance.getEntriesByName('redraw').map((e) => e.duration));
+  assert.ok(redraws.length >= changes.length, `${redraws.length} redraws for ${changes.length} changes`);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+  // Loads: to the first charts drawn (every module, both wasm modules compiled), and the same page
+  // with no script, module or wasm (the charts empty) to its load event; three of each, medians.
+  const loads = { full: [], empty: [] };
+  for (let i = 0; i < 3; i++) {
+    const p = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
+    await p.goto(`${ctx.url}/www/`);
+    await p.waitForSelector('body[data-ready="1"]');
+    loads.full.push(await p.evaluate(() => performance.getEntriesByName('ready')[0].startTime));
+    await p.close();
+    const e = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
+    await e.route(/\.(js|wasm)$/, (r) => r.abort());
+    await e.goto(`${ctx.url}/www/`, { waitUntil: 'load' });
+    loads.empty.push(await e.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd));
+    await e.close();
+  }
+  const report = {
+    redraws: redraws.length,
+    redrawP95Ms: +p95(redraws).toFixed(1),
+    redrawMedianMs: +median(redraws).toFixed(1),
+    redrawMaxMs: +Math.max(...redraws).toFixed(1),
+    firstLoadMs: +median(loads.full).toFixed(1),
+    emptyLoadMs: +median(loads.empty).toFixed(1),
+    loadRatio: +(median(loads.full) / median(loads.empty)).toFixed(2),
+  };
+  console.log('demo speed:', JSON.stringify(report));
+  writeFileSync(
+    `${OUT}/demo-speed.json`,
+    `${JSON.stringify({ ...report, loads, redrawsMs: redraws.map((d) => +d.toFixed(2)) }, null, 1)}\n`,
+  );
 });
