@@ -92,14 +92,6 @@ export function options(s) {
   return o;
 }
 
-/** A short description of a policy's fields: "preset gcs, jitter none". */
-export function describe(s) {
-  const parts = Object.entries(s)
-    .filter(([k]) => k !== 'seed')
-    .map(([k, v]) => `${k} ${v}`);
-  return parts.length ? parts.join(', ') : 'library defaults';
-}
-
 /**
  * Makes B's fieldset from A's (one description of the controls, in the
  * HTML): a copy whose element names get the `b.` prefix.
