@@ -8,6 +8,7 @@ import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Flaky } from '../www/flaky.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -28,33 +29,23 @@ const TYPES = {
   '.ts': 'text/plain; charset=utf-8',
 };
 
-/** Per-session request counts of the demo's flaky endpoint (bounded). */
-const sessions = new Map();
+/** The demo's scripted endpoint (www/flaky.js: the grammar of its scripts, shared with the demo's Service Worker). */
+const flakyEndpoint = new Flaky('server');
 
-/**
- * The demo's flaky endpoint: `/flaky?id=<session>&script=503,429ra1,hang,reset,200`
- * answers the n-th request of a session with the n-th step (the last one
- * repeats): a status, `429ra<s>` (429 with Retry-After: s), `hang` (never
- * answers) or `reset` (drops the connection).
- */
+/** Answers a request of the flaky endpoint: a response, a hung request or a dropped connection. */
 function flaky(url, req, res) {
-  const id = url.searchParams.get('id') ?? '';
-  const steps = (url.searchParams.get('script') ?? '200').split(',');
-  const n = sessions.get(id) ?? 0;
-  sessions.set(id, n + 1);
-  if (sessions.size > 1000) sessions.delete(sessions.keys().next().value);
-  const step = steps[Math.min(n, steps.length - 1)];
-  if (step === 'hang') return req.on('close', () => res.destroy());
-  if (step === 'reset') return req.socket.destroy();
-  const ra = /^(\d{3})ra(\d+)$/.exec(step);
-  const status = Number(ra ? ra[1] : step) || 500;
-  res.writeHead(status, { 'content-type': 'text/plain', 'cache-control': 'no-store', ...(ra ? { 'retry-after': ra[2] } : {}) });
-  res.end(`attempt ${n + 1}: ${status}`);
+  const a = flakyEndpoint.answer(url);
+  if (a.hang) return req.on('close', () => res.destroy());
+  // (a few bytes first: a browser silently resends a request whose reused connection closes before any byte)
+  if (a.reset) return req.socket.end('reset\r\n');
+  res.writeHead(a.status, a.headers);
+  res.end(a.body ?? undefined);
 }
 
-/** The demo's own routes: the flaky endpoint, and / -> /www/. */
+/** The demo's own routes: the flaky endpoint (at /flaky, and beside the page as the page asks it), and / -> /www/. */
 export const DEMO_ROUTES = {
   '/flaky': flaky,
+  '/www/flaky': flaky,
   '/': (url, req, res) => res.writeHead(302, { location: '/www/' }).end(),
 };
 

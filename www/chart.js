@@ -1,14 +1,17 @@
 // A small SVG chart helper (no dependency: the page must stay tiny and run
-// under a strict CSP, so no inline styles — classes only).
+// under a strict CSP, so no inline styles — classes only). Legends are HTML
+// lists beside the plot (readable by screen readers, never over the data).
 const NS = 'http://www.w3.org/2000/svg';
-const W = 640,
-  H = 270,
-  L = 56,
-  R = 12,
-  T = 24,
-  B = 34;
+// Plot sizes (viewBox units; a chart is as wide as its figure): full width, or half ('half': one of a pair);
+// a figure narrower than NARROW px (a phone) gets the narrow size, so that its text stays readable.
+const SIZES = { full: [640, 260], half: [440, 280], narrow: [400, 300] };
+const NARROW = 520;
+const L = 64,
+  R = 24,
+  T = 14,
+  B = 40;
 
-function el(parent, name, attrs = {}, text) {
+export function el(parent, name, attrs = {}, text) {
   const e = document.createElementNS(NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   if (text !== undefined) e.textContent = text;
@@ -16,7 +19,7 @@ function el(parent, name, attrs = {}, text) {
   return e;
 }
 
-/** "1.2 s", "350 ms", "51.2 µs". */
+/** "1.2 s", "350 ms", "51.2 µs" (up to three significant digits). */
 export function fmtMs(ms) {
   if (ms === undefined || ms === null || Number.isNaN(ms)) return '–';
   if (ms === 0) return '0';
@@ -25,51 +28,114 @@ export function fmtMs(ms) {
   return `${+(ms * 1000).toPrecision(3)} µs`;
 }
 
-function ticks(lo, hi, n = 5) {
+/** A count: "1,234". */
+export const fmtCount = (v) => Math.round(v).toLocaleString('en-US');
+
+/** Round steps (1, 2, 5 × 10^k) covering [lo, hi] with at most about n ticks. */
+export function ticks(lo, hi, n = 5) {
   if (hi <= lo) return [lo];
   const step = 10 ** Math.floor(Math.log10((hi - lo) / n));
   const nice = [1, 2, 5, 10].map((m) => m * step).find((s) => (hi - lo) / s <= n) ?? step * 10;
   const out = [];
-  for (let v = Math.ceil(lo / nice) * nice; v <= hi + 1e-9; v += nice) out.push(v);
+  for (let v = Math.ceil(lo / nice - 1e-9) * nice; v <= hi * (1 + 1e-9); v += nice) out.push(+v.toPrecision(12));
   return out;
 }
 
+/**
+ * The domain and ticks of a log axis holding [lo, hi] (lo > 0): whole decades
+ * (1 ms, 10 ms, 100 ms, 1 s…), with 2 and 5 between them when it spans
+ * fewer than three decades.
+ */
+export function logTicks(lo, hi) {
+  let a = Math.floor(Math.log10(lo) + 1e-9),
+    b = Math.ceil(Math.log10(hi) - 1e-9);
+  if (b <= a) b = a + 1;
+  if (b - a > 8) a = b - 8; // at most 8 decades: below that, nobody reads it
+  const out = [];
+  for (let e = a; e <= b; e++) for (const m of b - a < 3 ? [1, 2, 5] : [1]) if (e < b || m === 1) out.push(+(m * 10 ** e).toPrecision(12));
+  return { lo: 10 ** a, hi: 10 ** b, ticks: out };
+}
+
 /** Prepares an empty chart in `svg` and returns scales for the given domains. */
-function frame(svg, { xMin, xMax, yMax, log, xLabel, yLabel, fmtX = String, fmtY = fmtMs }) {
+function frame(svg, { xMin, xMax, yMin = 0, yMax, log, xLabel, yLabel, fmtX = String, fmtY = fmtMs, xTicks, size = 'full' }) {
+  const [W, H] = SIZES[svg.clientWidth && svg.clientWidth < NARROW ? 'narrow' : size];
   svg.replaceChildren();
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-  const yLo = log ? Math.max(yMax / 1e4, 1e-3) : 0;
-  const ly = (v) => Math.log10(Math.max(v, yLo));
+  let yt;
+  if (log) ({ lo: yMin, hi: yMax, ticks: yt } = logTicks(Math.max(yMin, yMax / 1e8), yMax));
+  else yt = ticks(0, yMax);
+  const ly = (v) => Math.log10(Math.min(Math.max(v, yMin), yMax));
   const x = (v) => L + ((v - xMin) / Math.max(xMax - xMin, 1e-9)) * (W - L - R);
   const y = log
-    ? (v) => H - B - ((ly(v) - ly(yLo)) / Math.max(ly(yMax) - ly(yLo), 1e-9)) * (H - T - B)
+    ? (v) => H - B - ((ly(v) - ly(yMin)) / Math.max(ly(yMax) - ly(yMin), 1e-9)) * (H - T - B)
     : (v) => H - B - (v / Math.max(yMax, 1e-9)) * (H - T - B);
   const g = el(svg, 'g', { class: 'axis' });
-  el(g, 'line', { x1: L, y1: H - B, x2: W - R, y2: H - B });
-  el(g, 'line', { x1: L, y1: T, x2: L, y2: H - B });
-  const yt = log ? [yLo, yMax / 100, yMax / 10, yMax].filter((v) => v >= yLo) : ticks(0, yMax);
   for (const v of yt) {
     el(g, 'line', { class: 'grid', x1: L, y1: y(v), x2: W - R, y2: y(v) });
-    el(g, 'text', { x: L - 6, y: y(v) + 3, 'text-anchor': 'end' }, fmtY(v));
+    el(g, 'text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end' }, fmtY(v));
   }
-  for (const v of ticks(xMin, xMax, 8)) el(g, 'text', { x: x(v), y: H - B + 14, 'text-anchor': 'middle' }, fmtX(v));
-  el(g, 'text', { x: (L + W - R) / 2, y: H - 4, 'text-anchor': 'middle', class: 'label' }, xLabel);
-  el(g, 'text', { x: 8, y: 14, class: 'label' }, yLabel);
-  return { x, y };
+  el(g, 'line', { x1: L, y1: H - B, x2: W - R, y2: H - B });
+  el(g, 'line', { x1: L, y1: T, x2: L, y2: H - B });
+  for (const v of xTicks ?? ticks(xMin, xMax, W < 500 ? 5 : 8)) el(g, 'text', { x: x(v), y: H - B + 15, 'text-anchor': 'middle' }, fmtX(v));
+  el(g, 'text', { x: (L + W - R) / 2, y: H - 5, 'text-anchor': 'middle', class: 'label' }, xLabel);
+  el(g, 'text', { x: -(T + (H - T - B) / 2), y: 13, 'text-anchor': 'middle', class: 'label', transform: 'rotate(-90)' }, yLabel);
+  return { x, y, W, H };
 }
 
 const path = (pts, x, y) => pts.map(([a, b], i) => `${i ? 'L' : 'M'}${x(a).toFixed(1)},${y(b).toFixed(1)}`).join('');
 
 /**
- * Lines (and optional bands) over x. series: [{name, cls, points: [[x, y]], dots?}],
- * bands: [{cls, lower: [[x, y]], upper: [[x, y]]}].
+ * The HTML legend of the chart in `svg` (a list just before it in its
+ * figure): entries [{name, cls, kind: 'line'|'dash'|'dots'|'band'|'bar'|'area'}].
  */
-export function lineChart(svg, { series = [], bands = [], log = false, xLabel = '', yLabel = '', fmtX, fmtY }) {
-  const all = [...series.flatMap((s) => s.points), ...bands.flatMap((b) => b.upper)];
+export function legend(svg, entries) {
+  let ul = svg.previousElementSibling;
+  if (!ul?.classList.contains('legend')) {
+    ul = document.createElement('ul');
+    ul.className = 'legend';
+    svg.before(ul);
+  }
+  ul.replaceChildren(
+    ...entries.map((e) => {
+      const li = document.createElement('li');
+      const sw = document.createElement('span');
+      sw.className = `swatch ${e.kind ?? 'line'} ${e.cls}`;
+      sw.setAttribute('aria-hidden', 'true');
+      li.append(sw, e.name);
+      return li;
+    }),
+  );
+}
+
+/**
+ * Lines (and optional bands) over x. series: [{name, cls, points: [[x, y]], dots?, dash?}],
+ * bands: [{name, cls, lower: [[x, y]], upper: [[x, y]]}], spans: [{from, to, cls, name}] (shaded x ranges).
+ */
+export function lineChart(
+  svg,
+  { series = [], bands = [], spans = [], log = false, xLabel = '', yLabel = '', fmtX, fmtY, xTicks, step, size },
+) {
+  const all = [...series.flatMap((s) => s.points), ...bands.flatMap((b) => [...b.upper, ...b.lower])];
   const xs = all.map((p) => p[0]);
-  const yMax = Math.max(...all.map((p) => p[1]).filter(Number.isFinite), 1e-9);
-  const { x, y } = frame(svg, { xMin: Math.min(...xs), xMax: Math.max(...xs), yMax: yMax * 1.05, log, xLabel, yLabel, fmtX, fmtY });
-  for (const b of bands)
+  const ys = all.map((p) => p[1]).filter(Number.isFinite);
+  const yMax = Math.max(...ys, 1e-9);
+  const yMin = log ? Math.min(...ys.filter((v) => v > 0), yMax) : 0;
+  const { x, y, H } = frame(svg, {
+    size,
+    xMin: Math.min(...xs),
+    xMax: Math.max(...xs),
+    yMin,
+    yMax: log ? yMax : yMax * 1.05,
+    log,
+    xLabel,
+    yLabel,
+    fmtX,
+    fmtY,
+    xTicks,
+  });
+  for (const s of spans)
+    el(svg, 'rect', { class: `span ${s.cls}`, x: x(s.from), y: T, width: Math.max(x(s.to) - x(s.from), 1), height: H - T - B });
+  for (const b of bands.filter((b) => b.upper.length))
     el(svg, 'path', {
       class: `band ${b.cls}`,
       d:
@@ -80,42 +146,61 @@ export function lineChart(svg, { series = [], bands = [], log = false, xLabel = 
           .join('') +
         'Z',
     });
-  for (const s of series) {
-    el(svg, 'path', { class: `line ${s.cls}`, d: path(s.points, x, y) });
+  for (const s of series.filter((s) => s.points.length)) {
+    // a step line holds each value until the next x (counts per bin)
+    const pts = step ? s.points.flatMap((p, i) => (i ? [[p[0], s.points[i - 1][1]], p] : [p])) : s.points;
+    el(svg, 'path', { class: `line ${s.cls}${s.dash ? ' dash' : ''}`, d: path(pts, x, y) });
     if (s.dots) for (const [a, v] of s.points) el(svg, 'circle', { class: `dot ${s.cls}`, cx: x(a), cy: y(v), r: 3 });
   }
-  const legend = el(svg, 'g', { class: 'legend' });
-  const entries = [...series, ...bands.filter((b) => b.name)];
-  const longest = Math.max(0, ...entries.map((s) => s.name.length));
-  el(legend, 'rect', { class: 'bg', x: L + 6, y: T, width: 24 + longest * 6.2, height: entries.length * 14 + 6, rx: 4 });
-  entries.forEach((s, i) => {
-    el(legend, 'rect', { class: `swatch ${s.cls}`, x: L + 10, y: T + 4 + i * 14, width: 10, height: 10 });
-    el(legend, 'text', { x: L + 24, y: T + 13 + i * 14 }, s.name);
-  });
+  legend(svg, [
+    ...spans.filter((s) => s.name).map((s) => ({ name: s.name, cls: s.cls, kind: 'area' })),
+    ...bands.filter((b) => b.name).map((b) => ({ name: b.name, cls: b.cls, kind: 'band' })),
+    ...series.map((s) => ({ name: s.name, cls: s.cls, kind: s.dash ? 'dash' : s.dots ? 'dots' : 'line' })),
+  ]);
 }
 
-/** A histogram: counts over equal bins of [lo, hi), with an optional expected-count line. */
-export function histogram(svg, { counts, lo, hi, expected, xLabel }) {
-  const yMax = Math.max(...counts, expected ?? 0) * 1.1;
-  const w = (hi - lo) / counts.length || 1;
-  const { x, y } = frame(svg, {
+/**
+ * Overlaid histograms on the same bins of [lo, hi): sets [{name, cls, counts, expected?, from, to, spike?}]
+ * (`expected`: the exact count per bin of a law uniform on [from, to), drawn as a dashed line;
+ * `spike`: a law with one value, drawn as a line at it rather than a bar that would hide the others).
+ */
+export function histogram(svg, { sets, lo, hi, xLabel }) {
+  const bins = sets[0].counts.length;
+  const spread = sets.filter((s) => s.spike === undefined);
+  const yMax = Math.max(1, ...spread.flatMap((s) => [...s.counts, s.expected ?? 0])) * 1.1;
+  const w = (hi - lo) / bins || 1;
+  const { x, y, H } = frame(svg, {
     xMin: lo,
-    xMax: lo + w * counts.length,
+    xMax: lo + w * bins,
     yMax,
     xLabel,
     yLabel: 'draws per bin',
     fmtX: fmtMs,
-    fmtY: (v) => String(Math.round(v)),
+    fmtY: fmtCount,
   });
-  counts.forEach((c, i) => {
-    el(svg, 'rect', {
-      class: 'bar',
-      x: x(lo + i * w) + 0.5,
-      y: y(c),
-      width: Math.max(x(lo + (i + 1) * w) - x(lo + i * w) - 1, 1),
-      height: H - B - y(c),
+  for (const s of spread) {
+    s.counts.forEach((c, i) => {
+      if (!c) return;
+      el(svg, 'rect', {
+        class: `bar ${s.cls}`,
+        x: x(lo + i * w) + 0.5,
+        y: y(c),
+        width: Math.max(x(lo + (i + 1) * w) - x(lo + i * w) - 1, 1),
+        height: H - B - y(c),
+      });
     });
-  });
-  if (expected !== undefined)
-    el(svg, 'line', { class: 'density', x1: x(lo), x2: x(lo + w * counts.length), y1: y(expected), y2: y(expected) });
+  }
+  for (const s of spread)
+    if (s.expected !== undefined)
+      el(svg, 'line', { class: `density ${s.cls}`, x1: x(s.from), x2: x(s.to), y1: y(s.expected), y2: y(s.expected) });
+  for (const s of sets)
+    if (s.spike !== undefined) el(svg, 'line', { class: `spike ${s.cls}`, x1: x(s.spike), x2: x(s.spike), y1: y(0), y2: y(yMax) });
+  legend(svg, [
+    ...sets.map((s) =>
+      s.spike === undefined
+        ? { name: s.name, cls: s.cls, kind: 'bar' }
+        : { name: `${s.name}: every draw is ${fmtMs(s.spike)} (no jitter)`, cls: s.cls, kind: 'line' },
+    ),
+    ...spread.filter((s) => s.expected !== undefined).map((s) => ({ name: `${s.name}: exact density`, cls: s.cls, kind: 'dash' })),
+  ]);
 }

@@ -1,298 +1,286 @@
-// The demo page: controls <-> URL, schedule and cumulative charts, the
-// jitter histogram, the retry storm (in a worker) and a live fetch timeline.
-// It imports the built package exactly as a user would: no init call.
-import { Backoff, backoffStats } from '/pkg/stats/index.js';
-import { withBackoff } from '/pkg/index.js';
-import { lineChart, histogram, fmtMs } from './chart.js';
+// The demo page: policies A and B (form <-> URL), the schedule and
+// cumulative charts, the jitter histograms, the retry storm (in a worker)
+// with its verdict, and a live fetch timeline. It imports the built package
+// exactly as a user would: no init call.
+import { Backoff, backoffStats } from '../pkg/stats/index.js';
+import { lineChart, histogram, fmtMs, fmtCount } from './chart.js';
+import { readForm, writeForm, fromQuery, toQuery, options, cloneForB } from './state.js';
+import { Swimlanes } from './swimlane.js';
+import { WorkerClient } from './worker-client.js';
+import { OutageView } from './outage-view.js';
+import { Live } from './live.js';
+import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict, sampled } from './compare.js';
 
-const form = document.getElementById('controls');
 const $ = (id) => document.getElementById(id);
-const NUMBERS = ['baseMs', 'factor', 'maxDelayMs', 'jitterAmount', 'maxAttempts', 'maxElapsedMs', 'seed', 'retries', 'hist'];
-const CHOICES = ['preset', 'strategy', 'jitter'];
+const form = /** @type {HTMLFormElement} */ ($('controls'));
+cloneForB(form.querySelector('fieldset[data-policy="a"]'));
 
-/** Form state <-> the URL query (only what is set). */
-function readForm() {
-  const s = {};
-  for (const k of [...CHOICES, ...NUMBERS]) {
-    const v = form.elements[k]?.value ?? $('hist-attempt').value;
-    if (v !== '') s[k] = v;
+/** The two policies as the charts use them: name, CSS class (colour), fields, library options. */
+function policies(s) {
+  return [
+    { name: 'A', cls: 'c0', fields: s.a, o: options(s.a) },
+    { name: 'B', cls: 'c1', fields: s.b, o: options(s.b) },
+  ];
+}
+const clamp = (v, lo, hi, dflt) => Math.min(hi, Math.max(lo, Number(v ?? dflt) || dflt));
+
+/** One row of a table. */
+function row(cells, tag = 'td') {
+  const tr = document.createElement('tr');
+  for (const v of cells) {
+    const td = document.createElement(tag);
+    td.textContent = String(v);
+    tr.append(td);
   }
-  if (form.elements.log.checked) s.log = '1';
-  return s;
+  return tr;
 }
 
-function writeForm(s) {
-  for (const k of [...CHOICES, ...NUMBERS]) if (form.elements[k]) form.elements[k].value = s[k] ?? '';
-  $('hist-attempt').value = s.hist ?? '3';
-  form.elements.log.checked = s.log === '1';
-}
-
-/** The library options the state describes. */
-function options(s) {
-  const o = {};
-  if (s.preset) o.preset = s.preset;
-  if (s.strategy) o.strategy = s.strategy;
-  for (const k of ['baseMs', 'factor', 'maxDelayMs', 'maxAttempts', 'maxElapsedMs', 'seed']) if (s[k] !== undefined) o[k] = Number(s[k]);
-  if (s.jitter === 'ratio') o.jitter = { ratio: Number(s.jitterAmount ?? 0.2) };
-  else if (s.jitter === 'add') o.jitter = { addMaxMs: Number(s.jitterAmount ?? 1000) };
-  else if (s.jitter) o.jitter = s.jitter;
-  if (o.seed === undefined) o.seed = 42; // the drawn path is reproducible by default
-  return o;
-}
-
-function renderSchedule(o, s) {
-  const shown = Math.min(60, Math.max(1, Number(s.retries ?? 12)));
-  const path = [];
-  const b = new Backoff(o);
-  for (let i = 0; i < shown; i++) {
-    const d = b.next();
-    if (d === undefined) break;
-    path.push(d);
+/**
+ * The schedule of a policy: backoffStats of each retry and one seeded run,
+ * kept per policy. A sampled law (100 000 draws per retry, ~20 ms each) has
+ * its statistics computed in the storm worker: until they come, `stats` is
+ * empty and `pending` true, and the page redraws when they arrive.
+ */
+const schedules = new Map();
+function scheduleOf(o, shown) {
+  const key = JSON.stringify([o, shown]);
+  if (!schedules.has(key)) {
+    const path = [];
+    const b = new Backoff(o);
+    for (let i = 0; i < shown; i++) {
+      const d = b.next();
+      if (d === undefined) break;
+      path.push(d);
+    }
+    b.free();
+    const n = Math.max(path.length, 1);
+    const entry = { path, stats: [], pending: false };
+    if (schedules.size > 20) schedules.delete(schedules.keys().next().value);
+    schedules.set(key, entry);
+    if (sampled(o)) {
+      entry.pending = true;
+      storms.ask(`stats ${key}`, { stats: { options: o, retries: n } }, (data) => {
+        Object.assign(entry, { stats: data.stats, pending: false });
+        drawn.delete('schedule');
+        render();
+        return true;
+      });
+    } else entry.stats = Array.from({ length: n }, (_, i) => ({ n: i + 1, ...backoffStats(o, i + 1) }));
   }
-  const n = Math.max(path.length, 1);
-  const stats = Array.from({ length: n }, (_, i) => ({ n: i + 1, ...backoffStats(o, i + 1) }));
-  const pts = (f) => stats.map((st) => [st.n, f(st)]);
+  return schedules.get(key);
+}
+
+function renderSchedule(pols, view) {
+  const shown = clamp(view.retries, 1, 60, 12);
+  const data = {};
+  for (const p of pols) {
+    const { stats, path } = (data[p.name] = scheduleOf(p.o, shown));
+    $(`schedule-table-${p.name.toLowerCase()}`).tBodies[0].replaceChildren(
+      ...stats.map((st, i) => row([st.n, ...[st.min, st.p50, st.p90, st.max, st.mean, path[i]].map(fmtMs)])),
+    );
+  }
+  const pts = (p, f) => data[p.name].stats.map((st) => [st.n, f(st)]);
   lineChart($('schedule-chart'), {
-    log: s.log === '1',
-    xLabel: 'retry',
+    log: view.log === '1',
+    xLabel: 'retry number',
     yLabel: 'delay before the retry',
-    bands: [{ name: 'min–max', cls: 'range', lower: pts((st) => st.min), upper: pts((st) => st.max) }],
-    series: [
-      { name: 'median', cls: 'c0', points: pts((st) => st.p50) },
-      { name: '90th percentile', cls: 'c1', points: pts((st) => st.p90) },
-      { name: `seeded run (seed ${o.seed})`, cls: 'c2', points: path.map((d, i) => [i + 1, d]), dots: true },
-    ],
+    bands: pols.map((p) => ({ name: `${p.name} min–max`, cls: p.cls, lower: pts(p, (st) => st.min), upper: pts(p, (st) => st.max) })),
+    series: pols.flatMap((p) => [
+      { name: `${p.name} median`, cls: p.cls, points: pts(p, (st) => st.p50) },
+      { name: `${p.name} 90th percentile`, cls: p.cls, points: pts(p, (st) => st.p90), dash: true },
+      { name: `${p.name} seeded run (seed ${p.o.seed})`, cls: p.cls, points: data[p.name].path.map((d, i) => [i + 1, d]), dots: true },
+    ]),
   });
-  const chart = $('schedule');
-  chart.dataset.stats = JSON.stringify(stats);
-  chart.dataset.path = JSON.stringify(path);
-  $('schedule-table').tBodies[0].replaceChildren(
-    ...stats.map((st, i) => {
-      const tr = document.createElement('tr');
-      for (const v of [st.n, fmtMs(st.min), fmtMs(st.p50), fmtMs(st.p90), fmtMs(st.max), fmtMs(st.mean), fmtMs(path[i])]) {
-        const td = document.createElement('td');
-        td.textContent = String(v);
-        tr.append(td);
-      }
-      return tr;
-    }),
-  );
-  let run = 0,
-    mean = 0;
+  $('schedule').dataset.values = JSON.stringify(data);
+  $('schedule').dataset.pending = pols.some((p) => data[p.name].pending) ? '1' : '';
   lineChart($('cumulative-chart'), {
-    xLabel: 'retry',
+    xLabel: 'retry number',
     yLabel: 'waited so far',
-    series: [
-      { name: 'expected', cls: 'c0', points: stats.map((st) => [st.n, (mean += st.mean)]) },
-      { name: 'seeded run', cls: 'c2', points: path.map((d, i) => [i + 1, (run += d)]), dots: true },
-    ],
+    series: pols.flatMap((p) => {
+      let mean = 0,
+        run = 0;
+      return [
+        { name: `${p.name} expected`, cls: p.cls, points: data[p.name].stats.map((st) => [st.n, (mean += st.mean)]) },
+        { name: `${p.name} seeded run`, cls: p.cls, points: data[p.name].path.map((d, i) => [i + 1, (run += d)]), dots: true, dash: true },
+      ];
+    }),
   });
-  return n;
 }
 
-function renderHistogram(o, s, retries) {
-  const attempt = Math.min(Math.max(1, Number(s.hist ?? 3)), retries);
-  const st = backoffStats(o, attempt);
-  const draws = Backoff.sample(o, attempt, 100_000);
-  const bins = 50;
-  const lo = st.min,
-    hi = st.max > st.min ? st.max : st.min + 1;
-  const counts = new Array(bins).fill(0);
-  for (const d of draws) counts[Math.min(bins - 1, Math.floor(((d - lo) / (hi - lo)) * bins))]++;
-  // The exact density where the law is uniform on [min, max): full, equal and ratio jitter.
-  const uniform =
-    st.exact &&
-    st.max > st.min &&
-    Math.abs(st.p50 - (st.min + st.max) / 2) < 1e-9 * st.max &&
-    Math.abs(st.p90 - (st.min + 0.9 * (st.max - st.min))) < 1e-9 * st.max;
-  histogram($('histogram'), {
-    counts,
-    lo,
-    hi,
-    expected: uniform ? draws.length / bins : undefined,
-    xLabel: `delay before retry ${attempt}`,
+function renderHistogram(pols, view) {
+  const attempt = clamp(view.hist, 1, 60, 3);
+  const laws = pols.map((p) => {
+    const draws = Backoff.sample(p.o, attempt, DRAWS);
+    // (a sampled law's statistics would draw 100 000 more: its range is that of these draws)
+    const st = sampled(p.o) ? { exact: false, min: Math.min(...draws), max: Math.max(...draws) } : backoffStats(p.o, attempt);
+    return { p, st, draws };
   });
-  Object.assign($('distribution').dataset, { attempt: String(attempt), counts: JSON.stringify(counts), uniform: String(uniform) });
+  const lo = Math.min(...laws.map((l) => l.st.min));
+  let hi = Math.max(...laws.map((l) => l.st.max));
+  if (hi <= lo) hi = lo + 1;
+  const out = { attempt, lo, hi };
+  const sets = laws.map(({ p, st, draws }) => {
+    const counts = binCounts(draws, lo, hi, BINS);
+    const uniform = isUniform(st);
+    out[p.name] = { counts, uniform };
+    const expected = uniform ? (DRAWS * (hi - lo)) / BINS / (st.max - st.min) : undefined;
+    const spike = st.max === st.min ? st.min : undefined;
+    return { name: p.name, cls: p.cls, counts, expected, from: st.min, to: st.max, spike };
+  });
+  histogram($('histogram'), { sets, lo, hi, xLabel: `delay before retry ${attempt}` });
+  $('distribution').dataset.values = JSON.stringify(out);
 }
 
-function renderSnippet(o) {
-  const opts = JSON.stringify(o)
-    .replace(/"(\w+)":/g, '$1: ')
-    .replace(/,/g, ', ')
-    .replace(/"/g, "'");
+function renderSnippet(pols) {
+  const lit = (o) =>
+    JSON.stringify(o)
+      .replace(/"(\w+)":/g, '$1: ')
+      .replace(/,/g, ', ')
+      .replace(/"/g, "'");
   $('snippet').textContent = `import { Backoff, fetchWithBackoff } from 'wasm-backoff';
 
-// The schedule shown above:
-const backoff = new Backoff(${opts});
+// The schedules shown above:
+const a = new Backoff(${lit(pols[0].o)});
+const b = new Backoff(${lit(pols[1].o)});
 let delay;
-while ((delay = backoff.next()) !== undefined) {
+while ((delay = a.next()) !== undefined) {
   /* try again after \`delay\` ms */
 }
 
 // Or let the library drive fetch with the same timing:
-const res = await fetchWithBackoff('/api', {}, ${opts});`;
+const res = await fetchWithBackoff('/api', {}, ${lit(pols[0].o)});`;
 }
 
+/** Each part of the page is redrawn only when what it shows changed. */
+const drawn = new Map();
+const changed = (part, value) => {
+  const key = JSON.stringify(value);
+  return drawn.get(part) !== key && (drawn.set(part, key), true);
+};
+
+/** Redraws what the state changed (synchronously), and asks the workers for the simulations. */
 function render() {
-  const s = readForm();
+  performance.mark('redraw-start');
+  const s = readForm(form);
   const url = new URL(location.href);
-  url.search = new URLSearchParams(s).toString();
+  url.search = toQuery(s);
   history.replaceState(null, '', url);
-  const o = options(s);
-  try {
-    new Backoff(o); // validate first: a clear message instead of half-drawn charts
-  } catch (e) {
-    $('error').textContent = `${e.name}: ${e.message}`;
-    $('error').hidden = false;
-    return;
+  const pols = policies(s);
+  for (const p of pols) {
+    try {
+      new Backoff(p.o).free(); // validate first: a clear message instead of half-drawn charts
+    } catch (e) {
+      $('error').textContent = `Policy ${p.name}: ${e.name}: ${e.message}`;
+      $('error').hidden = false;
+      return;
+    }
   }
   $('error').hidden = true;
-  const retries = renderSchedule(o, s);
-  renderHistogram(o, s, retries);
-  renderSnippet(o);
+  const v = s.view;
+  if (changed('schedule', [s.a, s.b, v.retries, v.log])) renderSchedule(pols, v);
+  if (changed('histogram', [s.a, s.b, v.hist])) renderHistogram(pols, v);
+  if (changed('storm', [s.a, s.b])) renderSnippet(pols), requestStorm(pols);
+  if (changed('lanes', [s.a, s.b, v.laneN, v.laneRun])) requestLanes(pols, v);
+  lanes.setSpeed(Number(v.speed ?? 1));
+  const sim = OutageView.settings(v);
+  const timing = v.outageSchedule ? s[v.outageSchedule] : undefined;
+  if (changed('outage', [sim, timing])) {
+    const { maxAttempts, maxElapsedMs, seed, ...schedule } = timing ? options(timing) : {};
+    outage.request(sim, schedule, timing ? `policy ${v.outageSchedule.toUpperCase()}'s timing` : 'package default schedule');
+  }
+  performance.measure('redraw', 'redraw-start');
+  if (!document.body.dataset.ready) performance.mark('ready'); // first load: modules, wasm and the charts drawn
   document.body.dataset.ready = '1';
 }
 
-// ---- retry storm (Web Worker) ----
-const SIZES = [1, 5, 10, 20, 30, 50, 75, 100];
-$('storm-run').addEventListener('click', () => {
-  $('storm-run').disabled = true;
-  $('storm-status').textContent = 'simulating…';
-  const results = {};
-  const worker = new Worker('./storm-worker.js', { type: 'module' });
-  const o = options(readForm());
-  const draw = () => {
-    const series = Object.entries(results).map(([name, pts], i) => ({ name, cls: `c${i}`, pts }));
-    const sized = (f) => series.map((x) => ({ name: x.name, cls: x.cls, points: x.pts.map((p) => [p.n, f(p)]), dots: true }));
-    lineChart($('storm-calls'), {
-      xLabel: 'clients (N)',
-      yLabel: 'writes',
-      series: sized((p) => p.calls),
-      fmtY: (v) => String(Math.round(v)),
-    });
-    lineChart($('storm-time'), { xLabel: 'clients (N)', yLabel: 'time', series: sized((p) => p.timeMs), log: true });
-  };
-  worker.onmessage = ({ data }) => {
-    if (data.ready) return worker.postMessage({ sizes: SIZES, runs: 10, yours: o });
-    if (data.done) {
-      worker.terminate();
-      $('storm-run').disabled = false;
-      $('storm-status').textContent = 'done (mean of 10 seeds per point)';
-      $('storm').dataset.results = JSON.stringify(results);
-      $('storm').dataset.done = '1';
-      return;
-    }
-    results[data.name] = data.points;
-    $('storm-status').textContent = `simulated: ${Object.keys(results).join(', ')}`;
-    draw();
-  };
-  worker.onerror = (e) => {
-    $('storm-status').textContent = `worker error: ${e.message}`;
-    $('storm-run').disabled = false;
-  };
+// ---- retry storm (Web Worker): the curves, the verdict and the swimlanes ----
+const storms = new WorkerClient(new URL('./storm-worker.js', import.meta.url), (e) => {
+  $('verdict').textContent = `storm worker error: ${e.message}`;
 });
 
-// ---- live fetch timeline ----
-let abort;
-$('live-run').addEventListener('click', async () => {
-  const script = $('live-script').value;
-  const o = options(readForm());
-  const t0 = performance.now();
-  const attempts = [];
-  const waits = [];
-  const log = $('live-log');
-  log.replaceChildren();
-  const say = (text) => {
-    const li = document.createElement('li');
-    li.textContent = text;
-    log.append(li);
-  };
-  const draw = () => liveChart(attempts, waits, performance.now() - t0);
-  abort = new AbortController();
-  $('live-run').disabled = true;
-  $('live-abort').disabled = false;
-  $('live').dataset.done = '';
-  // Wrap fetch to see each attempt as it happens.
-  const traced = async (input, init) => {
-    const a = { start: performance.now() - t0 };
-    attempts.push(a);
-    draw();
-    try {
-      const res = await fetch(input, init);
-      Object.assign(a, { end: performance.now() - t0, status: res.status });
-      return res;
-    } catch (e) {
-      Object.assign(a, { end: performance.now() - t0, error: e.name });
-      throw e;
-    } finally {
-      draw();
-    }
-  };
-  const retrying = withBackoff(traced, {
-    ...o,
-    maxAttempts: o.maxAttempts ?? 5,
-    timeoutMs: script.startsWith('hang') ? 500 : undefined,
-    onRetry: (i) => {
-      const start = performance.now() - t0;
-      waits.push({ start, end: start + i.delayMs });
-      say(
-        `attempt ${i.attempt} ${i.status ?? i.error?.name ?? 'failed'}${i.retryAfterMs !== undefined ? ` (Retry-After ${fmtMs(i.retryAfterMs)})` : ''}: waiting ${fmtMs(i.delayMs)}`,
-      );
-      draw();
-    },
-  });
-  const timer = setInterval(draw, 100);
-  try {
-    const res = await retrying(`/flaky?id=${crypto.randomUUID()}&script=${script}`, { signal: abort.signal });
-    say(`resolved: ${res.status} after ${attempts.length} attempt${attempts.length > 1 ? 's' : ''}`);
-  } catch (e) {
-    say(`rejected: ${e?.name ?? e} ${e?.message ?? ''}`);
-  } finally {
-    clearInterval(timer);
-    draw();
-    $('live-run').disabled = false;
-    $('live-abort').disabled = true;
-    Object.assign($('live').dataset, { attempts: String(attempts.length), done: '1' });
-  }
-});
-$('live-abort').addEventListener('click', () => abort?.abort(new DOMException('Aborted from the page', 'AbortError')));
-
-function liveChart(attempts, waits, now) {
-  const svg = $('live-chart');
-  const NS = 'http://www.w3.org/2000/svg';
-  const W = 640,
-    H = 90,
-    L = 10,
-    R = 10;
-  const span = Math.max(now, ...waits.map((w) => w.end), 100);
-  const x = (t) => L + (t / span) * (W - L - R);
-  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-  svg.replaceChildren();
-  const add = (name, attrs, text) => {
-    const e = document.createElementNS(NS, name);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text) e.textContent = text;
-    svg.append(e);
-  };
-  for (const w of waits) add('line', { class: 'wait', x1: x(w.start), x2: x(w.end), y1: 40, y2: 40 });
-  attempts.forEach((a, i) => {
-    const end = a.end ?? now;
-    add('rect', {
-      class: `attempt ${a.status && a.status < 400 ? 'ok' : 'fail'}`,
-      x: x(a.start),
-      y: 30,
-      width: Math.max(x(end) - x(a.start), 3),
-      height: 20,
-    });
-    add('text', { class: 'live-label', x: x(a.start), y: 24 }, `#${i + 1} ${a.status ?? a.error ?? '…'}`);
-  });
-  add('text', { class: 'live-label', x: L, y: H - 8 }, `0 — ${fmtMs(span)}`);
+let stormTimer;
+/** The storm curves of A and B (debounced: typing in a field asks once). */
+function requestStorm(pols) {
+  clearTimeout(stormTimer);
+  delete $('storm').dataset.done;
+  $('verdict').textContent = 'simulating…';
+  stormTimer = setTimeout(() => {
+    const results = {};
+    storms.ask(
+      'curves',
+      { curves: { sizes: STORM_SIZES, runs: STORM_RUNS, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
+      (data) => {
+        if (data.points) return void (results[data.name] = data.points);
+        drawStorm(pols, results);
+        $('storm').dataset.results = JSON.stringify(results);
+        $('storm').dataset.done = '1';
+        return true;
+      },
+    );
+  }, 150);
 }
 
+const outage = new OutageView();
+
+const lanes = new Swimlanes({
+  root: $('lanes'),
+  lanes: ['A', 'B'].map((name) => ({ name, canvas: $(`lane-${name.toLowerCase()}`), totals: $(`lane-${name.toLowerCase()}-totals`) })),
+  scrub: $('lane-scrub'),
+  play: $('lane-play'),
+  step: $('lane-step'),
+  clock: $('lane-clock'),
+  status: $('lane-status'),
+});
+
+/** One run of the storm for the swimlanes (the run's seeds are those of the curves). */
+function requestLanes(pols, view) {
+  const clients = Number(view.laneN ?? 20);
+  delete $('lanes').dataset.ready;
+  storms.ask(
+    'trace',
+    { trace: { clients, run: Number(view.laneRun ?? 1) - 1, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
+    (data) => (lanes.show(data.traces, clients), true),
+  );
+}
+
+function drawStorm(pols, results) {
+  const sized = (f) => pols.map((p) => ({ name: p.name, cls: p.cls, points: results[p.name].map((x) => [x.n, f(x)]), dots: true }));
+  lineChart($('storm-calls'), {
+    size: 'half',
+    xLabel: 'clients (N)',
+    yLabel: 'writes (mean per run)',
+    series: sized((x) => x.calls),
+    fmtY: fmtCount,
+  });
+  lineChart($('storm-time'), {
+    size: 'half',
+    xLabel: 'clients (N)',
+    yLabel: 'time until all are done',
+    series: sized((x) => x.timeMs),
+    log: true,
+  });
+  $('verdict').textContent = verdict(results.A.at(-1), results.B.at(-1));
+}
+
+// ---- live fetch ----
+new Live(
+  {
+    root: $('live'),
+    lanes: $('live-lanes'),
+    axis: $('live-axis'),
+    script: $('live-script'),
+    policy: $('live-policy'),
+    run: $('live-run'),
+    down: $('live-down'),
+    downSeconds: $('live-down-s'),
+    clear: $('live-clear'),
+    endpoint: $('live-endpoint'),
+  },
+  (name) => policies(readForm(form)).find((p) => p.name === name).o,
+);
+
 // ---- wiring ----
-const initial = Object.fromEntries(new URLSearchParams(location.search));
-writeForm(initial);
-form.addEventListener('input', render);
-form.addEventListener('change', render);
-$('hist-attempt').addEventListener('input', render);
+writeForm(form, fromQuery(location.search));
+// (controls outside the form element name it with form="controls": their events do not bubble to it)
+for (const type of ['input', 'change']) document.addEventListener(type, (e) => e.target.form === form && render());
 render();

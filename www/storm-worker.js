@@ -1,15 +1,34 @@
-// Runs the retry-storm simulation off the main thread (module worker) and
-// posts each strategy's results as they complete.
-import { Backoff } from '/pkg/backoff/index.js';
-import { storm, BROOKER } from './storm.js';
+// Runs Brooker's retry-storm model (storm.js) off the main thread (module
+// worker) for policies A and B:
+//   {id, curves: {sizes, runs, policies: {A: options, B: options}}}
+//     -> {id, name, points: [{n, calls, timeMs, gaveUp}]} per policy, then {id, done}
+//   {id, trace: {clients, run, policies}}
+//     -> {id, traces: {A: {t, c, k, calls, timeMs, gaveUp}, …}} (one run, every write; typed arrays)
+//   {id, stats: {options, retries}} -> {id, stats: [{n, ...backoffStats(options, n)}]} (sampled laws: slow)
+import { Backoff, backoffStats } from '../pkg/stats/index.js';
+import { storm, stormRun } from './storm.js';
 
-self.onmessage = ({ data: { sizes, runs, yours } }) => {
-  const strategies = { ...BROOKER, ...(yours ? { 'your policy': yours } : {}) };
-  for (const [name, options] of Object.entries(strategies)) {
-    const points = sizes.map((n) => ({ n, ...storm(Backoff, options, n, runs) }));
-    self.postMessage({ name, points });
+self.onmessage = ({ data: { id, curves, trace, stats } }) => {
+  if (stats)
+    self.postMessage({ id, stats: Array.from({ length: stats.retries }, (_, i) => ({ n: i + 1, ...backoffStats(stats.options, i + 1) })) });
+  if (curves) {
+    for (const [name, options] of Object.entries(curves.policies)) {
+      const points = curves.sizes.map((n) => ({ n, ...storm(Backoff, options, n, curves.runs) }));
+      self.postMessage({ id, name, points });
+    }
+    self.postMessage({ id, done: true });
   }
-  self.postMessage({ done: true });
+  if (trace) {
+    const traces = {};
+    const buffers = [];
+    for (const [name, options] of Object.entries(trace.policies)) {
+      const tr = { t: [], c: [], k: [] };
+      const out = stormRun(Backoff, options, trace.clients, trace.run, 1, tr);
+      traces[name] = { ...out, t: Float64Array.from(tr.t), c: Uint16Array.from(tr.c), k: Uint8Array.from(tr.k) };
+      buffers.push(traces[name].t.buffer, traces[name].c.buffer, traces[name].k.buffer);
+    }
+    self.postMessage({ id, traces }, buffers);
+  }
 };
 // Tell the page the module (and its wasm) is ready: a message sent before
 // this handler existed would be lost.

@@ -8,7 +8,8 @@
 // writes, as in the original; "time" is when the last client finished.
 //
 // The waits come from the library's own calculator: `makeBackoff()` returns,
-// per client, a function giving the delay before each retry.
+// per client, a function giving the delay before each retry (undefined: the
+// policy gives up, and so does the client).
 
 /** mulberry32: a tiny seeded PRNG for the network's randomness (not the backoff's). */
 export function mulberry32(seed) {
@@ -65,11 +66,18 @@ const READ = 0,
   WRITE = 2,
   WRITE_RSP = 3;
 
+/** Outcomes of a write in a trace. */
+export const CONFLICT = 0,
+  SUCCESS = 1,
+  GAVE_UP = 2;
+
 /**
- * One run: `clients` clients, `makeBackoff(clientIndex)` → (attempt) => ms.
- * Returns { calls, timeMs }.
+ * One run: `clients` clients, `makeBackoff(clientIndex)` → (attempt) => ms or undefined.
+ * Returns { calls, timeMs, gaveUp }. With `trace`, every write is appended to
+ * it as it happens: its time at the server, client and outcome (CONFLICT,
+ * SUCCESS; GAVE_UP when the failed client's policy gives up).
  */
-export function simulate({ clients, makeBackoff, seed = 1, hopMs = 10, hopSdMs = 2 }) {
+export function simulate({ clients, makeBackoff, seed = 1, hopMs = 10, hopSdMs = 2, trace }) {
   const rand = mulberry32(seed);
   const hop = () => {
     // Box–Muller; |N(mean, sd)| as in the original model.
@@ -82,8 +90,10 @@ export function simulate({ clients, makeBackoff, seed = 1, hopMs = 10, hopSdMs =
   const at = (t, client, kind, value) => heap.push([t, seq++, client, kind, value]);
   const backoffs = Array.from({ length: clients }, (_, i) => makeBackoff(i));
   const attempts = new Array(clients).fill(0);
+  const lastWrite = trace && new Array(clients); // index in the trace of each client's last write
   let version = 0,
     calls = 0,
+    gaveUp = 0,
     now = 0;
   for (let c = 0; c < clients; c++) at(hop(), c, READ, 0);
   while (heap.size) {
@@ -101,14 +111,22 @@ export function simulate({ clients, makeBackoff, seed = 1, hopMs = 10, hopSdMs =
         const ok = value === version;
         if (ok) version++;
         at(t + hop(), c, WRITE_RSP, ok);
+        if (trace) (lastWrite[c] = trace.k.length), trace.t.push(t), trace.c.push(c), trace.k.push(ok ? SUCCESS : CONFLICT);
         break;
       }
       case WRITE_RSP:
-        if (!value) at(t + hop() + backoffs[c](++attempts[c]), c, READ, 0);
+        if (!value) {
+          const h = hop();
+          const wait = backoffs[c](++attempts[c]);
+          if (wait === undefined) {
+            gaveUp++;
+            if (trace) trace.k[lastWrite[c]] = GAVE_UP;
+          } else at(t + h + wait, c, READ, 0);
+        }
         break;
     }
   }
-  return { calls, timeMs: now };
+  return { calls, timeMs: now, gaveUp };
 }
 
 /**
@@ -123,21 +141,31 @@ export const BROOKER = {
   decorrelated: { strategy: 'decorrelated', baseMs: 5, maxDelayMs: 2000 },
 };
 
-/** Mean calls and time over `runs` seeds for `options` (null = no backoff), using `Backoff`. */
+/**
+ * Run `r` (0-based) of `storm`: network seed seed0 + r·7919, client i's
+ * schedule seeded network seed · 1000 + i (whatever seed `options` name).
+ */
+export function stormRun(Backoff, options, clients, r = 0, seed0 = 1, trace) {
+  const seed = seed0 + r * 7919;
+  const makeBackoff = options
+    ? (i) => {
+        const b = new Backoff({ ...options, seed: seed * 1000 + i });
+        return () => b.next();
+      }
+    : () => () => 0;
+  return simulate({ clients, makeBackoff, seed, trace });
+}
+
+/** Mean calls, time and clients that gave up over `runs` seeds for `options` (null = no backoff), using `Backoff`. */
 export function storm(Backoff, options, clients, runs = 20, seed0 = 1) {
   let calls = 0,
-    time = 0;
+    time = 0,
+    gaveUp = 0;
   for (let r = 0; r < runs; r++) {
-    const seed = seed0 + r * 7919;
-    const makeBackoff = options
-      ? (i) => {
-          const b = new Backoff({ ...options, seed: seed * 1000 + i });
-          return () => b.next() ?? 0;
-        }
-      : () => () => 0;
-    const out = simulate({ clients, makeBackoff, seed });
+    const out = stormRun(Backoff, options, clients, r, seed0);
     calls += out.calls;
     time += out.timeMs;
+    gaveUp += out.gaveUp;
   }
-  return { calls: calls / runs, timeMs: time / runs };
+  return { calls: calls / runs, timeMs: time / runs, gaveUp: gaveUp / runs };
 }

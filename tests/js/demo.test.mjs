@@ -1,105 +1,505 @@
-// The demo page end to end in Chromium, under its strict CSP: every preset
-// redraws the schedule with the library's own statistics, the full-jitter
-// histogram is flat, the storm simulation shows full jitter beating no
-// jitter, the live timeline shows the scripted attempts. Screenshots of each
-// view go to test-output/ (look at them).
+// The demo page end to end in Chromium, under its strict CSP. Every view is
+// driven from the page and what it shows is checked against the library
+// computed here in Node: the schedules and histograms of policies A and B,
+// the storm curves and their verdict. Screenshots of each view go to
+// test-output/ (look at them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { backoffStats } from 'wasm-backoff/stats';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { serverAndBrowser, watchedPage } from './browser.mjs';
+import { serve, ROOT } from '../../scripts/serve.mjs';
+import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
+import { options, DEFAULT_B } from '../../www/state.js';
+import { OUTAGE_POLICIES } from '../../www/outage.js';
+import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
 
 const ctx = serverAndBrowser();
 const OUT = 'test-output';
 mkdirSync(OUT, { recursive: true });
 
-async function open(query = '') {
-  const page = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
+async function open(query = '', viewport = { width: 1100, height: 900 }) {
+  const page = await watchedPage(ctx.browser, { viewport });
   await page.goto(`${ctx.url}/www/${query}`);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
   return page;
 }
+/** What a section shows (its data-values), once nothing it shows is still being computed. */
+async function values(page, id) {
+  await page.waitForSelector(`#${id}:not([data-pending="1"])`);
+  return JSON.parse(await page.$eval(`#${id}`, (e) => e.dataset.values));
+}
+const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
 
 const PRESETS = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];
 
-test('each preset redraws the schedule with backoffStats values, and the URL keeps the state', { timeout: 60_000 }, async () => {
-  const page = await open();
-  for (const preset of PRESETS) {
-    await page.selectOption('select[name=preset]', preset);
-    const stats = JSON.parse(await page.$eval('#schedule', (e) => e.dataset.stats));
-    assert.ok(stats.length >= 1, preset);
-    for (const s of stats) {
-      const want = backoffStats({ preset, seed: 42 }, s.n);
-      for (const k of ['min', 'max', 'p50', 'p90', 'mean']) {
-        // Exact laws agree to the bit; sampled ones (decorrelated) come from the same seeded draws.
-        assert.ok(Math.abs(s[k] - want[k]) <= 1e-9 * Math.max(1, want.max), `${preset} retry ${s.n} ${k}: ${s[k]} vs ${want[k]}`);
-      }
-    }
-    assert.match(page.url(), new RegExp(`preset=${preset}`));
-    if (preset === 'gcs') await page.screenshot({ path: `${OUT}/demo-schedule-gcs.png`, fullPage: false });
+/** The schedule view of policy `fields` checked against backoffStats and a seeded Backoff in Node. */
+function checkSchedule(shown, fields, what) {
+  const o = options(fields);
+  for (const s of shown.stats) {
+    const want = backoffStats(o, s.n);
+    // Exact laws agree to the bit; sampled ones (decorrelated) come from the same seeded draws.
+    for (const k of ['min', 'max', 'p50', 'p90', 'mean']) near(s[k], want[k], `${what} retry ${s.n} ${k}`);
   }
-  // A shared URL restores the view.
-  const shared = await open('?preset=grpc&retries=8&log=1');
-  assert.equal(await shared.$eval('select[name=preset]', (e) => e.value), 'grpc');
-  assert.equal(JSON.parse(await shared.$eval('#schedule', (e) => e.dataset.stats)).length, 8);
-  // A bad value shows the library's own message instead of breaking the page.
-  await shared.fill('input[name=baseMs]', '-5');
-  assert.equal(await shared.$eval('#error', (e) => e.textContent), 'RangeError: baseMs must be a finite number >= 0');
+  const b = new Backoff(o);
+  for (const [i, d] of shown.path.entries()) assert.equal(d, b.next(), `${what} seeded run, retry ${i + 1}`);
+}
+
+test('A and B: every preset against another redraws both schedules with the library values; the URL holds both', {
+  timeout: 60_000,
+}, async () => {
+  const page = await open();
+  for (const [i, preset] of PRESETS.entries()) {
+    const other = PRESETS[(i + 4) % PRESETS.length];
+    await page.selectOption('select[name="preset"]', preset);
+    await page.selectOption('select[name="b.preset"]', other);
+    const v = await values(page, 'schedule');
+    assert.ok(v.A.stats.length >= 1 && v.B.stats.length >= 1, preset);
+    checkSchedule(v.A, { preset }, `A ${preset}`);
+    checkSchedule(v.B, { ...DEFAULT_B, preset: other }, `B ${other}`);
+    assert.match(page.url(), new RegExp(`preset=${preset}.*b\\.preset=${other}`));
+    if (preset === 'gcs') await page.screenshot({ path: `${OUT}/demo-controls.png` });
+  }
+  // A shared URL restores both policies and the view.
+  const shared = await open('?preset=grpc&b.strategy=linear&b.baseMs=300&retries=8&log=1');
+  assert.equal(await shared.$eval('select[name="preset"]', (e) => e.value), 'grpc');
+  assert.equal(await shared.$eval('input[name="b.baseMs"]', (e) => e.value), '300');
+  const v = await values(shared, 'schedule');
+  assert.equal(v.A.stats.length, 8);
+  checkSchedule(v.B, { strategy: 'linear', baseMs: '300' }, 'shared B');
+  await shared.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule.png` });
+  // A bad value shows the library's own message, naming the policy, instead of breaking the page.
+  await shared.fill('input[name="b.baseMs"]', '-5');
+  assert.equal(await shared.$eval('#error', (e) => e.textContent), 'Policy B: RangeError: baseMs must be a finite number >= 0');
   assert.deepEqual([...page.problems, ...shared.problems], []);
   await page.close();
   await shared.close();
 });
 
-test('the full-jitter histogram is flat within tolerance; equal jitter too', { timeout: 30_000 }, async () => {
-  const page = await open('?jitter=full&hist=4');
-  const counts = JSON.parse(await page.$eval('#distribution', (e) => e.dataset.counts));
-  const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
-  assert.equal(
-    counts.reduce((a, b) => a + b, 0),
-    100_000,
-  );
-  // 2000 per bin expected; 5 standard deviations is ~225.
-  assert.ok(
-    counts.every((c) => Math.abs(c - mean) < 250),
-    `not flat: ${counts}`,
-  );
-  assert.equal(await page.$eval('#distribution', (e) => e.dataset.uniform), 'true', 'exact density drawn');
-  await page.locator('#distribution').screenshot({ path: `${OUT}/demo-histogram-full.png` });
+test("the histograms of A and B are the library's draws, binned alike; full jitter gets its exact density", {
+  timeout: 30_000,
+}, async () => {
+  const page = await open('?jitter=full&b.jitter=equal&b.baseMs=300&hist=4');
+  const v = await values(page, 'distribution');
+  assert.equal(v.attempt, 4);
+  for (const [name, fields] of [
+    ['A', { jitter: 'full' }],
+    ['B', { jitter: 'equal', baseMs: '300' }],
+  ]) {
+    const o = options(fields);
+    const counts = binCounts(Backoff.sample(o, 4, DRAWS), v.lo, v.hi, BINS);
+    assert.deepEqual(v[name].counts, counts, `${name} counts`);
+    assert.equal(v[name].uniform, isUniform(backoffStats(o, 4)), `${name} exact density`);
+    assert.equal(v[name].uniform, true);
+  }
+  await page.locator('#distribution').screenshot({ path: `${OUT}/demo-histogram.png` });
   await page.close();
 });
 
-test('the retry storm for N = 50: full jitter makes fewer calls than no jitter', { timeout: 120_000 }, async () => {
-  const page = await open();
-  await page.click('#storm-run');
-  await page.waitForSelector('#storm[data-done="1"]', { timeout: 110_000 });
+test('the storm curves of A and B and the verdict are those of the model run in Node', { timeout: 60_000 }, async () => {
+  const fields = { a: { preset: 'aws', maxAttempts: '8' }, b: { jitter: 'none' } };
+  const page = await open('?preset=aws&maxAttempts=8&b.jitter=none');
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
   const r = JSON.parse(await page.$eval('#storm', (e) => e.dataset.results));
-  const at50 = (name) => r[name].find((p) => p.n === 50);
-  assert.ok(at50('full jitter').calls < at50('exponential').calls, 'full jitter < exponential without jitter');
-  assert.ok(at50('full jitter').calls < at50('no backoff').calls, 'full jitter < no backoff');
+  const want = {};
+  for (const [name, f] of [
+    ['A', fields.a],
+    ['B', fields.b],
+  ]) {
+    want[name] = STORM_SIZES.map((n) => ({ n, ...storm(Backoff, options(f), n, STORM_RUNS) }));
+    assert.deepEqual(r[name], want[name], `${name} curve`);
+  }
+  const line = verdict(want.A.at(-1), want.B.at(-1));
+  assert.match(line, /^B makes \d[.\d]*× the calls of A and finishes .* at N = 100/);
+  assert.equal(await page.$eval('#verdict', (e) => e.textContent), line);
   await page.locator('#storm').screenshot({ path: `${OUT}/demo-storm.png` });
   assert.deepEqual(page.problems, []);
   await page.close();
 });
 
-test('the live timeline shows the scripted attempts, and abort works', { timeout: 60_000 }, async () => {
+/** One run of the storm model in Node, every write traced. */
+function nodeTrace(fields, clients, run) {
+  const tr = { t: [], c: [], k: [] };
+  return { ...stormRun(Backoff, options(fields), clients, run, 1, tr), ...tr };
+}
+/** What the swimlane of `tr` must show at virtual time `now`. */
+function expectedTotals(tr, now) {
+  const seen = tr.k.filter((_, i) => tr.t[i] <= now);
+  const done = seen.filter((k) => k === SUCCESS).length;
+  return { writes: seen.length, conflicts: seen.length - done, done, gaveUp: seen.filter((k) => k === GAVE_UP).length };
+}
+
+test('the swimlanes replay one seeded run of the model: stepped write by write, scrubbed to the end, played', {
+  timeout: 60_000,
+}, async () => {
+  const fields = { A: {}, B: { jitter: 'none' } };
+  const page = await open('?laneN=10&laneRun=2');
+  await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 20_000 });
+  const tr = { A: nodeTrace(fields.A, 10, 1), B: nodeTrace(fields.B, 10, 1) };
+  const state = async () => ({
+    now: Number(await page.$eval('#lanes', (e) => e.dataset.now)),
+    totals: JSON.parse(await page.$eval('#lanes', (e) => e.dataset.totals)),
+  });
+  const check = async (what) => {
+    const { now, totals } = await state();
+    for (const name of ['A', 'B']) assert.deepEqual(totals[name], expectedTotals(tr[name], now), `${what}: ${name} at ${now} ms`);
+    return now;
+  };
+  assert.equal(await check('start'), 0);
+  // Step: from write to write of either policy, in time order.
+  const times = [...new Set([...tr.A.t, ...tr.B.t])].sort((a, b) => a - b);
+  for (let i = 0; i < 15; i++) {
+    await page.click('#lane-step');
+    assert.equal(await check(`step ${i + 1}`), times[i]);
+  }
+  assert.match(await page.$eval('#lane-status', (e) => e.textContent), /^t = .* A: \d+ writes/);
+  // Scrub to the end: the totals of the whole run, as in Node.
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = e.max;
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  assert.equal(await check('end'), Math.max(tr.A.timeMs, tr.B.timeMs));
+  const { totals } = await state();
+  for (const name of ['A', 'B']) {
+    assert.equal(totals[name].writes, tr[name].calls, `${name} writes`);
+    assert.equal(totals[name].done + totals[name].gaveUp, 10, `${name}: every client is done or gave up`);
+  }
+  await page.locator('#lanes').screenshot({ path: `${OUT}/demo-swimlanes-end.png` });
+  // Scrub to the middle of the (log) axis, then play fast for a moment: time runs, the totals follow it.
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = '500';
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  const mid = await check('scrubbed');
+  await page.locator('#lanes').screenshot({ path: `${OUT}/demo-swimlanes.png` });
+  await page.selectOption('select[name="speed"]', '64');
+  assert.match(page.url(), /speed=64/);
+  await page.click('#lane-play');
+  await page.waitForFunction((t) => Number(document.getElementById('lanes').dataset.now) > t, mid, { timeout: 10_000 });
+  await page.click('#lane-play'); // pause
+  assert.equal(await page.$eval('#lane-play', (e) => e.textContent), 'Play');
+  assert.ok((await check('played')) > mid);
+  // Another number of clients: new traces.
+  await page.selectOption('select[name="laneN"]', '5');
+  await page.waitForFunction(
+    () => document.getElementById('lanes').dataset.ready === '1' && document.getElementById('lanes').dataset.now === '0',
+  );
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = e.max;
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  assert.equal((await state()).totals.A.writes, nodeTrace(fields.A, 5, 1).calls);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+/**
+ * The outage model (www/outage.js) run in Node, in a worker thread: it
+ * replaces the global timers while it runs, which this thread's browser
+ * driver needs.
+ */
+function nodeOutage(point, runs, schedule) {
+  const code = `
+    import { parentPort, workerData as w } from 'node:worker_threads';
+    const { OUTAGE_POLICIES, loadLib, outageMeans } = await import(w.model);
+    const lib = await loadLib((m) => import(w.entries[m]));
+    const out = {};
+    for (const p of OUTAGE_POLICIES) out[p.id] = await outageMeans(w.point, p, lib, { runs: w.runs, schedule: w.schedule });
+    parentPort.postMessage(out);`;
+  const subpaths = new Set(OUTAGE_POLICIES.flatMap((p) => p.modules));
+  const entries = Object.fromEntries([...subpaths].map((m) => [m, import.meta.resolve(m ? `wasm-backoff/${m}` : 'wasm-backoff')]));
+  const model = new URL('../../www/outage.js', import.meta.url).href;
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), {
+    workerData: { model, entries, point, runs, schedule },
+  });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (m) => (resolve(m), worker.terminate()));
+    worker.once('error', reject);
+  });
+}
+
+test('the outage view shows the model of bench/outage.mjs: its counts and its requests per 100 ms, as in Node and in OUTAGE.md', {
+  timeout: 90_000,
+}, async () => {
+  // The default view is the benchmark's first point: the numbers of bench/OUTAGE.md's first rows.
+  const page = await open();
+  await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
+  const shown = await values(page, 'outage');
+  assert.deepEqual(shown.point, { C: 100, K: 20, T: 10_000 });
+  const fmt = (x) => Math.round(x).toLocaleString('en-US');
+  const md = readFileSync(new URL('../../bench/OUTAGE.md', import.meta.url), 'utf8').split('\n');
+  const first = md.findIndex((l) => l.startsWith('| 100 × 20, 10 s |'));
+  for (const [i, p] of OUTAGE_POLICIES.entries()) {
+    const r = shown.results[p.id];
+    const cells = md[first + i].split('|').map((c) => c.trim());
+    assert.equal(cells[2], p.name);
+    assert.deepEqual(
+      cells.slice(3, 7),
+      [r.sentDuring, r.receivedDown, r.drain, r.median].map(fmt),
+      `${p.name}: the page vs bench/OUTAGE.md`,
+    );
+  }
+  assert.ok(shown.results.gate.sentDuring < 0.1 * shown.results['per-request'].sentDuring, 'the gate sends under 0.1× during the outage');
+  await page.locator('#outage').screenshot({ path: `${OUT}/demo-outage.png` });
+  // Another point, with policy A's timing: every count and bin as the same runs in Node.
+  await page.selectOption('select[name="preset"]', 'decorrelated');
+  for (const [k, v] of Object.entries({ C: '20', K: '5', T: '2', runs: '2' })) await page.fill(`input[name="${k}"]`, v);
+  await page.selectOption('select[name="outageSchedule"]', 'a');
+  await page.waitForFunction(() => {
+    const e = document.getElementById('outage');
+    return e.dataset.done === '1' && JSON.parse(e.dataset.values).point.C === 20;
+  });
+  const small = await values(page, 'outage');
+  assert.deepEqual(small.point, { C: 20, K: 5, T: 2000 });
+  assert.match(await page.$eval('#outage-status', (e) => e.textContent), /mean of 2 of 2 seeded runs \(policy A's timing\)/);
+  const { maxAttempts, maxElapsedMs, seed, ...timing } = options({ preset: 'decorrelated' });
+  assert.deepEqual(small.results, await nodeOutage(small.point, 2, timing));
+  assert.match(page.url(), /C=20&K=5&T=2&runs=2&outageSchedule=a/);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+/** Starts a live call with `script` under policy `name`. */
+async function startCall(page, script, name = 'A') {
+  await page.selectOption('#live-script', script);
+  await page.selectOption('#live-policy', name);
+  await page.click('#live-run');
+}
+const lanes = (page) =>
+  page.$$eval('#live-lanes li', (ls) =>
+    ls.map((l) => ({ ...l.dataset, attempts: JSON.parse(l.dataset.attempts), waits: JSON.parse(l.dataset.waits) })),
+  );
+const allDone = (page) =>
+  page.waitForFunction(() => [...document.querySelectorAll('#live-lanes li')].every((l) => l.dataset.done === '1'), null, {
+    timeout: 20_000,
+  });
+
+/** The live section: several calls in flight, each its own lane, checked against the library's schedule in Node. */
+async function liveCalls(page, { host, shot }) {
+  await page.waitForSelector(`#live[data-endpoint="${host}"]`, { timeout: 20_000 });
+  const a = options({ baseMs: '50', maxDelayMs: '100' });
+  await startCall(page, '503,503,200');
+  await startCall(page, '429ra1,200');
+  await startCall(page, '429rl2,200');
+  await startCall(page, '503', 'B'); // waits 100, 200, 400, 800 ms: aborted on the way
+  await startCall(page, 'reset,503,200');
+  await page.waitForFunction(() => Number(document.getElementById('live').dataset.inFlight) >= 2, null, { timeout: 5_000 });
+  await page.waitForFunction(() => JSON.parse(document.querySelectorAll('#live-lanes li')[3].dataset.attempts).length >= 2);
+  await page.click('text=Abort call 4');
+  await allDone(page);
+  const [c1, c2, c3, c4, c5] = await lanes(page);
+  // A's waits are its seeded schedule, as Backoff gives it in Node.
+  const b = new Backoff(a);
+  assert.deepEqual(
+    c1.attempts.map((x) => x.status),
+    [503, 503, 200],
+  );
+  assert.deepEqual(
+    c1.waits.map((w) => w.delayMs),
+    [b.next(), b.next()],
+  );
+  assert.equal(c1.outcome, 'resolved: 200 after 3 attempts');
+  // Server-named waits: the headers on the bar, a wait of at least what they name.
+  assert.deepEqual(c2.attempts[0].headers, ['Retry-After: 1']);
+  assert.ok(c2.waits[0].delayMs >= 1000 && c2.waits[0].retryAfterMs === 1000, JSON.stringify(c2.waits));
+  assert.deepEqual(c3.attempts[0].headers, ['RateLimit-Limit: 10', 'RateLimit-Remaining: 0', 'RateLimit-Reset: 2']);
+  assert.ok(c3.waits[0].delayMs >= 2000 && c3.waits[0].retryAfterMs === 2000, JSON.stringify(c3.waits));
+  assert.match(c3.outcome, /^resolved: 200/);
+  // The aborted call ends at once with the signal's reason; the others went on.
+  assert.match(c4.outcome, /^rejected: AbortError after [2-4] attempts$/);
+  // A dropped connection is a network error (a TypeError), retried.
+  assert.equal(c5.attempts[0].error, 'TypeError');
+  assert.deepEqual(
+    c5.attempts.slice(1).map((x) => x.status),
+    [503, 200],
+  );
+  if (shot) await page.locator('#live').screenshot({ path: shot });
+  // "Server down" (1 s here): a call started then gets 503 until it is back, then its script. (B's
+  // waits, 100 ms doubling, span 1.5 s over its 5 attempts: it outlasts the outage even on a busy machine.)
+  await page.click('#live-clear');
+  await page.fill('#live-down-s', '1');
+  assert.equal(await page.$eval('#live-down', (e) => e.textContent), 'Server down for 1 s');
+  await page.click('#live-down');
+  await page.waitForSelector('#live[data-downs]');
+  await startCall(page, '200', 'B');
+  await allDone(page);
+  const [down] = await lanes(page);
+  const [{ start, end }] = JSON.parse(await page.$eval('#live', (e) => e.dataset.downs));
+  const statuses = down.attempts.map((x) => x.status);
+  assert.ok(statuses.length >= 2 && statuses.at(-1) === 200 && statuses.slice(0, -1).every((x) => x === 503), String(statuses));
+  assert.ok(down.attempts[0].start >= start && down.attempts.at(-1).start >= end - 50, JSON.stringify({ start, end, a: down.attempts }));
+}
+
+test('live fetch: several calls in flight, each a lane; headers on the bars; abort per call; server down', {
+  timeout: 60_000,
+}, async () => {
   const page = await open('?baseMs=50&maxDelayMs=100');
-  await page.selectOption('#live-script', '503,503,200');
-  await page.click('#live-run');
-  await page.waitForSelector('#live[data-done="1"]', { timeout: 30_000 });
-  assert.equal(await page.$eval('#live', (e) => e.dataset.attempts), '3');
-  assert.match(await page.$eval('#live-log', (e) => e.textContent), /resolved: 200 after 3 attempts/);
-  await page.locator('#live').screenshot({ path: `${OUT}/demo-live.png` });
-  await page.selectOption('#live-script', '503');
-  await page.click('#live-run');
-  await page.waitForFunction(() => document.querySelectorAll('#live-log li').length >= 1, null, { timeout: 10_000 });
-  await page.click('#live-abort');
-  await page.waitForSelector('#live[data-done="1"]', { timeout: 10_000 });
-  assert.match(await page.$eval('#live-log', (e) => e.textContent), /rejected: AbortError/);
+  await liveCalls(page, { host: 'server', shot: `${OUT}/demo-live.png` });
   // Failed attempts log their HTTP errors in the console by design; nothing else may.
   assert.deepEqual(
-    page.problems.filter((p) => !/status of 503|Failed to load resource/.test(p)),
+    page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
     [],
   );
-  await page.screenshot({ path: `${OUT}/demo-full.png`, fullPage: true });
   await page.close();
+});
+
+test('static hosting: from plain static files (www/ and pkg/, no /flaky route, no CSP) the Service Worker of the demo answers the live calls', {
+  timeout: 60_000,
+}, async () => {
+  // The layout scripts/site.sh publishes: the page and the package, nothing else.
+  const statics = await serve({
+    mounts: [
+      ['/www/', `${ROOT}/www`],
+      ['/pkg/', `${ROOT}/pkg`],
+    ],
+    routes: {},
+    csp: null,
+  });
+  try {
+    const page = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
+    await page.goto(`${statics.url}/www/?baseMs=50&maxDelayMs=100`);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+    assert.equal((await page.request.get(`${statics.url}/www/flaky?probe`)).status(), 404, 'no endpoint on the server');
+    await liveCalls(page, { host: 'service worker', shot: `${OUT}/demo-live-static.png` });
+    assert.match(await page.$eval('#live-endpoint', (e) => e.textContent), /Service Worker/);
+    await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
+    assert.deepEqual(
+      page.problems.filter((p) => !/status of (503|429|404)|Failed to load resource/.test(p)),
+      [],
+    );
+    await page.close();
+  } finally {
+    await statics.close();
+  }
+});
+
+const SECTIONS = ['controls', 'schedule', 'distribution', 'storm', 'lanes', 'outage', 'live', 'code'];
+/** A page with every section drawn: a small outage, the swimlanes mid-run, one live call done. */
+async function everything(viewport, colorScheme = 'light') {
+  const page = await watchedPage(ctx.browser, { viewport, colorScheme });
+  await page.goto(`${ctx.url}/www/?preset=decorrelated&C=20&K=5&T=2&runs=2`);
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
+  await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 20_000 });
+  await page.waitForSelector('#outage[data-done="1"]', { timeout: 30_000 });
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = '700';
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await startCall(page, '429ra1,200');
+  await allDone(page);
+  return page;
+}
+
+/** axe-core's serious and critical violations on the page (axe-core from npm, evaluated in the page). */
+async function axeViolations(page) {
+  const source = readFileSync(new URL(import.meta.resolve('axe-core')), 'utf8');
+  await page.evaluate(source);
+  const found = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
+  return found.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+test('polish: axe-core finds no serious or critical violation, light and dark; every section on screen; readable log ticks; phone width; keyboard', {
+  timeout: 120_000,
+}, async () => {
+  for (const scheme of ['light', 'dark']) {
+    const page = await everything({ width: 1100, height: 900 }, scheme);
+    assert.deepEqual(await axeViolations(page), [], `${scheme} mode`);
+    const suffix = scheme === 'dark' ? '-dark' : '';
+    for (const id of SECTIONS) await page.locator(`#${id}`).screenshot({ path: `${OUT}/demo-section-${id}${suffix}.png` });
+    await page.screenshot({ path: `${OUT}/demo-full${suffix}.png`, fullPage: true });
+    assert.deepEqual(
+      page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
+      [],
+    );
+    await page.close();
+  }
+  // A phone: nothing wider than the screen.
+  const phone = await everything({ width: 390, height: 844 });
+  assert.deepEqual(await phone.evaluate(() => [document.documentElement.scrollWidth, innerWidth]), [390, 390]);
+  await phone.screenshot({ path: `${OUT}/demo-phone.png`, fullPage: true });
+  for (const id of SECTIONS) await phone.locator(`#${id}`).screenshot({ path: `${OUT}/demo-phone-${id}.png` });
+  await phone.close();
+  // Log-scale ticks are round values with units: 1 ms, 10 ms, 100 ms, 1 s, 10 s (and 2, 5 between on a short span).
+  const page = await open('?log=1&retries=12&b.preset=ethernet');
+  const ticks = await page.$$eval('#schedule-chart .axis text[text-anchor="end"]', (ts) => ts.map((t) => t.textContent));
+  assert.ok(ticks.length >= 4, String(ticks));
+  for (const t of ticks) assert.match(t, /^(1|2|5|10|20|50|100|200|500) (µs|ms|s)$/, `log tick ${t}`);
+  assert.ok(ticks.includes('1 ms') && ticks.includes('1 s'), String(ticks));
+  await page.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule-log.png` });
+  // The keyboard alone: a preset by arrow key, the swimlanes stepped and scrubbed.
+  await page.focus('select[name="preset"]');
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.$eval('select[name="preset"]', (e) => e.value), 'gcs');
+  assert.match(page.url(), /preset=gcs/);
+  await page.waitForSelector('#lanes[data-ready="1"]');
+  await page.focus('#lane-step');
+  await page.keyboard.press('Enter');
+  assert.ok(Number(await page.$eval('#lanes', (e) => e.dataset.now)) > 0);
+  await page.focus('#lane-scrub');
+  await page.keyboard.press('End');
+  assert.equal(await page.$eval('#lane-scrub', (e) => e.value), '1000');
+  assert.match(await page.$eval('#lane-scrub', (e) => e.getAttribute('aria-valuetext')), /^(.+) of \1$/);
+  await page.close();
+});
+
+const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.ceil(0.95 * xs.length) - 1];
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+test('speed: redraw per control change (p95) and first load against a load with the charts empty, measured (reported, not asserted)', {
+  timeout: 120_000,
+}, async () => {
+  const page = await open();
+  // (the simulations of the first load done: what is measured is a control change)
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
+  await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
+  await page.evaluate(() => performance.clearMeasures('redraw'));
+  // Control changes of the default views: presets of A and B, numbers typed, jitter, the view.
+  const changes = [];
+  for (const p of PRESETS) changes.push(['select[name="preset"]', p], ['select[name="b.preset"]', p]);
+  for (const j of ['none', 'full', 'equal', '']) changes.push(['select[name="jitter"]', j], ['select[name="b.jitter"]', j]);
+  for (const v of ['50', '200', '1000', ''])
+    changes.push(['input[name="baseMs"]', v], ['input[name="b.maxDelayMs"]', v ? String(v * 20) : '']);
+  for (const v of ['4', '8', '24', '']) changes.push(['input[name="retries"]', v], ['input[name="hist"]', v ? String(v / 4) : '']);
+  for (const [sel, v] of changes) {
+    if (sel.startsWith('select')) await page.selectOption(sel, v);
+    else await page.fill(sel, v);
+  }
+  await page.click('input[name="log"]');
+  const redraws = await page.evaluate(() => performance.getEntriesByName('redraw').map((e) => e.duration));
+  assert.ok(redraws.length >= changes.length, `${redraws.length} redraws for ${changes.length} changes`);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+  // Loads: to the first charts drawn (every module, both wasm modules compiled), and the same page
+  // with no script, module or wasm (the charts empty) to its load event; three of each, medians.
+  const loads = { full: [], empty: [] };
+  for (let i = 0; i < 3; i++) {
+    const p = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
+    await p.goto(`${ctx.url}/www/`);
+    await p.waitForSelector('body[data-ready="1"]');
+    loads.full.push(await p.evaluate(() => performance.getEntriesByName('ready')[0].startTime));
+    await p.close();
+    const e = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
+    await e.route(/\.(js|wasm)$/, (r) => r.abort());
+    await e.goto(`${ctx.url}/www/`, { waitUntil: 'load' });
+    loads.empty.push(await e.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd));
+    await e.close();
+  }
+  const report = {
+    redraws: redraws.length,
+    redrawP95Ms: +p95(redraws).toFixed(1),
+    redrawMedianMs: +median(redraws).toFixed(1),
+    redrawMaxMs: +Math.max(...redraws).toFixed(1),
+    firstLoadMs: +median(loads.full).toFixed(1),
+    emptyLoadMs: +median(loads.empty).toFixed(1),
+    loadRatio: +(median(loads.full) / median(loads.empty)).toFixed(2),
+  };
+  console.log('demo speed:', JSON.stringify(report));
+  writeFileSync(
+    `${OUT}/demo-speed.json`,
+    `${JSON.stringify({ ...report, loads, redrawsMs: redraws.map((d) => +d.toFixed(2)) }, null, 1)}\n`,
+  );
 });

@@ -1,0 +1,100 @@
+// The outage view: requests per 100 ms arriving at the origin over time and
+// the counts of bench/OUTAGE.md, one line and one table row per entry of
+// OUTAGE_POLICIES (www/outage.js), simulated in outage-worker.js. Adding a
+// policy there adds its line and its row here, with nothing to change.
+import { lineChart, fmtMs, fmtCount } from './chart.js';
+import { OUTAGE_POLICIES, BIN_MS, DEFAULT_POINT, DEFAULT_RUNS } from './outage.js';
+import { WorkerClient } from './worker-client.js';
+
+/** Largest simulation the page runs (calls in all), to keep a run within a second or two. */
+export const MAX_CALLS = 20_000;
+
+const $ = (id) => document.getElementById(id);
+const ratio = (a, b) => (b === 0 ? '—' : `${+(a / b).toFixed(3)}×`);
+
+export class OutageView {
+  constructor() {
+    this.worker = new WorkerClient(new URL('./outage-worker.js', import.meta.url), (e) => {
+      $('outage-status').textContent = `outage worker error: ${e.message}`;
+    });
+  }
+
+  /** The point, runs and schedule the view fields ask for (defaults: the benchmark's first point). */
+  static settings(view) {
+    const num = (v, lo, hi, d) => Math.min(hi, Math.max(lo, Number(v ?? d) || d));
+    const C = Math.round(num(view.C, 1, 1000, DEFAULT_POINT.C));
+    const K = Math.round(num(view.K, 1, Math.max(1, Math.floor(MAX_CALLS / C)), DEFAULT_POINT.K));
+    const T = Math.round(num(view.T, 0.1, 120, DEFAULT_POINT.T / 1000) * 1000);
+    return { point: { C, K, T }, runs: Math.round(num(view.runs, 1, 10, DEFAULT_RUNS)) };
+  }
+
+  /** Simulates `point` (`runs` seeded runs, the schedule's timing) and draws each run's means as they come. */
+  request({ point, runs }, schedule, scheduleName) {
+    const root = $('outage');
+    delete root.dataset.done;
+    $('outage-status').textContent = `simulating ${point.C} × ${point.K} calls, ${fmtMs(point.T)} outage…`;
+    this.worker.ask('outage', { point, runs, schedule }, (data) => {
+      if (data.error) return (($('outage-status').textContent = data.error), true);
+      if (data.done) {
+        root.dataset.done = '1';
+        return true;
+      }
+      const n = data.run + 1;
+      $('outage-status').textContent =
+        `mean of ${n} of ${runs} seeded run${runs > 1 ? 's' : ''} (${scheduleName})${n < runs ? '; simulating…' : ''}`;
+      this.draw(point, data.results);
+      root.dataset.values = JSON.stringify({ point, runs: n, results: data.results });
+    });
+  }
+
+  draw(point, results) {
+    const cls = (i) => `o${i}`;
+    lineChart($('outage-chart'), {
+      log: true,
+      step: true,
+      xLabel: 'time since the origin went down',
+      yLabel: `requests per ${BIN_MS} ms at the origin`,
+      fmtX: fmtMs,
+      fmtY: (v) => (v >= 1 ? fmtCount(v) : String(+v.toPrecision(2))),
+      spans: [{ from: 0, to: point.T, cls: 'down', name: `origin down (${fmtMs(point.T)})` }],
+      series: OUTAGE_POLICIES.map((p, i) => ({
+        name: p.name,
+        cls: cls(i),
+        points: results[p.id].bins.map((v, b) => [b * BIN_MS, v]).concat([[results[p.id].bins.length * BIN_MS, 0]]),
+      })),
+    });
+    const base = results[OUTAGE_POLICIES[0].id];
+    const cells = (r) => [fmtCount(r.sentDuring), fmtCount(r.receivedDown), fmtMs(r.drain), fmtMs(r.median), fmtCount(r.failedFast)];
+    const rows = OUTAGE_POLICIES.map((p, i) => [p.name, cls(i), cells(results[p.id])]);
+    for (const p of OUTAGE_POLICIES.slice(1)) {
+      const r = results[p.id];
+      rows.push([
+        `${p.name} ÷ ${OUTAGE_POLICIES[0].name}`,
+        'ratio',
+        [
+          ratio(r.sentDuring, base.sentDuring),
+          ratio(r.receivedDown, base.receivedDown),
+          ratio(r.drain, base.drain),
+          ratio(r.median, base.median),
+          '',
+        ],
+      ]);
+    }
+    $('outage-table').tBodies[0].replaceChildren(
+      ...rows.map(([name, c, vals]) => {
+        const tr = document.createElement('tr');
+        if (c === 'ratio') tr.className = 'ratio';
+        const th = document.createElement('th');
+        th.scope = 'row';
+        th.textContent = name;
+        tr.append(th);
+        for (const v of vals) {
+          const td = document.createElement('td');
+          td.textContent = v;
+          tr.append(td);
+        }
+        return tr;
+      }),
+    );
+  }
+}
