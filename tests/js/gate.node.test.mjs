@@ -534,7 +534,7 @@ test('a Retry-After beyond maxRetryAfterMs returns the call at once, and still h
 test('free() while calls are held or in flight: held calls reject, in-flight calls end with their own outcome, no timer spins', async () => {
   const p = path('freed');
   srv.script(p, [{ status: 503 }, { status: 503, delayMs: 60 }]);
-  const gate = createGate({ ...ROUNDS, baseMs: 200 });
+  const gate = createGate({ ...ROUNDS, baseMs: 2000, maxDelayMs: 2000 }); // a round far longer than the steps below, even on a loaded machine
   const reasons = [];
   const f = withBackoff(fetch, { gate, maxAttempts: 3, onDone: (d) => reasons.push(d.reason) });
   const first = f(`${srv.url}${p}`); // fails at once: a round starts, and the call is held
