@@ -33,7 +33,7 @@ const FORMS = {
 };
 
 /** Resolves the loader's `#…` imports for one module and form. */
-function boundary(mod, form) {
+export function boundary(mod, form) {
   const name = MODULES[mod].wasm;
   return {
     name: 'wasm-backoff-boundary',

@@ -7,6 +7,9 @@
 //                         isolate's shared gate; answers their statuses and
 //                         this isolate's round trips to the object
 //   GET /object?key=      the object's stats (its RPCs, its gate's counters)
+//   GET /rpc?key=&n=      n round trips to the object in a row (a report of
+//                         nothing: the object answers its state), timed here
+//                         (bench/fleet.mjs)
 import { withBackoff } from '../../pkg/workerd.js';
 import { GateObject, sharedGate } from '../../pkg/gate/workerd.js';
 
@@ -38,6 +41,12 @@ export default {
     }
     if (url.pathname === '/object') {
       return Response.json(await env.GATES.get(env.GATES.idFromName(q('key'))).stats());
+    }
+    if (url.pathname === '/rpc') {
+      const n = Number(q('n'));
+      const t0 = Date.now(); // (workerd's clock moves on at each I/O: here, each round trip)
+      for (let i = 0; i < n; i++) await gate.rpc('report', q('key'), 0, 0);
+      return Response.json({ ms: (Date.now() - t0) / n });
     }
     return new Response('no such route', { status: 404 });
   },
