@@ -94,3 +94,19 @@ test('five isolates, one down origin: one probe per round fleet-wide, then every
   const total = (m) => out.reduce((s, o) => s + o.rpcs[m], 0);
   assert.equal(total('probed'), rounds, 'each probe reported once');
 });
+
+test('bad options and keys: TypeError or RangeError naming them', { timeout: 20_000 }, async () => {
+  const errors = await call('a', '/bad');
+  assert.deepEqual(
+    errors.map((e) => e?.[0]),
+    ['TypeError', 'RangeError', 'TypeError', 'TypeError', 'RangeError', 'RangeError', 'TypeError'],
+  );
+  const messages = errors.map((e) => e[1]);
+  assert.match(messages[0], /namespace must be a Durable Object namespace/);
+  assert.match(messages[1], /^pollMs must be/);
+  assert.match(messages[2], /^pollMs must be/);
+  assert.match(messages[3], /^name must be a function/);
+  assert.match(messages[4], /consecutive/);
+  assert.match(messages[5], /baseMs/);
+  assert.match(messages[6], /string keys/);
+});

@@ -7,6 +7,7 @@
 //                         isolate's shared gate; answers their statuses and
 //                         this isolate's round trips to the object
 //   GET /object?key=      the object's stats (its RPCs, its gate's counters)
+//   GET /bad              the errors of bad options (name and message each)
 //   GET /rpc?key=&n=      n round trips to the object in a row (a report of
 //                         nothing: the object answers its state), timed here
 //                         (bench/fleet.mjs)
@@ -41,6 +42,26 @@ export default {
     }
     if (url.pathname === '/object') {
       return Response.json(await env.GATES.get(env.GATES.idFromName(q('key'))).stats());
+    }
+    if (url.pathname === '/bad') {
+      const errors = [];
+      for (const make of [
+        () => sharedGate({}, {}),
+        () => sharedGate(env.GATES, { pollMs: 0 }),
+        () => sharedGate(env.GATES, { pollMs: '5' }),
+        () => sharedGate(env.GATES, { name: 'x' }),
+        () => sharedGate(env.GATES, { consecutive: 0 }),
+        () => sharedGate(env.GATES, { baseMs: -1 }),
+        () => sharedGate(env.GATES).run(42, () => 1),
+      ]) {
+        try {
+          await make();
+          errors.push(null);
+        } catch (e) {
+          errors.push([e.name, e.message]);
+        }
+      }
+      return Response.json(errors);
     }
     if (url.pathname === '/rpc') {
       const n = Number(q('n'));
