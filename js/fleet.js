@@ -294,8 +294,18 @@ export class SharedGate extends Gate {
     }
     if (this.state(key).phase !== 'healthy') return; // (the object said open already: the failure joins that round)
     k.failed++;
-    if (k.pending) return;
-    // After the macrotask: the failures that come back together are one report.
+    this.#report(key, k);
+  }
+
+  /**
+   * Sends the failures counted for `key` in one report, after the macrotask
+   * (the failures that come back together are one report), unless one is on
+   * its way; those counted meanwhile go in the next, sent when it is answered.
+   * @param {string} key
+   * @param {{ ok: number, failed: number, pending?: Promise<void> }} k
+   */
+  #report(key, k) {
+    if (k.pending || k.failed === 0) return;
     k.pending = this.track(
       new Promise((r) => setTimeout(r, 0))
         .then(() => {
@@ -309,7 +319,11 @@ export class SharedGate extends Gate {
           },
           () => {}, // the object unreachable: the local gate goes on alone
         )
-        .finally(() => (k.pending = undefined)),
+        .finally(() => {
+          k.pending = undefined;
+          if (this.state(key).phase === 'healthy') this.#report(key, k);
+          else k.failed = 0;
+        }),
     );
   }
 
