@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload,queue
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload,queue,fleet
 //            --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
@@ -13,7 +13,7 @@
 // dev-dependencies (the peers, exact versions) if missing. Sections live in
 // size.mjs, cold.mjs, throughput.mjs (spawned), calc.mjs, storm.mjs (+
 // storm-policies.mjs for our rows, storm-peers.mjs for the peers'),
-// bench/outage.mjs when it exists (see outageSection), and queue.mjs.
+// bench/outage.mjs when it exists (see outageSection), queue.mjs and fleet.mjs.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -22,7 +22,7 @@ import { BENCH, ROOT, ensureBuilt, ensurePeers, version, PEER_PACKAGES } from '.
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const QUICK = args.has('quick');
-const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage', 'overload', 'queue'];
+const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage', 'overload', 'queue', 'fleet'];
 const only = args.get('only')?.split(',') ?? ALL;
 for (const s of only) if (!ALL.includes(s)) throw new RangeError(`--only: unknown section ${s} (one of ${ALL.join(', ')})`);
 const partial = QUICK || args.has('only');
@@ -129,6 +129,11 @@ try {
   await section('queue', '8. Task queue: a pass with 10^3, 10^4 and 10^5 records in each store', async () => {
     const { queueSection } = await import('./queue.mjs');
     return queueSection({ quick: QUICK, log });
+  });
+
+  await section('fleet', '9. Fleet: one shared gate (GateObject) vs a gate per isolate (bench/fleet.mjs)', async () => {
+    const { fleetSection } = await import('./fleet.mjs');
+    return fleetSection({ quick: QUICK, log });
   });
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -33,7 +33,7 @@ const FORMS = {
 };
 
 /** Resolves the loader's `#…` imports for one module and form. */
-function boundary(mod, form) {
+export function boundary(mod, form) {
   const name = MODULES[mod].wasm;
   return {
     name: 'wasm-backoff-boundary',
@@ -41,6 +41,10 @@ function boundary(mod, form) {
       b.onResolve({ filter: /^#load$/ }, () => ({ path: join(ROOT, 'js/load', `${FORMS[form].load}.js`) }));
       // The queue's Durable Object classes: real in workerd, stand-ins elsewhere (nothing for browsers to download).
       b.onResolve({ filter: /^#edge$/ }, () => ({ path: join(ROOT, 'js', form === 'workerd' ? 'durable.js' : 'durable-elsewhere.js') }));
+      // The fleet's shared gate (GateObject, sharedGate): in workerd's /gate only; nothing elsewhere.
+      b.onResolve({ filter: /^#fleet$/ }, () => ({
+        path: join(ROOT, 'js', form === 'workerd' ? 'fleet-workerd.js' : 'fleet-elsewhere.js'),
+      }));
       b.onResolve({ filter: /^#wasm$/ }, () => ({ path: `./${name}`, external: true }));
       b.onResolve({ filter: /^#wasm-base64$/ }, () => ({ path: 'base64', namespace: 'wasm-base64' }));
       b.onLoad({ filter: /.*/, namespace: 'wasm-base64' }, () => ({

@@ -10,3 +10,4 @@ export {
   GateOverflowError,
   GateTimeoutError,
 } from '../gate.js';
+export * from '#fleet';

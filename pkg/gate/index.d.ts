@@ -202,3 +202,89 @@ export class GateTimeoutError extends Error {
   /** `'exhausted'` (maxAttempts) or `'deadline'` (maxElapsedMs). */
   readonly reason: 'exhausted' | 'deadline';
 }
+
+/**
+ * Options of {@link sharedGate}: every {@link GateOptions} option, plus `name` and `pollMs`. The
+ * threshold (`consecutive`, `failureRatio`, `windowMs`, `minCalls`), the rounds' schedule, `mode` and
+ * `probeTimeoutMs` are the shared circuit's: sent to the target's {@link GateObject}, whose gate is
+ * made from the first request it gets (keep them the same in every Worker). The queue
+ * (`maxQueued`, `overflow`), `concurrency`, the per-call limits, `retryable`, `key`, `onStateChange`
+ * and the adaptive limiter (`limit`, `throttleOn`) stay with each isolate: not shared.
+ */
+export interface SharedGateOptions extends GateOptions {
+  /** The {@link GateObject} of a target key: its name in the namespace (a non-empty string). @default the key itself (one object per target) */
+  name?: (key: string) => string;
+  /** Longest wait of one request to the object for a round's outcome (a long poll), in ms (in [1, 60000]); then the isolate asks again, within its calls' limits. @default 10000 */
+  pollMs?: number;
+  /** The target of a fetch call; must be a string (it names the object). @default the request URL's origin */
+  key?: (input: Request | string | URL, init?: RequestInit) => string;
+}
+
+/**
+ * A {@link Gate} whose circuits are kept, one per target key, in {@link GateObject}s, so a fleet of
+ * isolates sees one failure round and sends one probe per round in total. Healthy calls go straight
+ * out (no round trip); the failures of one macrotask are reported in one round trip, and the object
+ * answers its state; while the shared circuit is open, the isolate holds its calls until the round
+ * the object named ends, then its probe asks the object, which lets exactly one request fleet-wide
+ * probe and answers the others when the probe has succeeded (a long poll). Keys must be strings.
+ * `isolate`, `release`, `state`, `stats`, `toJSON` and `restore` are the local gate's.
+ * In the workerd build of `wasm-backoff/gate` only.
+ */
+export class SharedGate extends Gate {
+  /** @throws {TypeError | RangeError} naming the offending option, or when `namespace` is not a Durable Object namespace. */
+  constructor(namespace: DurableObjectNamespaceLike, options?: SharedGateOptions);
+  /** Round trips to the objects so far, by method: `report` (failures), `admit` (a local probe asking to go), `probed` (the fleet's probe's outcome). */
+  readonly rpcs: { report: number; admit: number; probed: number };
+  /** The long poll's limit (`pollMs`). */
+  readonly pollMs: number;
+  /**
+   * Resolves when every report of this isolate has reached its object. In a request whose call may
+   * have been the fleet's probe: `ctx.waitUntil(gate.flush())` (`run` waits for it itself), so the
+   * probe's outcome is not dropped with the request.
+   */
+  flush(): Promise<void>;
+}
+
+/** What {@link sharedGate} needs of a Durable Object namespace binding (`env.<BINDING>`). */
+export interface DurableObjectNamespaceLike {
+  idFromName(name: string): unknown;
+  get(id: any): any;
+}
+
+/**
+ * A {@link SharedGate} for `gate.run(key, task)` and the `gate` option of `fetchWithBackoff` /
+ * `withBackoff`, its circuits in the {@link GateObject}s of `namespace`. Make it once per isolate
+ * (at module scope, from the first request's `env`). In the workerd build only.
+ */
+export function sharedGate(namespace: DurableObjectNamespaceLike, options?: SharedGateOptions): SharedGate;
+
+/** What a {@link GateObject} answers an isolate. */
+export interface GateAnswer {
+  /** `'state'` (a report's answer), `'probe'` (send the probe, then report with `id`), `'go'` (closed), `'refused'` (fail-fast), `'wait'` (the poll ran out). */
+  kind: 'state' | 'probe' | 'go' | 'refused' | 'wait';
+  phase: GatePhase;
+  savedAt: number;
+  /** The target's state in the object (null when closed and clean). */
+  target: SavedTarget | null;
+  id?: number;
+  retryAfterMs?: number;
+}
+
+/**
+ * The Durable Object of {@link sharedGate}: bind it as is (`export { GateObject } from
+ * 'wasm-backoff/gate'`, with a `[[durable_objects.bindings]]` entry). It runs a real {@link Gate}
+ * (the same state machine) for the keys of its name, made from the options of the first request;
+ * its circuits are written to its storage on each change and taken up when it starts again. In the
+ * workerd build only.
+ */
+export class GateObject {
+  constructor(ctx: any, env: any);
+  /** RPC: `ok` successes then `failed` failures seen by one isolate since its last report (applied while the circuit is closed). */
+  report(key: string, ok: number, failed: number, options: Record<string, unknown>): Promise<GateAnswer>;
+  /** RPC: a local probe asks to go; held in the object's gate until it is the probe, the circuit closes, or `pollMs` has passed. */
+  admit(key: string, pollMs: number, options: Record<string, unknown>): Promise<GateAnswer>;
+  /** RPC: the probe's outcome (`null`: cancelled, the next request probes). */
+  probed(key: string, id: number, ok: boolean | null, options: Record<string, unknown>): GateAnswer;
+  /** The requests answered by method, and the object's gate's counters (null before its first request). */
+  stats(): { rpcs: { report: number; admit: number; probed: number }; gate: ReturnType<Gate['stats']> | null };
+}

@@ -1,0 +1,6 @@
+// @ts-check
+// The shared gate of a fleet, in the workerd build of `wasm-backoff/gate`
+// (scripts/bundle.mjs resolves `#fleet` here for workerd, to
+// js/fleet-elsewhere.js, which exports nothing, for the other builds).
+export { GateObject } from './gate-object.js';
+export { SharedGate, sharedGate } from './fleet.js';

@@ -1,0 +1,494 @@
+// @ts-check
+// One gate for a fleet of isolates (Cloudflare Workers): the circuit of each
+// target lives in one Durable Object (GateObject, js/gate-object.js, which
+// runs a GateHub), and every isolate keeps a local Gate that follows it.
+// Plain JavaScript over the gate (no `cloudflare:workers` here), so the
+// benchmark runs the same code in virtual time with a modelled RPC.
+//
+// The protocol, per target key (the object named by the key):
+// - While the local gate is healthy, a call goes straight out: no round trip.
+// - A failure is reported (`report`, one round trip per isolate, batched over
+//   the failures of one macrotask, with the successes counted since the last
+//   report): the object's gate counts them against its threshold and answers
+//   its state; open, the local gate takes it up (`restore`), so the isolate
+//   holds its calls until the round the object named ends.
+// - Then the local gate's probe asks the object (`admit`): the object's gate
+//   holds that request like any held call; exactly one request fleet-wide is
+//   released as the probe when the round ends, and the others wait (a long
+//   poll, answered at the latest after `pollMs`) until the probe succeeds.
+// - The probe's outcome is reported (`probed`): a success closes the shared
+//   circuit and answers every waiting isolate at once; a failure starts the
+//   next round, and the isolates keep waiting.
+// The threshold (`consecutive`, `failureRatio`), the rounds' schedule, `mode`
+// and `probeTimeoutMs` are the object's; the queue, concurrency, per-call
+// limits and the adaptive limiter stay per isolate (not shared).
+import { own, number, fn } from './wasm.js';
+import { Gate, BrokenCircuitError, GateTimeoutError } from './gate.js';
+
+/** The options that stay with each isolate's local gate (the rest go to the object's). */
+const LOCAL = new Set([
+  'maxQueued',
+  'overflow',
+  'concurrency',
+  'key',
+  'retryable',
+  'maxAttempts',
+  'maxElapsedMs',
+  'limit',
+  'throttleOn',
+  'onStateChange',
+  'name',
+  'pollMs',
+]);
+/** The options of the threshold: the object's only (the local gate trips only when the object says so). */
+const TRIP = ['consecutive', 'failureRatio', 'windowMs', 'minCalls'];
+/** Most outcomes one report applies (a burst is counted up to this). */
+const CAP = 1000;
+
+const POLL = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
+
+/**
+ * `p`, awaited so that workerd does not take the request for hung while
+ * another request's round trip settles it: in workerd, the wait also keeps a
+ * timer of its own (every 25 ms) until `p` settles.
+ * @template T
+ * @param {Promise<T>} p
+ * @returns {Promise<T>}
+ */
+function waitFor(p) {
+  if (!POLL) return p;
+  let done = false;
+  const q = p.finally(() => (done = true));
+  /** @returns {Promise<void>} */
+  const tick = () => (done ? Promise.resolve() : new Promise((r) => setTimeout(r, 25)).then(tick));
+  return Promise.race([q, tick().then(() => q)]);
+}
+
+/** The data options sent to the object (no functions; none of the per-isolate ones). */
+function sharedPart(/** @type {Record<string, any>} */ o) {
+  /** @type {Record<string, any>} */
+  const out = {};
+  for (const k of Object.keys(o)) if (!LOCAL.has(k) && typeof o[k] !== 'function' && o[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+/**
+ * What the object answers: its gate's phase for the key and the target's
+ * saved state (null when closed and clean), and what the request gets.
+ * @typedef {import('../pkg/gate/index.js').GateAnswer} Answer
+ */
+
+/**
+ * The object's side, runtime-free: one real Gate (the Rust core's state
+ * machine) for the keys of one object, made at the first request from the
+ * options it carries (the first wins), and the probes out by id.
+ */
+export class GateHub {
+  /** @type {Gate | undefined} */
+  gate;
+  /** The options the gate was made with. */
+  options;
+  /** Requests answered, by method (for tests and the benchmark). */
+  rpcs = { report: 0, admit: 0, probed: 0 };
+  /** @type {Map<number, { t: any, at: number }>} */
+  #probes = new Map();
+  #seq = 0;
+  #on;
+
+  /** @param {{ onStateChange?: (change: any) => void }} [hooks] */
+  constructor(hooks) {
+    this.#on = hooks?.onStateChange;
+  }
+
+  /**
+   * The gate, made from `options` (the shared part of an isolate's) on first use.
+   * @param {Record<string, any>} options
+   */
+  of(options) {
+    if (!this.gate) {
+      this.options = sharedPart(own(options));
+      this.gate = new Gate({ ...this.options, maxQueued: Infinity, concurrency: Infinity, onStateChange: this.#on });
+    }
+    return this.gate;
+  }
+
+  /**
+   * The answer of kind `kind` about `key`.
+   * @param {string} key
+   * @param {Answer['kind']} kind
+   * @returns {Answer}
+   */
+  answer(key, kind, extra = {}) {
+    const g = /** @type {Gate} */ (this.gate);
+    const { savedAt, targets } = g.toJSON();
+    return { kind, phase: g.state(key).phase, savedAt, target: targets[key] ?? null, ...extra };
+  }
+
+  /**
+   * RPC: `ok` successes and then `failed` failures seen by one isolate since
+   * its last report. Applied while the target is closed (the failures of
+   * calls sent before a round join it, as in one gate). Answers the state.
+   * @param {string} key
+   * @param {number} ok
+   * @param {number} failed
+   * @param {Record<string, any>} options
+   */
+  async report(key, ok, failed, options) {
+    this.rpcs.report++;
+    const g = this.of(options);
+    for (const [n, hurt] of /** @type {[number, boolean][]} */ ([
+      [ok, false],
+      [failed, true],
+    ])) {
+      for (let i = 0; i < Math.min(n, CAP) && g.state(key).phase === 'healthy'; i++) {
+        const t = g.enter(key, undefined, Infinity, () => 0);
+        await t.pass();
+        t.settle(hurt, false);
+      }
+    }
+    return this.answer(key, 'state');
+  }
+
+  /**
+   * RPC: one isolate's probe asks to go. Held like any call in the object's
+   * gate: answered `probe` (this one is the fleet's probe: send it and
+   * report with `probed(id)`), `go` (the circuit is closed), `refused`
+   * (fail-fast mode, with `retryAfterMs`) or, after `pollMs`, `wait` (ask again).
+   * @param {string} key
+   * @param {number} pollMs
+   * @param {Record<string, any>} options
+   * @returns {Promise<Answer>}
+   */
+  async admit(key, pollMs, options) {
+    this.rpcs.admit++;
+    const g = this.of(options);
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(new Error('poll')), pollMs);
+    const t = g.enter(key, ac.signal, Infinity, () => 0);
+    try {
+      await t.pass();
+    } catch (e) {
+      if (e instanceof BrokenCircuitError) return this.answer(key, 'refused', { retryAfterMs: e.retryAfterMs });
+      return this.answer(key, 'wait');
+    } finally {
+      clearTimeout(timer);
+    }
+    // Released while probing: this request is the probe (the others are released only once healthy).
+    if (g.state(key).phase === 'probing') {
+      const now = Date.now();
+      for (const [id, p] of this.#probes) if (now - p.at > 600_000) this.#probes.delete(id); // (isolates that never reported)
+      const id = ++this.#seq;
+      this.#probes.set(id, { t, at: now });
+      return this.answer(key, 'probe', { id });
+    }
+    t.cancel();
+    return this.answer(key, 'go');
+  }
+
+  /**
+   * RPC: the outcome of probe `id`: closes the circuit (the waiting isolates
+   * are answered `go`) or starts the next round; `null`: the probe was
+   * cancelled (the next request probes). Answers the state.
+   * @param {string} key
+   * @param {number} id
+   * @param {boolean | null} ok
+   * @param {Record<string, any>} options
+   */
+  probed(key, id, ok, options) {
+    this.rpcs.probed++;
+    this.of(options);
+    const p = this.#probes.get(id);
+    if (p) {
+      this.#probes.delete(id);
+      if (ok === null) p.t.cancel();
+      else p.t.settle(!ok, false);
+    }
+    return this.answer(key, 'state');
+  }
+}
+
+/**
+ * An isolate's gate whose circuits are kept in GateObjects (one per key).
+ * The local gate (this) holds the calls, keeps their limits and sends them;
+ * the object decides when a target trips, when its round ends and which
+ * isolate probes. See sharedGate.
+ */
+export class SharedGate extends Gate {
+  #ns;
+  #name;
+  #shared;
+  #pollMs;
+  /** @type {Map<string, { ok: number, failed: number, pending?: Promise<void> }>} */
+  #keys = new Map();
+  /** @type {Set<Promise<unknown>>} */
+  #out = new Set();
+  /** Round trips to the objects, by method. */
+  rpcs = { report: 0, admit: 0, probed: 0 };
+
+  /**
+   * @param {any} namespace
+   * @param {Record<string, any>} [options]
+   */
+  constructor(namespace, options) {
+    if (typeof namespace?.idFromName !== 'function' || typeof namespace.get !== 'function') {
+      throw new TypeError('namespace must be a Durable Object namespace binding (env.<BINDING>) of a GateObject');
+    }
+    const o = own(options, 'gate options');
+    const name = fn(o, 'name');
+    const pollMs = number(o, 'pollMs', 10_000, (v) => v >= 1 && v <= 60_000, 'a number in [1, 60000]');
+    // Every option checked as createGate checks it; the threshold goes to the object.
+    new Gate(o).free();
+    const local = { ...o };
+    for (const k of TRIP) delete local[k];
+    super({ ...local, consecutive: Infinity });
+    this.#ns = namespace;
+    this.#name = name ?? ((/** @type {string} */ k) => k);
+    this.#shared = sharedPart(o);
+    this.#pollMs = pollMs;
+  }
+
+  /**
+   * Method `m` of the object of `key` (a stub per call: workerd binds a stub
+   * to the request that made it). Counted in `rpcs`.
+   * @param {'report' | 'admit' | 'probed'} m
+   * @param {string} key
+   * @param {...unknown} args
+   * @returns {Promise<Answer>}
+   */
+  rpc(m, key, ...args) {
+    this.rpcs[m]++;
+    const name = this.#name(key);
+    if (typeof name !== 'string' || !name) throw new TypeError('name must return a non-empty string');
+    const stub = this.#ns.get(this.#ns.idFromName(name));
+    return stub[m](key, ...args, this.#shared);
+  }
+
+  /** The per-key bookkeeping. */
+  k(/** @type {string} */ key) {
+    let k = this.#keys.get(key);
+    if (!k) this.#keys.set(key, (k = { ok: 0, failed: 0 }));
+    return k;
+  }
+
+  /**
+   * Takes up the object's state of `key` when it is open (the local gate
+   * then holds its calls until the round the object named ends).
+   * @param {string} key
+   * @param {Answer} a
+   */
+  follow(key, a) {
+    if (!a.target || a.target.state === 'closed') return;
+    try {
+      this.restore({ version: 1, savedAt: a.savedAt, targets: { [key]: a.target } });
+    } catch {
+      // (clock skew: the local gate goes on with its own round)
+    }
+  }
+
+  /** A failure (or success) of a call sent while the local gate was healthy: counted, and failures reported. */
+  note(/** @type {string} */ key, /** @type {boolean} */ hurt) {
+    const k = this.k(key);
+    if (!hurt) {
+      k.ok++;
+      return;
+    }
+    if (this.state(key).phase !== 'healthy') return; // (the object said open already: the failure joins that round)
+    k.failed++;
+    this.#report(key, k);
+  }
+
+  /**
+   * Sends the failures counted for `key` in one report, after the macrotask
+   * (the failures that come back together are one report), unless one is on
+   * its way; those counted meanwhile go in the next, sent when it is answered.
+   * @param {string} key
+   * @param {{ ok: number, failed: number, pending?: Promise<void> }} k
+   */
+  #report(key, k) {
+    if (k.pending || k.failed === 0) return;
+    k.pending = this.track(
+      new Promise((r) => setTimeout(r, 0))
+        .then(() => {
+          const [ok, failed] = [k.ok, k.failed];
+          k.ok = k.failed = 0;
+          return this.rpc('report', key, ok, failed);
+        })
+        .then(
+          (a) => {
+            if (a.phase !== 'healthy' && this.state(key).phase === 'healthy') this.follow(key, a);
+          },
+          () => {}, // the object unreachable: the local gate goes on alone
+        )
+        .finally(() => {
+          k.pending = undefined;
+          if (this.state(key).phase === 'healthy') this.#report(key, k);
+          else k.failed = 0;
+        }),
+    );
+  }
+
+  /** Keeps `p` until it settles (flush() waits for it). */
+  track(/** @type {Promise<any>} */ p) {
+    this.#out.add(p);
+    p.finally(() => this.#out.delete(p)).catch(() => {});
+    return p;
+  }
+
+  /**
+   * Resolves when every report of this isolate has reached its object. In
+   * Cloudflare Workers: `ctx.waitUntil(gate.flush())` in a request whose
+   * call may have been a probe, so its outcome is not lost with the request.
+   */
+  async flush() {
+    while (this.#out.size) await Promise.allSettled([...this.#out]);
+  }
+
+  get pollMs() {
+    return this.#pollMs;
+  }
+
+  /** @param {unknown} key @param {AbortSignal | undefined} signal @param {number} deadline @param {(hintMs?: number) => number} spend */
+  enter(key, signal, deadline, spend) {
+    if (typeof key !== 'string') throw new TypeError('a shared gate takes string keys only (key must return a string)');
+    return /** @type {any} */ (new SharedTicket(this, key, signal, deadline, super.enter(key, signal, deadline, spend)));
+  }
+
+  /**
+   * Gate.run, then waits for the call's reports to reach the object.
+   * @template T
+   * @param {unknown} key
+   * @param {(ctx: { signal?: AbortSignal }) => T | Promise<T>} task
+   * @param {{ signal?: AbortSignal, maxAttempts?: number, maxElapsedMs?: number }} [options]
+   * @returns {Promise<T>}
+   */
+  async run(key, task, options) {
+    try {
+      return await super.run(key, task, options);
+    } finally {
+      await this.flush();
+    }
+  }
+}
+
+/** One call's passage through a shared gate: the local ticket, and the object consulted when the local gate probes. */
+class SharedTicket {
+  /** The object's probe id while this call is the fleet's probe. */
+  probe = 0;
+  /** @type {string | undefined} */
+  #why;
+
+  /**
+   * @param {SharedGate} g
+   * @param {string} key
+   * @param {AbortSignal | undefined} signal
+   * @param {number} deadline
+   * @param {any} inner the local gate's ticket
+   */
+  constructor(g, key, signal, deadline, inner) {
+    Object.assign(this, { g, key, signal, deadline, inner });
+    /** @type {SharedGate} */ this.g = g;
+    /** @type {string} */ this.key = key;
+    /** @type {any} */ this.inner = inner;
+  }
+
+  get why() {
+    return this.#why ?? this.inner.why;
+  }
+
+  async pass() {
+    const { g, key, inner } = this;
+    const pending = g.k(key).pending;
+    if (pending) await waitFor(pending);
+    await inner.pass();
+    // Healthy: straight out. Probing: this call is the local gate's probe; the object decides.
+    if (g.state(key).phase !== 'probing') return;
+    for (;;) {
+      /** @type {Answer} */
+      let a;
+      try {
+        a = await waitFor(g.rpc('admit', key, g.pollMs));
+      } catch {
+        return; // the object unreachable: this isolate probes on its own
+      }
+      if (a.kind === 'probe') {
+        this.probe = /** @type {number} */ (a.id);
+        return;
+      }
+      if (a.kind === 'go') return;
+      if (a.kind === 'refused') {
+        inner.cancel();
+        g.follow(key, a);
+        this.#why = 'circuit-open';
+        throw new BrokenCircuitError(key, /** @type {number} */ (a.retryAfterMs), false);
+      }
+      // 'wait': the poll ran out; ask again, within this call's limits.
+      const signal = /** @type {AbortSignal | undefined} */ (/** @type {any} */ (this).signal);
+      if (signal?.aborted) {
+        inner.cancel();
+        throw signal.reason;
+      }
+      if (Date.now() >= /** @type {any} */ (this).deadline) {
+        inner.cancel();
+        this.#why = 'deadline';
+        throw new GateTimeoutError(key, 'deadline');
+      }
+    }
+  }
+
+  /** Reports the outcome where the object needs it: the probe's always (null: cancelled), a failure while healthy. */
+  #note(/** @type {boolean | null} */ hurt) {
+    const { g, key } = this;
+    if (this.probe) {
+      const id = this.probe;
+      this.probe = 0;
+      g.track(
+        g.rpc('probed', key, id, hurt === null ? null : !hurt).then(
+          (a) => {
+            // A failed probe: the local round follows the object's (which every isolate waits for).
+            if (hurt) g.follow(key, a);
+          },
+          () => {},
+        ),
+      );
+    } else if (hurt !== null) g.note(key, hurt);
+  }
+
+  /**
+   * @param {boolean} hurt
+   * @param {boolean} [retry]
+   * @param {number} [hintMs]
+   */
+  settle(hurt, retry, hintMs) {
+    this.#note(hurt);
+    return this.inner.settle(hurt, retry, hintMs);
+  }
+
+  cancel() {
+    // (a cancelled probe says nothing about the target: the object's next request probes)
+    if (this.probe) this.#note(null);
+    this.inner.cancel();
+  }
+
+  /** The fetch driver's step (Ticket.fetched in gate.js), with the outcome noted for the object first. */
+  fetched(c, why, failed, status, res, error, ra, attempt) {
+    this.#note(!why || failed || c.retryOn.has(status));
+    return this.inner.fetched(c, why, failed, status, res, error, ra, attempt);
+  }
+
+  waitMs() {
+    return this.inner.waitMs();
+  }
+}
+
+/**
+ * A gate for `gate.run(key, task)` and the `gate` option of the fetch
+ * driver whose circuits are shared by every isolate through the GateObjects
+ * of `namespace` (one object per key, named by `options.name(key)`, default
+ * the key). Healthy calls cost no round trip. Make it once per isolate
+ * (module scope, from the first request's `env`).
+ * @param {any} namespace
+ * @param {Record<string, any>} [options]
+ */
+export function sharedGate(namespace, options) {
+  return new SharedGate(namespace, options);
+}

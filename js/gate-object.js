@@ -1,0 +1,69 @@
+// @ts-check
+// The Durable Object of a fleet's shared gate (workerd build only: the other
+// builds of `wasm-backoff/gate` do not export it; scripts/bundle.mjs). Each
+// object keeps the circuits of the keys named after it (one per key with
+// sharedGate's default `name`) in a GateHub (js/fleet.js): a real gate, the
+// Rust core's state machine, driven by the isolates' RPCs. Its circuit
+// states are written to the object's storage on every change and taken up
+// when the object starts again, so an eviction does not close an open circuit.
+import { DurableObject } from 'cloudflare:workers';
+import { GateHub } from './fleet.js';
+
+const SAVED = 'gate';
+
+/**
+ * Bind it as is (`export { GateObject } from 'wasm-backoff/gate'`); the
+ * options come with the isolates' requests (the first request's make the
+ * object's gate). RPC methods: `report`, `admit`, `probed` (sharedGate's),
+ * and `stats` (what it has answered, and its gate's counters).
+ */
+export class GateObject extends DurableObject {
+  #hub;
+  #saving = Promise.resolve();
+
+  /**
+   * @param {any} ctx
+   * @param {any} env
+   */
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#hub = new GateHub({ onStateChange: () => this.#save() });
+    ctx.blockConcurrencyWhile(async () => {
+      const saved = await ctx.storage.get(SAVED);
+      if (!saved) return;
+      try {
+        this.#hub.of(saved.options).restore(saved.state);
+      } catch {
+        // (a state from the future, or malformed: those targets start closed)
+      }
+    });
+  }
+
+  /** Writes the circuits (after the change is done: the hook runs in a microtask). */
+  #save() {
+    const hub = this.#hub;
+    this.#saving = this.#saving
+      .then(() => this.ctx.storage.put(SAVED, { options: hub.options, state: hub.gate?.toJSON() }))
+      .catch(() => {});
+  }
+
+  /** @param {string} key @param {number} ok @param {number} failed @param {Record<string, any>} options */
+  report(key, ok, failed, options) {
+    return this.#hub.report(key, ok, failed, options);
+  }
+
+  /** @param {string} key @param {number} pollMs @param {Record<string, any>} options */
+  admit(key, pollMs, options) {
+    return this.#hub.admit(key, pollMs, options);
+  }
+
+  /** @param {string} key @param {number} id @param {boolean | null} ok @param {Record<string, any>} options */
+  probed(key, id, ok, options) {
+    return this.#hub.probed(key, id, ok, options);
+  }
+
+  /** The requests answered, by method, and the object's gate's counters. */
+  stats() {
+    return { rpcs: { ...this.#hub.rpcs }, gate: this.#hub.gate?.stats() ?? null };
+  }
+}
