@@ -384,6 +384,11 @@ export class Gate {
   state(key) {
     const s = this.#slots.get(key);
     if (!s || s.dead) return { phase: 'healthy', held: 0, inFlight: 0 };
+    // The core's clock moves at its operations; with nothing held there is
+    // no timer, so a round that is over (or restored over) would still read
+    // 'backing-off'. gate_take ticks it (and takes nothing: nothing is held).
+    // With calls held, their timer does that at the round's end.
+    if (s.queue.length === 0) op(s, w.gate_take, Date.now()), rounds(s), sync(s);
     op(s, w.gate_status);
     return { phase: /** @type {any} */ (PHASES[st(GATE_PHASE)]), held: st(GATE_HELD), inFlight: st(GATE_IN_FLIGHT) };
   }

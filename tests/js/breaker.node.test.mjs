@@ -150,11 +150,11 @@ test('toJSON() / restore(): an open circuit carried to another gate (another iso
   assert.deepEqual(b.toJSON().targets, {}, 'closed and clean: nothing to carry');
 
   // A closed target's failure count comes along too: the 3rd failure in a row trips.
-  const c = createGate({ consecutive: 3 });
+  const c = createGate({ ...ROUNDS, consecutive: 3 });
   const q = path('count');
   srv.script(q, { status: 500 });
   for (let i = 0; i < 2; i++) await c.run('k', () => Promise.reject(new Error('down')), { maxAttempts: 1 }).catch(() => {});
-  const d = createGate({ consecutive: 3 });
+  const d = createGate({ ...ROUNDS, consecutive: 3 }); // (a 40 ms round: not over when state() reads it)
   d.restore(JSON.parse(JSON.stringify(c)));
   await d.run('k', () => Promise.reject(new Error('down')), { maxAttempts: 1 }).catch(() => {});
   assert.equal(d.state('k').phase, 'backing-off');
