@@ -259,8 +259,14 @@ export class SharedGate extends Gate {
     this.rpcs[m]++;
     const name = this.#name(key);
     if (typeof name !== 'string' || !name) throw new TypeError('name must return a non-empty string');
-    const stub = this.#ns.get(this.#ns.idFromName(name));
-    return stub[m](key, ...args, this.#shared);
+    // (a stub that cannot be had, or a method that throws, rejects like an RPC that failed:
+    // the probe's report is made in its call's settle, which must not throw)
+    try {
+      const stub = this.#ns.get(this.#ns.idFromName(name));
+      return Promise.resolve(stub[m](key, ...args, this.#shared));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** The per-key bookkeeping. */
