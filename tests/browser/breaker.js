@@ -5,6 +5,7 @@
 // between pages (and reloads) of this origin in localStorage.
 import { withBackoff } from '/pkg/index.js';
 import { BrokenCircuitError, createGate, createLimiter } from '/pkg/gate/index.js';
+import { limiterAlone } from '/tests/js/breaker-checks.mjs';
 
 /** The breaker whose state trip() saves and resume() takes up (one round: 700 ms, no jitter). */
 const CARRIED = { consecutive: 1, mode: 'fail-fast', baseMs: 700, maxDelayMs: 700, jitter: 'none' };
@@ -139,30 +140,7 @@ window.bt = {
   // The limiter alone, without sleeping through its waits: a throttling
   // answer naming 300 ms; the wait then asked for, as maxWaitMs reports it; a
   // refused or aborted acquire() gives its token back.
-  async limiter() {
-    const l = createLimiter();
-    const off = String(l.rate);
-    const t0 = performance.now();
-    await l.acquire();
-    const freeMs = performance.now() - t0;
-    const rate = l.record(true, 300);
-    const refused = async (options) => {
-      try {
-        await l.acquire(options);
-        return { resolved: true };
-      } catch (e) {
-        return { name: e.name, message: String(e.message ?? e), waitMs: Number(/wait \((\d+) ms\)/.exec(e.message)?.[1]) };
-      }
-    };
-    const first = await refused({ maxWaitMs: 50 });
-    const ac = new AbortController();
-    const pending = refused({ signal: ac.signal });
-    ac.abort(new Error('stop'));
-    const aborted = await pending;
-    const again = await refused({ maxWaitMs: 50 });
-    l.free();
-    return { off, freeMs, rate, first, aborted, again };
-  },
+  limiter: () => limiterAlone(createLimiter, () => performance.now()),
 };
 
 document.getElementById('status').textContent = 'ready';

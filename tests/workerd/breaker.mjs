@@ -6,6 +6,7 @@
 // would carry it between invocations.
 import { withBackoff } from '../../pkg/workerd.js';
 import { BrokenCircuitError, createGate, createLimiter } from '../../pkg/gate/workerd.js';
+import { limiterAlone } from '../js/breaker-checks.mjs';
 
 /** The breaker whose state /trip saves and /resume takes up (one round: 700 ms, no jitter). */
 const CARRIED = { consecutive: 1, mode: 'fail-fast', baseMs: 700, maxDelayMs: 700, jitter: 'none' };
@@ -127,30 +128,7 @@ const routes = {
   // The limiter alone, without sleeping through its waits: a throttling
   // answer naming 300 ms; the wait it then asks for, as maxWaitMs reports it;
   // a refused or aborted acquire() gives its token back.
-  async '/limiter'() {
-    const l = createLimiter();
-    const off = String(l.rate);
-    const t0 = Date.now();
-    await l.acquire();
-    const freeMs = Date.now() - t0;
-    const rate = l.record(true, 300);
-    const refused = async (options) => {
-      try {
-        await l.acquire(options);
-        return { resolved: true };
-      } catch (e) {
-        return { name: e.name, message: String(e.message ?? e), waitMs: Number(/wait \((\d+) ms\)/.exec(e.message)?.[1]) };
-      }
-    };
-    const first = await refused({ maxWaitMs: 50 });
-    const ac = new AbortController();
-    const pending = refused({ signal: ac.signal });
-    ac.abort(new Error('stop'));
-    const aborted = await pending;
-    const again = await refused({ maxWaitMs: 50 });
-    l.free();
-    return { off, freeMs, rate, first, aborted, again };
-  },
+  '/limiter': () => limiterAlone(createLimiter, Date.now),
 };
 
 export default {

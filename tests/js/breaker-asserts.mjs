@@ -1,0 +1,37 @@
+// The assertions on the shared breaker scenarios (tests/js/breaker-checks.mjs
+// and the throttled-call scenario of both runtimes), for the test files.
+import assert from 'node:assert/strict';
+
+/** What `limiterAlone` must find in every runtime. */
+export function assertLimiterAlone(r) {
+  assert.equal(r.off, 'Infinity');
+  assert.ok(r.freeMs < 50, `off: acquire() took ${r.freeMs} ms`);
+  assert.ok(r.rate >= 0.5 && r.rate < 1e9, `rate ${r.rate}`);
+  assert.equal(r.first.name, 'RangeError');
+  assert.ok(r.first.waitMs >= 300, `the wait asked for: ${r.first.message}`);
+  assert.equal(r.aborted.message, 'stop');
+  assert.equal(r.again.name, 'RangeError');
+  // (a kept token would add one token time, 2 s at the lowest rate; the named wait shrinks as time passes)
+  assert.ok(
+    r.again.waitMs <= r.first.waitMs && r.first.waitMs - r.again.waitMs < 200,
+    `${r.again.waitMs} vs ${r.first.waitMs}: no token was kept`,
+  );
+}
+
+/**
+ * A gate with `limit: 'adaptive'` after 30 warm-up calls and a 429 naming
+ * 300 ms: the next first attempt reached the server (arrival times `at`)
+ * after the named 300 ms plus one token at the throttled rate.
+ */
+export function assertThrottledGap(r, at, t) {
+  assert.ok(
+    r.warm.every((s) => s === 200),
+    String(r.warm),
+  );
+  assert.deepEqual([r.throttled.status, r.next.status], [429, 200]);
+  assert.equal(at.length, 32);
+  const gap = at[31] - at[30];
+  t.diagnostic(`429 → next first attempt: ${gap.toFixed(0)} ms`);
+  assert.ok(gap >= 295, `the next first attempt went ${gap.toFixed(0)} ms after the 429`);
+  assert.ok(gap < 1300, `${gap.toFixed(0)} ms: the server's 300 ms and one token at the throttled rate`);
+}

@@ -1,0 +1,34 @@
+// Scenarios of the adaptive limiter shared by the Chromium page
+// (tests/browser/breaker.js) and the workerd worker (tests/workerd/breaker.mjs):
+// plain JavaScript, no Node API, so both import this file.
+
+/**
+ * The limiter alone: off until throttled; after a 429 naming 300 ms, the wait
+ * an acquire() with maxWaitMs asks for; a refused or aborted acquire gives
+ * its token back. `now` is the runtime's clock (workerd's performance.now
+ * stands still between I/O).
+ */
+export async function limiterAlone(createLimiter, now) {
+  const l = createLimiter();
+  const off = String(l.rate);
+  const t0 = now();
+  await l.acquire();
+  const freeMs = now() - t0;
+  const rate = l.record(true, 300);
+  const refused = async (options) => {
+    try {
+      await l.acquire(options);
+      return { resolved: true };
+    } catch (e) {
+      return { name: e.name, message: String(e.message ?? e), waitMs: Number(/wait \((\d+) ms\)/.exec(e.message)?.[1]) };
+    }
+  };
+  const first = await refused({ maxWaitMs: 50 });
+  const ac = new AbortController();
+  const pending = refused({ signal: ac.signal });
+  ac.abort(new Error('stop'));
+  const aborted = await pending;
+  const again = await refused({ maxWaitMs: 50 });
+  l.free();
+  return { off, freeMs, rate, first, aborted, again };
+}
