@@ -29,6 +29,18 @@ export const BIN_MS = 100;
 export const DEFAULT_POINT = { C: 100, K: 20, T: 10_000 };
 export const DEFAULT_RUNS = 10;
 
+/** Call k's options: its seed (seed + k), or none for fresh random seeds. */
+const callSeed = (seed, k) => (seed === undefined ? undefined : { seed: seed + k });
+
+/** A client whose calls go through one gate with `options` (over the schedule): `withBackoff(origin, { gate })`. */
+const gated =
+  (options) =>
+  ({ withBackoff, createGate }, origin, schedule, seed) => {
+    const gate = createGate({ ...schedule, maxQueued: Infinity, seed, ...options });
+    const f = withBackoff(origin, { ...schedule, maxAttempts: Infinity, gate });
+    return (url, k) => f(url, undefined, callSeed(seed, k));
+  };
+
 /**
  * The policies compared, one row each in the demo's outage view and in
  * bench/OUTAGE.md, in this order (the first is the baseline of the ratios).
@@ -48,29 +60,11 @@ export const OUTAGE_POLICIES = [
     modules: [''],
     client: ({ withBackoff }, origin, schedule, seed) => {
       const f = withBackoff(origin, { ...schedule, maxAttempts: Infinity });
-      return (url, k) => f(url, undefined, seed === undefined ? undefined : { seed: seed + k });
+      return (url, k) => f(url, undefined, callSeed(seed, k));
     },
   },
-  {
-    id: 'gate-1',
-    name: 'gate, trips at the 1st failure',
-    modules: ['', 'gate'],
-    client: ({ withBackoff, createGate }, origin, schedule, seed) => {
-      const gate = createGate({ ...schedule, maxQueued: Infinity, seed, consecutive: 1 });
-      const f = withBackoff(origin, { ...schedule, maxAttempts: Infinity, gate });
-      return (url, k) => f(url, undefined, seed === undefined ? undefined : { seed: seed + k });
-    },
-  },
-  {
-    id: 'gate',
-    name: 'gate (default: trips after 5)',
-    modules: ['', 'gate'],
-    client: ({ withBackoff, createGate }, origin, schedule, seed) => {
-      const gate = createGate({ ...schedule, maxQueued: Infinity, seed });
-      const f = withBackoff(origin, { ...schedule, maxAttempts: Infinity, gate });
-      return (url, k) => f(url, undefined, seed === undefined ? undefined : { seed: seed + k });
-    },
-  },
+  { id: 'gate-1', name: 'gate, trips at the 1st failure', modules: ['', 'gate'], client: gated({ consecutive: 1 }) },
+  { id: 'gate', name: 'gate (default: trips after 5)', modules: ['', 'gate'], client: gated({}) },
   {
     // A breaker in fail-fast mode: a call that finds the circuit open ends at
     // once (its last 503, or a BrokenCircuitError); the caller, like a UI's
@@ -79,19 +73,17 @@ export const OUTAGE_POLICIES = [
     id: 'fail-fast',
     name: "breaker, mode: 'fail-fast'",
     modules: ['', 'gate'],
-    client: ({ withBackoff, createGate, BrokenCircuitError }, origin, schedule, seed, counts) => {
-      const gate = createGate({ ...schedule, maxQueued: Infinity, seed, mode: 'fail-fast' });
-      const f = withBackoff(origin, { ...schedule, maxAttempts: Infinity, gate });
+    client: (lib, origin, schedule, seed, counts) => {
+      const send = gated({ mode: 'fail-fast' })(lib, origin, schedule, seed);
       const later = (ms) => new Promise((r) => setTimeout(r, Math.max(ms, RTT_MS)));
-      const opts = (k) => (seed === undefined ? undefined : { seed: seed + k });
       return async (url, k) => {
         for (;;) {
           try {
-            const res = await f(url, undefined, opts(k));
+            const res = await send(url, k);
             if (res.status === 200) return res;
             counts.failedFast++;
           } catch (e) {
-            if (!(e instanceof BrokenCircuitError)) throw e;
+            if (!(e instanceof lib.BrokenCircuitError)) throw e;
             counts.failedFast++;
             await later(e.retryAfterMs);
           }

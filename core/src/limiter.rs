@@ -273,7 +273,7 @@ impl Limiter {
             // Throttled again without getting above the last rate that was:
             // the capacity has not moved, so probe less often.
             self.doublings = if self.enabled && r <= self.last_max_rate * PROBE_GAIN {
-                crate::math::min((self.doublings + 1) as f64, PLATEAU_MAX_DOUBLINGS as f64) as u32
+                (self.doublings + 1).min(PLATEAU_MAX_DOUBLINGS)
             } else {
                 0
             };
