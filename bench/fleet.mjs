@@ -34,7 +34,7 @@ export const POINT = { C: 50, K: 20, T: 10_000 };
 export const RPC_MS = 5;
 
 /** js/fleet.js and the gate, bundled for Node (sharedGate is in the workerd build only). */
-async function fleetLib(dir) {
+export async function fleetLib(dir) {
   await build({
     stdin: {
       contents: "export { sharedGate, GateHub } from './js/fleet.js'; export { createGate } from './js/gate.js';",
@@ -61,7 +61,7 @@ async function fleetLib(dir) {
  * A namespace whose objects are GateHubs in this process, behind a modelled
  * RPC (RPC_MS each way, structured clones); `hubs` collects them.
  */
-function fakeNamespace(GateHub, hubs, rpcMs = RPC_MS) {
+export function fakeNamespace(GateHub, hubs, rpcMs = RPC_MS) {
   const later = () => new Promise((r) => setTimeout(r, rpcMs));
   return {
     idFromName: (name) => name,
@@ -76,7 +76,7 @@ function fakeNamespace(GateHub, hubs, rpcMs = RPC_MS) {
           if (rpcMs > 0) await later();
           return answer;
         };
-      return { report: call('report'), admit: call('admit'), probed: call('probed') };
+      return { report: call('report'), admit: call('admit'), probed: call('probed'), lease: call('lease') };
     },
   };
 }

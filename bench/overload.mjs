@@ -18,14 +18,18 @@
 //
 //   node bench/overload.mjs [--json]   (run.mjs section 'overload')
 import FakeTimers from '@sinonjs/fake-timers';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { RPC_MS, fakeNamespace, fleetLib } from './fleet.mjs';
 
 const R = 100; // server capacity, req/s
 const BURST = 10; // server bucket size
 const C = 10; // clients
 const LATENCY_MS = 20; // server time per request
 const SECONDS = 30;
-const RUNS = 20; // each scenario, interleaved; a single run's 429 count varies by ±20 %
+const RUNS = Number(process.env.RUNS) || 20; // each scenario, interleaved; a single run's 429 count varies by ±20 %
 
 /** The server: a token bucket of R/s; 429 with Retry-After: 1 beyond it. */
 function server() {
@@ -69,7 +73,8 @@ async function scenario(name, makeClient) {
     const end = Date.now() + SECONDS * 1000;
     const lat = [];
     let failed = 0;
-    const clients = Array.from({ length: C }, () => makeClient(fetchOf(srv)));
+    const hubs = new Map(); // (the shared limiter's objects: one per scenario run)
+    const clients = Array.from({ length: C }, () => makeClient(fetchOf(srv), hubs));
     const loops = clients.map(async (call) => {
       while (Date.now() < end) {
         const t = Date.now();
@@ -79,8 +84,12 @@ async function scenario(name, makeClient) {
         else failed++;
       }
     });
-    await clock.tickAsync(SECONDS * 1000 + 5000);
-    await Promise.all(loops);
+    let done = false;
+    const all = Promise.all(loops).then(() => (done = true));
+    await clock.tickAsync(SECONDS * 1000);
+    // (calls still waiting at the end: their clients stop after them)
+    while (!done) await clock.tickAsync(1000);
+    await all;
     return {
       name,
       goodput: lat.length / SECONDS,
@@ -97,6 +106,10 @@ async function scenario(name, makeClient) {
 export async function overload() {
   const { withBackoff } = await import('wasm-backoff');
   const { createGate } = await import('wasm-backoff/gate');
+  // The fleet's shared limiter (workerd build only): js/fleet.js bundled for Node, its object in-process.
+  const dir = mkdtempSync(join(os.tmpdir(), 'wb-overload-'));
+  const { sharedGate, GateHub } = await fleetLib(dir);
+  rmSync(dir, { recursive: true, force: true });
   const { AdaptiveRetryStrategy } = await import('@smithy/util-retry');
   const clients = [
     [
@@ -137,6 +150,14 @@ export async function overload() {
             }
           }
         };
+      },
+    ],
+    [
+      `ours, one limiter for the fleet: sharedGate \`limit: 'adaptive'\` (its GateObject in-process, ${RPC_MS} ms RPC)`,
+      (f, hubs) => {
+        const gate = sharedGate(fakeNamespace(GateHub, hubs), { limit: 'adaptive', consecutive: Infinity });
+        const g = withBackoff(f, { maxAttempts: 3, gate });
+        return async () => (await g('http://origin/')).status === 200;
       },
     ],
   ];

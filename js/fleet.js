@@ -20,10 +20,12 @@
 //   circuit and answers every waiting isolate at once; a failure starts the
 //   next round, and the isolates keep waiting.
 // The threshold (`consecutive`, `failureRatio`), the rounds' schedule, `mode`
-// and `probeTimeoutMs` are the object's; the queue, concurrency, per-call
-// limits and the adaptive limiter stay per isolate (not shared).
+// and `probeTimeoutMs` are the object's; the queue, concurrency and per-call
+// limits stay per isolate. With `limit: 'adaptive'`, the adaptive limiter is
+// the object's too, handed out as shares (js/fleet-limiter.js).
 import { own, number, fn } from './wasm.js';
 import { Gate, BrokenCircuitError, GateTimeoutError } from './gate.js';
+import { FleetLimiter, Lease, LEASE_MS } from './fleet-limiter.js';
 
 /** The options that stay with each isolate's local gate (the rest go to the object's). */
 const LOCAL = new Set([
@@ -89,7 +91,9 @@ export class GateHub {
   /** The options the gate was made with. */
   options;
   /** Requests answered, by method (for tests and the benchmark). */
-  rpcs = { report: 0, admit: 0, probed: 0 };
+  rpcs = { report: 0, admit: 0, probed: 0, lease: 0 };
+  /** The shared limiters, by key. @type {Map<string, FleetLimiter>} */
+  limiters = new Map();
   /** @type {Map<number, { t: any, at: number }>} */
   #probes = new Map();
   #seq = 0;
@@ -205,6 +209,20 @@ export class GateHub {
     }
     return this.answer(key, 'state');
   }
+
+  /**
+   * RPC: an isolate's report to the shared limiter of `key` (what it sent,
+   * wanted and was throttled since its last); answers its share
+   * (js/fleet-limiter.js).
+   * @param {string} key
+   * @param {import('./fleet-limiter.js').Report} report
+   */
+  lease(key, report) {
+    this.rpcs.lease++;
+    let l = this.limiters.get(key);
+    if (!l) this.limiters.set(key, (l = new FleetLimiter()));
+    return l.lease(report, Date.now());
+  }
 }
 
 /**
@@ -223,7 +241,15 @@ export class SharedGate extends Gate {
   /** @type {Set<Promise<unknown>>} */
   #out = new Set();
   /** Round trips to the objects, by method. */
-  rpcs = { report: 0, admit: 0, probed: 0 };
+  rpcs = { report: 0, admit: 0, probed: 0, lease: 0 };
+  /** This isolate, to the objects' limiters. */
+  #id = Math.random().toString(36).slice(2) + Date.now().toString(36);
+  /** The statuses that say "throttled" (`throttleOn`); undefined: no shared limiter. @type {Set<number> | undefined} */
+  #throttleOn;
+  /** @type {Map<string, Lease>} */
+  #leases = new Map();
+  /** No threshold (`consecutive: Infinity`, no `failureRatio`): failures are not reported. */
+  #never = false;
 
   /**
    * @param {any} namespace
@@ -240,17 +266,21 @@ export class SharedGate extends Gate {
     new Gate(o).free();
     const local = { ...o };
     for (const k of TRIP) delete local[k];
+    // The adaptive limiter is the object's (the local gate limits nothing itself).
+    delete local.limit;
     super({ ...local, consecutive: Infinity });
+    if (o.limit === 'adaptive') this.#throttleOn = new Set(o.throttleOn ?? [429]);
     this.#ns = namespace;
     this.#name = name ?? ((/** @type {string} */ k) => k);
     this.#shared = sharedPart(o);
+    this.#never = o.consecutive === Infinity && o.failureRatio === undefined;
     this.#pollMs = pollMs;
   }
 
   /**
    * Method `m` of the object of `key` (a stub per call: workerd binds a stub
    * to the request that made it). Counted in `rpcs`.
-   * @param {'report' | 'admit' | 'probed'} m
+   * @param {'report' | 'admit' | 'probed' | 'lease'} m
    * @param {string} key
    * @param {...unknown} args
    * @returns {Promise<Answer>}
@@ -299,6 +329,7 @@ export class SharedGate extends Gate {
       return;
     }
     if (this.state(key).phase !== 'healthy') return; // (the object said open already: the failure joins that round)
+    if (this.#never) return; // (no threshold: the object's circuit never opens, a report would change nothing)
     k.failed++;
     this.#report(key, k);
   }
@@ -331,6 +362,95 @@ export class SharedGate extends Gate {
           else k.failed = 0;
         }),
     );
+  }
+
+  /** The shared limiter's state of `key` in this isolate (undefined without `limit: 'adaptive'`). */
+  #lease(/** @type {string} */ key) {
+    if (!this.#throttleOn) return undefined;
+    let l = this.#leases.get(key);
+    if (!l) this.#leases.set(key, (l = new Lease()));
+    return l;
+  }
+
+  /**
+   * This isolate's share of the fleet's rate for `key`: `rate` (req/s;
+   * Infinity while the fleet has not been throttled), the fleet's `fleet`,
+   * and `alone` (the object could not be reached: this isolate's own
+   * limiter decides). Undefined without `limit: 'adaptive'`.
+   * @param {string} key
+   */
+  share(key) {
+    const l = this.#lease(key);
+    return l && { rate: l.share, fleet: l.fleet, alone: l.alone };
+  }
+
+  /**
+   * Waits for the token of one attempt at `key` (none while the fleet has
+   * not been throttled), within `t`'s limits; asks for the next share when
+   * this one is old.
+   * @param {string} key
+   * @param {{ signal?: AbortSignal, deadline: number }} t
+   */
+  async limited(key, t) {
+    const l = this.#lease(key);
+    if (!l) return;
+    if (Date.now() >= l.renewAt) this.#renew(key, l);
+    if (!(await l.wait(t.deadline, t.signal, () => this.#renew(key, l)))) throw new GateTimeoutError(key, 'deadline');
+  }
+
+  /**
+   * An answer from `key` (not a network failure): fed to the isolate's own
+   * limiter (its send rate, and its fallback), and the first throttling one
+   * since the last report is reported at once.
+   * @param {string} key
+   * @param {number | undefined} status
+   * @param {number | undefined} ra the wait the answer named (ms)
+   */
+  answered(key, status, ra) {
+    const l = this.#lease(key);
+    const on = /** @type {Set<number>} */ (this.#throttleOn);
+    const now = Date.now();
+    // (a share is asked for again once it is LEASE_MS old, with the throttles counted meanwhile:
+    // the fleet cuts at most once a lease period, so an earlier report would change nothing)
+    if (l?.answered(on.has(/** @type {number} */ (status)) || (status === 503 && ra !== undefined), ra, now) && l.due(now)) {
+      this.#renew(key, l);
+    }
+  }
+
+  /**
+   * Reports to the shared limiter of `key` (after the macrotask: the
+   * answers that come back together are one report), unless a report is on
+   * its way; a throttle counted meanwhile goes in the next, sent when it is
+   * answered.
+   * @param {string} key
+   * @param {Lease} l
+   */
+  #renew(key, l) {
+    if (l.pending) return;
+    l.pending = this.track(
+      new Promise((r) => setTimeout(r, 0))
+        .then(() => this.rpc('lease', key, l.report(this.#id, Date.now())))
+        .then((a) => l.follow(/** @type {any} */ (a), Date.now()))
+        .then(
+          () => {},
+          () => {
+            // The object unreachable: this isolate's own limiter, until a report gets through.
+            l.alone = true;
+            l.renewAt = Date.now() + LEASE_MS;
+          },
+        )
+        .finally(() => {
+          l.pending = undefined;
+          if (l.throttled > 0 && l.due(Date.now())) this.#renew(key, l);
+        }),
+    );
+  }
+
+  /** Frees the local gate and this isolate's limiters. */
+  free() {
+    for (const l of this.#leases.values()) l.free();
+    this.#leases.clear();
+    super.free();
   }
 
   /** Keeps `p` until it settles (flush() waits for it). */
@@ -405,6 +525,15 @@ class SharedTicket {
     const { g, key, inner } = this;
     const pending = g.k(key).pending;
     if (pending) await waitFor(pending);
+    // A new attempt (not one held by the gate, as in the local gate) waits for its token first.
+    if (inner.state === 0) {
+      try {
+        await g.limited(key, /** @type {any} */ (this));
+      } catch (e) {
+        if (e instanceof GateTimeoutError) this.#why = 'deadline';
+        throw e;
+      }
+    }
     await inner.pass();
     // Healthy: straight out. Probing: this call is the local gate's probe; the object decides.
     if (g.state(key).phase !== 'probing') return;
@@ -478,6 +607,7 @@ class SharedTicket {
   /** The fetch driver's step (Ticket.fetched in gate.js), with the outcome noted for the object first. */
   fetched(c, why, failed, status, res, error, ra, attempt) {
     this.#note(!why || failed || c.retryOn.has(status));
+    if (!failed) this.g.answered(this.key, status, ra);
     return this.inner.fetched(c, why, failed, status, res, error, ra, attempt);
   }
 

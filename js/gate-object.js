@@ -14,7 +14,7 @@ const SAVED = 'gate';
 /**
  * Bind it as is (`export { GateObject } from 'wasm-backoff/gate'`); the
  * options come with the isolates' requests (the first request's make the
- * object's gate). RPC methods: `report`, `admit`, `probed` (sharedGate's),
+ * object's gate). RPC methods: `report`, `admit`, `probed`, `lease` (sharedGate's),
  * and `stats` (what it has answered, and its gate's counters).
  */
 export class GateObject extends DurableObject {
@@ -62,8 +62,18 @@ export class GateObject extends DurableObject {
     return this.#hub.probed(key, id, ok, options);
   }
 
-  /** The requests answered, by method, and the object's gate's counters. */
+  /** @param {string} key @param {import('./fleet-limiter.js').Report} report */
+  lease(key, report) {
+    return this.#hub.lease(key, report);
+  }
+
+  /** The requests answered, by method, the object's gate's counters and its limiters' states. */
   stats() {
-    return { rpcs: { ...this.#hub.rpcs }, gate: this.#hub.gate?.stats() ?? null };
+    const hub = this.#hub;
+    return {
+      rpcs: { ...hub.rpcs },
+      gate: hub.gate?.stats() ?? null,
+      limiters: Object.fromEntries([...hub.limiters].map(([k, l]) => [k, l.toJSON()])),
+    };
   }
 }

@@ -319,3 +319,27 @@ pub fn limiter_record(h: usize, throttled: bool, hint: f64, now: f64) -> f64 {
 pub fn limiter_rate(h: usize) -> f64 {
     limiter(h).rate()
 }
+
+/// `Limiter::record_rate` (a fleet's object: the send rate its isolates
+/// report); answers the new rate.
+#[wasm_bindgen]
+pub fn limiter_record_rate(h: usize, throttled: bool, hint: f64, rate: f64, now: f64) -> f64 {
+    let l = limiter(h);
+    l.record_rate(throttled, hint, rate, now);
+    l.rate()
+}
+
+/// `Limiter::grow`: an isolate that was not counted joins the throttled
+/// fleet; answers the new rate.
+#[wasm_bindgen]
+pub fn limiter_grow(h: usize, rate: f64) -> f64 {
+    let l = limiter(h);
+    l.grow(rate);
+    l.rate()
+}
+
+/// The send rate the limiter measured (req/s, smoothed).
+#[wasm_bindgen]
+pub fn limiter_measured(h: usize) -> f64 {
+    limiter(h).measured()
+}

@@ -263,6 +263,59 @@ impl Limiter {
             return;
         }
         self.measure(now_ms);
+        self.react(throttled, hint_ms, now_ms);
+    }
+
+    /// As [`Limiter::record`], for a caller that measures the send rate
+    /// itself: `rate` (req/s) replaces the limiter's own measurement. A
+    /// fleet's Durable Object adds up the send rates its isolates report
+    /// (js/fleet.js); one [`Limiter::record`] per reported answer would
+    /// count a batch that arrives at once as a burst. Non-finite or negative
+    /// rates and times are ignored.
+    ///
+    /// ```
+    /// use wasm_backoff_core::limiter::Limiter;
+    /// let mut l = Limiter::new(0.0);
+    /// l.record_rate(true, -1.0, 200.0, 1000.0); // 50 isolates sending 4 req/s each: throttled
+    /// assert_eq!(l.rate(), 140.0, "β × the fleet's rate");
+    /// ```
+    pub fn record_rate(&mut self, throttled: bool, hint_ms: f64, rate: f64, now_ms: f64) {
+        if !now_ms.is_finite() || now_ms < 0.0 || !rate.is_finite() || rate < 0.0 {
+            return;
+        }
+        self.measured = rate;
+        self.react(throttled, hint_ms, now_ms);
+    }
+
+    /// A sender that was not counted when the limiter was throttled turns
+    /// out to have been part of the load, sending `rate` req/s: the rate it
+    /// was throttled at, and the rate now, grow as if it had been counted
+    /// (`BETA` × `rate` more now). A fleet's object calls this when an
+    /// isolate reports its first throttle after the fleet's; without it,
+    /// the fleet would be cut to β × the first reporter's rate. Nothing
+    /// while not enabled.
+    ///
+    /// ```
+    /// use wasm_backoff_core::limiter::Limiter;
+    /// let mut l = Limiter::new(0.0);
+    /// l.record_rate(true, -1.0, 10.0, 0.0);
+    /// l.grow(10.0);
+    /// assert_eq!(l.rate(), 14.0, "as if throttled at 20 req/s");
+    /// ```
+    pub fn grow(&mut self, rate: f64) {
+        if !self.enabled || !rate.is_finite() || rate <= 0.0 {
+            return;
+        }
+        self.last_max_rate += rate;
+        self.measured += rate;
+        self.fill_rate += BETA * rate;
+        if self.fill_rate > self.capacity {
+            self.capacity = self.fill_rate;
+        }
+    }
+
+    /// The rate's reaction to one answer (the measurement already taken).
+    fn react(&mut self, throttled: bool, hint_ms: f64, now_ms: f64) {
         let window = |max: f64| cbrt(max * (1.0 - BETA) / SCALE);
         let rate = if throttled {
             let r = if self.enabled && self.fill_rate < self.measured {

@@ -209,7 +209,10 @@ export class GateTimeoutError extends Error {
  * `probeTimeoutMs` are the shared circuit's: sent to the target's {@link GateObject}, whose gate is
  * made from the first request it gets (keep them the same in every Worker). The queue
  * (`maxQueued`, `overflow`), `concurrency`, the per-call limits, `retryable`, `key`, `onStateChange`
- * and the adaptive limiter (`limit`, `throttleOn`) stay with each isolate: not shared.
+ * and `throttleOn` stay with each isolate. `limit: 'adaptive'` makes the adaptive limiter the
+ * fleet's: one per target in its object, each isolate sending at its share of the fleet's rate
+ * (see {@link SharedGate.share}). `consecutive: Infinity` (no `failureRatio`): no circuit, and no
+ * failure is reported.
  */
 export interface SharedGateOptions extends GateOptions {
   /** The {@link GateObject} of a target key: its name in the namespace (a non-empty string). @default the key itself (one object per target) */
@@ -233,8 +236,20 @@ export interface SharedGateOptions extends GateOptions {
 export class SharedGate extends Gate {
   /** @throws {TypeError | RangeError} naming the offending option, or when `namespace` is not a Durable Object namespace. */
   constructor(namespace: DurableObjectNamespaceLike, options?: SharedGateOptions);
-  /** Round trips to the objects so far, by method: `report` (failures), `admit` (a local probe asking to go), `probed` (the fleet's probe's outcome). */
-  readonly rpcs: { report: number; admit: number; probed: number };
+  /** Round trips to the objects so far, by method: `report` (failures), `admit` (a local probe asking to go), `probed` (the fleet's probe's outcome), `lease` (the shared limiter: a throttle, or a share renewed). */
+  readonly rpcs: { report: number; admit: number; probed: number; lease: number };
+  /**
+   * With `limit: 'adaptive'`: this isolate's share of the fleet's rate for `key`. Nothing is shared
+   * or asked until an isolate is throttled (429, or a 503 naming a wait); its report makes the
+   * object's limiter (the same adaptive limiter as `createLimiter`'s, fed the fleet's send rate) cut
+   * the fleet's rate, once per lease period however many isolates were throttled. Each isolate then
+   * sends through a token bucket of its share (max-min fair over what the isolates want), renewed
+   * once a second while its calls flow. A server-named wait pauses only the isolate that got it.
+   * `rate` is this isolate's share (req/s; `Infinity` while not throttled), `fleet` the fleet's
+   * rate, `alone` true while the object cannot be reached (this isolate's own limiter decides, as
+   * a local gate's would). `undefined` without `limit: 'adaptive'`.
+   */
+  share(key: string): { rate: number; fleet: number; alone: boolean } | undefined;
   /** The long poll's limit (`pollMs`). */
   readonly pollMs: number;
   /**
@@ -285,6 +300,12 @@ export class GateObject {
   admit(key: string, pollMs: number, options: Record<string, unknown>): Promise<GateAnswer>;
   /** RPC: the probe's outcome (`null`: cancelled, the next request probes). */
   probed(key: string, id: number, ok: boolean | null, options: Record<string, unknown>): GateAnswer;
-  /** The requests answered by method, and the object's gate's counters (null before its first request). */
-  stats(): { rpcs: { report: number; admit: number; probed: number }; gate: ReturnType<Gate['stats']> | null };
+  /** RPC: an isolate's report to the shared limiter of `key` (its send rate, what it wanted, its throttles); answers its share. */
+  lease(key: string, report: Record<string, unknown>): { rate: number; fleet: number; version: number };
+  /** The requests answered by method, the object's gate's counters (null before its first request) and its limiters (by key: the fleet's rate, its cuts so far, the isolates counted). */
+  stats(): {
+    rpcs: { report: number; admit: number; probed: number; lease: number };
+    gate: ReturnType<Gate['stats']> | null;
+    limiters: Record<string, { rate: number; version: number; isolates: number }>;
+  };
 }

@@ -46,10 +46,10 @@ test('a healthy target: every call goes straight out, no round trip to the objec
   const out = await Promise.all(ISOLATES.map((n) => call(n, '/calls?n=10&path=/up')));
   for (const o of out) {
     assert.deepEqual(o.statuses, Array(10).fill(200));
-    assert.deepEqual(o.rpcs, { report: 0, admit: 0, probed: 0 }, 'no round trip from the isolate');
+    assert.deepEqual(o.rpcs, { report: 0, admit: 0, probed: 0, lease: 0 }, 'no round trip from the isolate');
   }
   const obj = await call('a', `/object?key=${encodeURIComponent(srv.url)}`);
-  assert.deepEqual(obj.rpcs, { report: 0, admit: 0, probed: 0 }, 'the object answered nothing');
+  assert.deepEqual(obj.rpcs, { report: 0, admit: 0, probed: 0, lease: 0 }, 'the object answered nothing');
   assert.equal(srv.count('/up'), 50);
 });
 
@@ -109,4 +109,40 @@ test('bad options and keys: TypeError or RangeError naming them', { timeout: 20_
   assert.match(messages[4], /consecutive/);
   assert.match(messages[5], /baseMs/);
   assert.match(messages[6], /string keys/);
+});
+
+test("limit: 'adaptive': one limiter for the fleet, cut once however many isolates were throttled; idle isolates ask nothing", {
+  timeout: 30_000,
+}, async () => {
+  // A server with a capacity: a token bucket of 100 req/s (burst 10), 429 beyond it (no Retry-After: no pauses).
+  let tokens = 10;
+  let at = performance.now();
+  let throttled = 0;
+  srv.script('/busy', () => {
+    const now = performance.now();
+    tokens = Math.min(10, tokens + ((now - at) / 1000) * 100);
+    at = now;
+    if (tokens < 1) return (throttled++, { status: 429 });
+    tokens--;
+    return { status: 200, body: 'ok' };
+  });
+  const busy = ISOLATES.slice(0, 4);
+  const out = await Promise.all(busy.map((n) => call(n, '/limited?n=40&path=/busy')));
+  const idle = await call('e', '/limited?n=0&path=/busy');
+  const obj = await call('a', `/object?key=${encodeURIComponent(`lim:${srv.url}`)}`);
+  const lim = obj.limiters[srv.url];
+  console.log(
+    `  429s ${throttled}; object: ${JSON.stringify(obj)}; isolates: ${out.map((o) => JSON.stringify({ rpcs: o.rpcs, share: o.share })).join(' ')}`,
+  );
+  assert.ok(throttled > 0, 'the fleet went over the capacity at first');
+  assert.ok(lim, 'the object keeps a limiter for the target');
+  assert.equal(lim.isolates, out.filter((o) => o.rpcs.lease > 0).length, 'every isolate that was throttled reported to it');
+  assert.ok(lim.version >= 1 && lim.rate < Infinity, 'the fleet was throttled: a finite rate');
+  // Isolates throttled by the same burst join the cut (grow) instead of cutting again, as one client's limiter cuts once per throttle.
+  assert.ok(lim.version < obj.rpcs.lease, `${lim.version} cuts for ${obj.rpcs.lease} reports`);
+  for (const o of out.filter((x) => x.rpcs.lease > 0)) {
+    assert.ok(o.share.rate > 0 && o.share.rate <= o.share.fleet, `a share of the fleet's rate: ${JSON.stringify(o.share)}`);
+    assert.equal(o.share.alone, false);
+  }
+  assert.deepEqual(idle.rpcs, { report: 0, admit: 0, probed: 0, lease: 0 }, 'an isolate with no calls asks nothing');
 });

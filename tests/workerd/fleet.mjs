@@ -6,7 +6,12 @@
 //   GET /calls?n=&path=   n concurrent calls to ORIGIN + path through this
 //                         isolate's shared gate; answers their statuses and
 //                         this isolate's round trips to the object
-//   GET /object?key=      the object's stats (its RPCs, its gate's counters)
+//   GET /limited?n=&path= n calls one after another to ORIGIN + path through
+//                         this isolate's shared gate with the fleet's adaptive
+//                         limiter (its objects named 'lim:' + key); answers
+//                         their statuses, the round trips and this isolate's share
+//   GET /object?key=      the object's stats (its RPCs, its gate's counters,
+//                         its limiters)
 //   GET /bad              the errors of bad options (name and message each)
 //   GET /rpc?key=&n=      n round trips to the object in a row (a report of
 //                         nothing: the object answers its state), timed here
@@ -27,6 +32,10 @@ const gateOf = (env) =>
     pollMs: 2000,
   }));
 
+// The fleet's adaptive limiter alone (no breaker), in objects of their own.
+let limited;
+const limitedOf = (env) => (limited ??= sharedGate(env.GATES, { limit: 'adaptive', consecutive: Infinity, name: (k) => `lim:${k}` }));
+
 export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
@@ -39,6 +48,14 @@ export default {
       // A call of this request may have been the fleet's probe: its outcome must reach the object.
       ctx.waitUntil(gate.flush());
       return Response.json({ statuses: res.map((r) => r.status), rpcs: gate.rpcs, stats: gate.stats() });
+    }
+    if (url.pathname === '/limited') {
+      const gate = limitedOf(env);
+      const api = withBackoff(fetch, { gate, maxAttempts: 3 });
+      const statuses = [];
+      for (let i = 0, n = Number(q('n')); i < n; i++) statuses.push((await api(`${env.ORIGIN}${q('path')}?by=${env.NAME}`)).status);
+      ctx.waitUntil(gate.flush());
+      return Response.json({ statuses, rpcs: gate.rpcs, share: gate.share(new URL(env.ORIGIN).origin) });
     }
     if (url.pathname === '/object') {
       return Response.json(await env.GATES.get(env.GATES.idFromName(q('key'))).stats());
