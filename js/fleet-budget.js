@@ -238,6 +238,7 @@ export class SharedBudget {
     this.#outAt = now;
     const out = new Promise((r) => setTimeout(r, 0))
       .then(() => this.#send())
+      .catch(() => this.#failed(this.#now)) // (#send catches the RPC's errors: nothing else is expected to throw)
       .finally(() => {
         if (this.#out === out) this.#out = undefined;
       });
