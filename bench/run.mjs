@@ -131,14 +131,10 @@ try {
     return queueSection({ quick: QUICK, log });
   });
 
-  await section(
-    'fleet',
-    '9. Fleet: one shared gate and one shared retry budget (GateObject) vs per isolate (bench/fleet.mjs)',
-    async () => {
-      const { fleetSection } = await import('./fleet.mjs');
-      return fleetSection({ quick: QUICK, log });
-    },
-  );
+  await section('fleet', '9. Fleet: a shared gate and a shared budget (GateObject) vs per isolate (bench/fleet.mjs)', async () => {
+    const { fleetSection } = await import('./fleet.mjs');
+    return fleetSection({ quick: QUICK, log });
+  });
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
