@@ -1,5 +1,6 @@
 // A fleet behind one shared gate (sharedGate + GateObject, js/fleet.js)
-// against per-isolate gates, in three parts:
+// against per-isolate gates, in three parts, and a fourth for the shared
+// retry budget (sharedBudget, js/fleet-budget.js):
 //
 // 1. The outage, in virtual time (the model of www/outage.js: the package's
 //    real code, a fake origin with a 50 ms round trip, C isolates × K calls in
@@ -15,6 +16,12 @@
 //    Worker calls GateObject `report` n times in a row (tests/workerd/fleet.mjs
 //    /rpc): what the first failure an isolate sees, each local probe and the
 //    probe's outcome cost.
+// 4. The retry budget, in the same virtual time: N = 50 isolates × K = 20
+//    calls against an origin down for 10 s (for 2 s, and healthy), no attempt limit,
+//    the default budget (ttlMs 10 s, minPerSec 10, retryRatio 0.2): a
+//    RetryBudget per isolate vs one sharedBudget (BudgetHub, the code
+//    GateObject runs, behind the same modelled RPC). Retries sent, calls
+//    that ended on a refused retry, round trips per isolate.
 //
 //   node bench/fleet.mjs [--quick]     (after `npm run build`); prints the table
 //   npm run bench -- --only=fleet      the same, as section 9 of bench/RESULTS.md
@@ -37,7 +44,8 @@ export const RPC_MS = 5;
 export async function fleetLib(dir) {
   await build({
     stdin: {
-      contents: "export { sharedGate, GateHub } from './js/fleet.js'; export { createGate } from './js/gate.js';",
+      contents:
+        "export { sharedGate, GateHub } from './js/fleet.js'; export { createGate } from './js/gate.js'; export { sharedBudget, BudgetHub } from './js/fleet-budget.js'; export { RetryBudget } from './js/budget.js';",
       resolveDir: ROOT,
       loader: 'js',
     },
@@ -58,10 +66,11 @@ export async function fleetLib(dir) {
 }
 
 /**
- * A namespace whose objects are GateHubs in this process, behind a modelled
- * RPC (RPC_MS each way, structured clones); `hubs` collects them.
+ * A namespace whose objects are GateHubs (or `Hub`s with `methods`) in this
+ * process, behind a modelled RPC (RPC_MS each way, structured clones); `hubs`
+ * collects them.
  */
-export function fakeNamespace(GateHub, hubs, rpcMs = RPC_MS) {
+export function fakeNamespace(GateHub, hubs, rpcMs = RPC_MS, methods = ['report', 'admit', 'probed', 'lease']) {
   const later = () => new Promise((r) => setTimeout(r, rpcMs));
   return {
     idFromName: (name) => name,
@@ -76,7 +85,7 @@ export function fakeNamespace(GateHub, hubs, rpcMs = RPC_MS) {
           if (rpcMs > 0) await later();
           return answer;
         };
-      return { report: call('report'), admit: call('admit'), probed: call('probed'), lease: call('lease') };
+      return Object.fromEntries(methods.map((m) => [m, call(m)]));
     },
   };
 }
@@ -112,6 +121,39 @@ async function outage(lib, runs) {
   }
   const mean = (k) => rpcs.reduce((s, r) => s + r[k], 0) / runs;
   return { per: meanOf(per), shared: meanOf(shared), rpcs: { report: mean('report'), admit: mean('admit'), probed: mean('probed') } };
+}
+
+/** The budget's points: the outage of the gate's rows, a shorter one, and none (a healthy origin: what the budget costs then). */
+export const BUDGET_POINTS = [POINT, { ...POINT, T: 2_000 }, { ...POINT, T: 0 }];
+
+/** The budget rows of the outage model: a RetryBudget per isolate, or one sharedBudget (`state.hubs`, `state.budgets`). */
+function budgetPolicy(shared, state) {
+  return {
+    id: shared ? 'shared-budget' : 'budget',
+    modules: [],
+    client: ({ withBackoff, RetryBudget, sharedBudget, BudgetHub }, origin, schedule, seed) => {
+      const budget = shared ? sharedBudget(fakeNamespace(BudgetHub, state.hubs, RPC_MS, ['budget'])) : new RetryBudget();
+      state.budgets.push(budget);
+      const f = withBackoff(origin, { ...schedule, maxAttempts: Infinity, budget });
+      return (url, k) => f(url, undefined, seed === undefined ? undefined : { seed: seed + k });
+    },
+  };
+}
+
+/** Means over `runs` seeded runs of both budget rows at `point`, with the shared row's round trips per isolate. */
+async function budgetOutage(lib, runs, point) {
+  const rows = {};
+  for (const shared of [false, true]) {
+    const all = [];
+    let rpcs = 0;
+    for (let run = 0; run < runs; run++) {
+      const state = { hubs: new Map(), budgets: [] };
+      all.push(await outageRun(point, budgetPolicy(shared, state), lib, { run }));
+      for (const b of state.budgets) rpcs += b.rpcs ?? 0;
+    }
+    rows[shared ? 'shared' : 'per'] = { ...meanOf(all), rpcs: rpcs / runs / point.C };
+  }
+  return rows;
 }
 
 /** ns per gate.run of a task that resolves at once (median of `rounds` samples of `n` calls each, interleaved). */
@@ -182,6 +224,9 @@ export async function fleetSection({ quick = false, log = () => {} } = {}) {
     const runs = quick ? 2 : 10;
     log(`[fleet] outage, ${runs} runs per row`);
     const o = await outage(lib, runs);
+    log(`[fleet] retry budget, ${runs} runs per row`);
+    const budgets = [];
+    for (const p of BUDGET_POINTS) budgets.push([p, await budgetOutage(lib, runs, p)]);
     log('[fleet] healthy path');
     const h = await healthy(lib, quick ? 3 : 21, quick ? 2000 : 20_000);
     log('[fleet] round trip in miniflare');
@@ -197,6 +242,21 @@ export async function fleetSection({ quick = false, log = () => {} } = {}) {
       row('one shared gate (GateObject)', o.shared, `**${(o.shared.sentDuring / o.per.sentDuring).toFixed(3)}×** (target ≤ 0.1×)`),
       '',
       `Round trips to the object per run (all ${POINT.C} isolates, means): ${o.rpcs.report.toFixed(1)} \`report\`, ${o.rpcs.admit.toFixed(1)} \`admit\`, ${o.rpcs.probed.toFixed(1)} \`probed\` — ${((o.rpcs.report + o.rpcs.admit + o.rpcs.probed) / POINT.C).toFixed(1)} per isolate for the whole outage, none per call.`,
+      '',
+      '**The retry budget** (part 4): the same model and schedule, the calls sent with `budget` and no attempt limit: a call whose retry the budget refuses ends on its 503 (counted as failed). The default budget (window 10 s, 10 retries/s floor, ratio 0.2): one budget for the fleet allows 100 + 0.2 × 1 000 first attempts = 300 retries per window; a RetryBudget per isolate allows 104 each (5 200 for the fleet). sharedBudget: each isolate asks the object (BudgetHub behind the modelled RPC) for a slice of credit.',
+      '',
+      '| N × K, outage | budget | retries sent during the outage | calls that failed (of 1 000) | round trips per isolate | retries ÷ per-isolate |',
+      '|---|---|---:|---:|---:|---:|',
+      ...budgets.flatMap(([p, r]) => {
+        const at = `${p.C} × ${p.K}, ${p.T ? `${p.T / 1000} s` : 'healthy'}`;
+        const ratio = r.per.sentDuring ? `**${(r.shared.sentDuring / r.per.sentDuring).toFixed(3)}×**` : '—';
+        return [
+          `| ${at} | a RetryBudget per isolate | ${f(r.per.sentDuring)} | ${f(r.per.failed)} | 0 | ${r.per.sentDuring ? '1×' : '—'} |`,
+          `| ${at} | one sharedBudget (GateObject) | ${f(r.shared.sentDuring)} | ${f(r.shared.failed)} | ${r.shared.rpcs.toFixed(1)} | ${ratio} |`,
+        ];
+      }),
+      '',
+      'The shared budget holds the fleet to its one budget, at about two round trips per isolate (its reserve at the first call, then a slice when its retries use it up; one when healthy). The cost: those 300 retries are spent in the first second (first come, first served), so no call outlasts a 2 s outage, where a RetryBudget per isolate carries about half the calls through it, at about 15 times the retries. A budget bounds the load; a shared gate (above) is what carries calls through an outage.',
       '',
       '| cost of consulting the shared state | measured |',
       '|---|---:|',

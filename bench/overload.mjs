@@ -191,6 +191,7 @@ export function table(rows) {
     ),
     '',
     `Ours vs AWS adaptive (means): goodput ${(ours.goodput / aws.goodput).toFixed(2)}× (target ≥ 1), 429s ${(ours.throttled / Math.max(1, aws.throttled)).toFixed(2)}× (target ≤ 0.5); per run, goodput ${range((i) => ours.runs[i].goodput / aws.runs[i].goodput)}, 429s ${range((i) => ours.runs[i].throttled / Math.max(1, aws.runs[i].throttled))}.`,
+    `One limiter for the fleet vs one per client (means): goodput ${(rows[3].goodput / ours.goodput).toFixed(2)}×, 429s ${(rows[3].throttled / Math.max(1, ours.throttled)).toFixed(2)}×.`,
   ];
   return lines;
 }

@@ -131,7 +131,7 @@ try {
     return queueSection({ quick: QUICK, log });
   });
 
-  await section('fleet', '9. Fleet: one shared gate (GateObject) vs a gate per isolate (bench/fleet.mjs)', async () => {
+  await section('fleet', '9. Fleet: a shared gate and a shared budget (GateObject) vs per isolate (bench/fleet.mjs)', async () => {
     const { fleetSection } = await import('./fleet.mjs');
     return fleetSection({ quick: QUICK, log });
   });

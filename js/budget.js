@@ -19,7 +19,7 @@ const SLOTS = 10;
  * @param {number} dflt
  * @param {boolean} [positive] > 0 rather than >= 0
  */
-function option(o, key, dflt, positive) {
+export function option(o, key, dflt, positive) {
   const v = o[key];
   if (v === undefined) return dflt;
   const msg = `${key} must be a finite number ${positive ? '> 0' : '>= 0'}`;
@@ -71,10 +71,11 @@ export class RetryBudget {
     if (epoch > this.#epoch) this.#epoch = epoch;
   }
 
-  /** Records one request (a first attempt). */
-  deposit(now = Date.now()) {
+  /** Records one request (a first attempt), or `count` of them. */
+  deposit(now = Date.now(), count = 1) {
+    if (count !== 1) option({ count }, 'count', 1);
     this.#advance(now);
-    this.#deposits[this.#current]++;
+    this.#deposits[this.#current] += count;
   }
 
   /** Retries available now (may be fractional; one retry needs >= 1). */

@@ -24,3 +24,13 @@ export class SharedGate {
 export function sharedGate() {
   return only('sharedGate');
 }
+
+export class SharedBudget {
+  constructor() {
+    only('SharedBudget');
+  }
+}
+
+export function sharedBudget() {
+  return only('sharedBudget');
+}

@@ -4,3 +4,4 @@
 // js/fleet-elsewhere.js, which exports nothing, for the other builds).
 export { GateObject } from './gate-object.js';
 export { SharedGate, sharedGate } from './fleet.js';
+export { SharedBudget, sharedBudget } from './fleet-budget.js';

@@ -8,6 +8,7 @@
 // when the object starts again, so an eviction does not close an open circuit.
 import { DurableObject } from 'cloudflare:workers';
 import { GateHub } from './fleet.js';
+import { BudgetHub } from './fleet-budget.js';
 
 const SAVED = 'gate';
 
@@ -15,10 +16,13 @@ const SAVED = 'gate';
  * Bind it as is (`export { GateObject } from 'wasm-backoff/gate'`); the
  * options come with the isolates' requests (the first request's make the
  * object's gate). RPC methods: `report`, `admit`, `probed`, `lease` (sharedGate's),
- * and `stats` (what it has answered, and its gate's counters).
+ * `budget` (sharedBudget's), and `stats` (what it has answered, its gate's
+ * counters, its limiters' and its budgets').
  */
 export class GateObject extends DurableObject {
   #hub;
+  /** sharedBudget's retry budgets (soft state: not saved; a restarted object starts a fresh window). */
+  #budgets = new BudgetHub();
   #saving = Promise.resolve();
 
   /**
@@ -67,13 +71,19 @@ export class GateObject extends DurableObject {
     return this.#hub.lease(key, report);
   }
 
-  /** The requests answered, by method, the object's gate's counters and its limiters' states. */
+  /** @param {string} key @param {number} deposits @param {number} ask @param {Record<string, any>} options */
+  budget(key, deposits, ask, options) {
+    return this.#budgets.budget(key, deposits, ask, options);
+  }
+
+  /** The requests answered, by method, the object's gate's counters, its limiters' states and its budgets' counts. */
   stats() {
     const hub = this.#hub;
     return {
       rpcs: { ...hub.rpcs },
       gate: hub.gate?.stats() ?? null,
       limiters: Object.fromEntries([...hub.limiters].map(([k, l]) => [k, l.toJSON()])),
+      budget: { ...this.#budgets.counts },
     };
   }
 }

@@ -25,8 +25,8 @@ export interface RetryBudgetOptions {
 export class RetryBudget {
   /** @throws {TypeError | RangeError} naming the offending option. */
   constructor(options?: RetryBudgetOptions);
-  /** Records one request (fetchWithBackoff does this once per call). */
-  deposit(nowMs?: number): void;
+  /** Records one request (fetchWithBackoff does this once per call), or `count` of them (a finite number >= 0). */
+  deposit(nowMs?: number, count?: number): void;
   /** Takes one retry if available (fetchWithBackoff does this before each retry). */
   withdraw(nowMs?: number): boolean;
   /** Retries available now. */

@@ -302,10 +302,75 @@ export class GateObject {
   probed(key: string, id: number, ok: boolean | null, options: Record<string, unknown>): GateAnswer;
   /** RPC: an isolate's report to the shared limiter of `key` (its send rate, what it wanted, its throttles); answers its share. */
   lease(key: string, report: Record<string, unknown>): { rate: number; fleet: number; version: number };
-  /** The requests answered by method, the object's gate's counters (null before its first request) and its limiters (by key: the fleet's rate, its cuts so far, the isolates counted). */
+  /** RPC of {@link sharedBudget}: deposits `deposits` first attempts in the budget `key`, then grants up to `ask` retries (withdrawn from it: min(ask, floor(available))). */
+  budget(key: string, deposits: number, ask: number, options: Record<string, unknown>): BudgetGrant;
+  /** The requests answered by method, the object's gate's counters (null before its first request), its limiters (by key: the fleet's rate, its cuts so far, the isolates counted) and its budgets' counts. */
   stats(): {
     rpcs: { report: number; admit: number; probed: number; lease: number };
     gate: ReturnType<Gate['stats']> | null;
     limiters: Record<string, { rate: number; version: number; isolates: number }>;
+    budget: { rpcs: number; deposits: number; asked: number; granted: number };
   };
 }
+
+/** What a {@link GateObject} answers a {@link SharedBudget}'s request. */
+export interface BudgetGrant {
+  /** Retries granted: credit the isolate spends until `ttlMs` after it asked. */
+  granted: number;
+  /** Retries left in the object's budget after the grant. */
+  available: number;
+  /** The object's budget's window, in ms. */
+  ttlMs: number;
+}
+
+/**
+ * Options of {@link sharedBudget}: the budget's (`RetryBudget` of `wasm-backoff/budget`, checked the
+ * same way), which are the object's (sent with each request; the first request makes the object's budget,
+ * so keep them the same in every Worker), plus `key` and `maxSlice`.
+ */
+export interface SharedBudgetOptions {
+  /** The budget's scope: the name of its {@link GateObject} (a non-empty string). Callers that share a key share one budget. @default 'default' */
+  key?: string;
+  /** The sliding window, in ms; a granted retry is credit for this long. @default 10000 */
+  ttlMs?: number;
+  /** Retries always allowed per second of window, whatever the traffic: one floor for the whole fleet. @default 10 */
+  minPerSec?: number;
+  /** Extra retries allowed per request (first attempt) seen in the window, fleet-wide. @default 0.2 */
+  retryRatio?: number;
+  /** Most credit an isolate asks for in one request (an integer in [1, 1000]); its ask follows its recent retries and its own traffic's share, at least 1. @default 10 */
+  maxSlice?: number;
+}
+
+/**
+ * A retry budget (the `budget` option of `fetchWithBackoff` / `withBackoff`) shared by a fleet of isolates:
+ * one RetryBudget per key in a {@link GateObject}, handed out to each isolate as credit, a slice per round
+ * trip. `deposit` and `withdraw` are synchronous and local: deposits are sent with the next request;
+ * `withdraw` spends credit and is `false` when there is none (the retry is refused, reason `'budget'`), even
+ * while a grant is on its way. The isolate keeps a retry in reserve (asked for at its first deposit, again
+ * when it expires: about one round trip per `ttlMs` while healthy) and asks for more as its retries use it up.
+ * While the object fails (or cannot be reached), retries beyond the credit come from a local RetryBudget
+ * of the same options: never fewer than the isolate alone would have. In the workerd build only.
+ */
+export class SharedBudget {
+  /** @throws {TypeError | RangeError} naming the offending option, or when `namespace` is not a Durable Object namespace. */
+  constructor(namespace: DurableObjectNamespaceLike, options?: SharedBudgetOptions);
+  /** Records one request (a first attempt): counted here, sent with the next request to the object. */
+  deposit(nowMs?: number): void;
+  /** Takes one retry from this isolate's credit (no round trip); `false` when there is none. */
+  withdraw(nowMs?: number): boolean;
+  /** Retries this isolate can take now: its credit (plus its local budget's while the object fails). */
+  available(nowMs?: number): number;
+  /** Round trips to the object so far. */
+  readonly rpcs: number;
+  /** Of those, the ones that failed (the local budget stood in). */
+  readonly failedRpcs: number;
+  /** Resolves when this isolate's request to the object, if one is out, has settled: `ctx.waitUntil(budget.flush())`. */
+  flush(): Promise<void>;
+}
+
+/**
+ * A {@link SharedBudget} kept in the {@link GateObject} of `namespace` named `options.key` (default
+ * `'default'`). Make it once per isolate (at module scope, from the first request's `env`). In the
+ * workerd build only.
+ */
+export function sharedBudget(namespace: DurableObjectNamespaceLike, options?: SharedBudgetOptions): SharedBudget;

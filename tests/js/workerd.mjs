@@ -29,3 +29,11 @@ export function workerOptions(script, bindings = {}) {
 export function worker(script, bindings = {}) {
   return new Miniflare(workerOptions(script, bindings));
 }
+
+/** What worker `name` of `mf` answers `route` (JSON; an error unless 200). */
+export async function answerOf(mf, name, route) {
+  const res = await (await mf.getWorker(name)).fetch(`http://worker${route}`);
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${name} ${route}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
