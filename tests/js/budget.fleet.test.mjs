@@ -68,7 +68,7 @@ test('healthy traffic: one round trip per isolate (its reserve, carrying its dep
     second.reduce((s, o) => s + o.rpcs, 0),
   );
   assert.ok(obj.budget.deposits >= ISOLATES.length * K, 'the fleet saw the first round at least');
-  assert.deepEqual(obj.rpcs, { report: 0, admit: 0, probed: 0 }, 'the gate part of the object is untouched');
+  assert.deepEqual(obj.rpcs, { report: 0, admit: 0, probed: 0, lease: 0 }, 'the gate part of the object is untouched');
 });
 
 test('an origin that always fails: the fleet sends at most one budget of retries; a budget per isolate sends each its floor', {
