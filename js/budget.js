@@ -10,7 +10,8 @@
 // owns nothing a caller must free and costs only its users. The fetch driver
 // takes any object with deposit() and withdraw().
 
-const SLOTS = 10;
+/** Slots of the sliding window (a shared budget's credit expires by the same steps). */
+export const SLOTS = 10;
 
 /**
  * A finite number option of the budget: `o[key]`, `dflt` when undefined.

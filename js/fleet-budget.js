@@ -34,9 +34,8 @@
 //   succeeds (tried a slot later), the retries beyond the isolate's credit
 //   are taken from a local RetryBudget of the same options, fed with every
 //   deposit all along: the isolate then never refuses more than alone.
-import { RetryBudget, option } from './budget.js';
+import { RetryBudget, SLOTS, option } from './budget.js';
 
-const SLOTS = 10;
 /** Most retries one request may ask for (maxSlice's bound). */
 const MAX_SLICE = 1000;
 /** A request unanswered this long (ms) is taken for failed (its context gone, say). */
@@ -46,7 +45,7 @@ const DEFAULT_KEY = 'default';
 
 const WORKERD = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
 
-/** The options of a budget, own properties only. */
+/** The options of a budget, own properties only (wasm.js's own() and integer(), which this module cannot import: it runs without the wasm module, in its Node unit test). */
 const own = (/** @type {unknown} */ o) => {
   if (o != null && typeof o !== 'object') throw new TypeError('options must be an object');
   return Object.assign(Object.create(null), o);
