@@ -186,8 +186,9 @@ async function run(c, input, init, send, signal) {
     for (;;) {
       if (ticket) {
         await ticket.pass();
-        // (released, then aborted before this ran: nothing is sent)
+        // (released, then aborted or past the deadline before this ran: nothing is sent)
         if (signal?.aborted) throw signal.reason;
+        if (ds?.aborted) throw ds.reason;
       }
       if (n && send && c.beforeRetry) await before();
       n++;

@@ -16,7 +16,12 @@ export function abortable(p, a, b) {
   if (!a && !b) return Promise.resolve(p);
   return new Promise((resolve, reject) => {
     const onAbort = () => reject((a?.aborted ? a : /** @type {AbortSignal} */ (b)).reason);
-    if (a?.aborted || b?.aborted) return onAbort();
+    if (a?.aborted || b?.aborted) {
+      // `p` is no longer wanted, but what it rejects with must not go
+      // unhandled (a process exits on an unhandled rejection in Node, Deno, Bun).
+      Promise.resolve(p).catch(ignore);
+      return onAbort();
+    }
     a?.addEventListener('abort', onAbort);
     b?.addEventListener('abort', onAbort);
     Promise.resolve(p)
@@ -27,6 +32,8 @@ export function abortable(p, a, b) {
       });
   });
 }
+
+const ignore = () => {};
 
 /**
  * Waits `ms`, or rejects with the reason of `a` or `b` the moment one aborts.

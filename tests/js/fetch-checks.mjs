@@ -703,7 +703,64 @@ export const SCENARIOS = {
     check(bad instanceof TypeError && bad.message.startsWith('signal'), `${bad}`);
     check((await retry(() => 7)) === 7, 'a value');
   },
+
+  async 'a rejection after an abort is never left unhandled (fn, shouldRetry, beforeRetry)'({ retry, fetchWithBackoff }, ctl) {
+    const stop = watchUnhandled();
+    const reason = new Error('stop');
+    // The function aborts its own call, then rejects: the call rejects with the reason, and `fn failed` is handled.
+    const ac = new AbortController();
+    const got = await retry(
+      async () => {
+        ac.abort(reason);
+        throw new Error('fn failed');
+      },
+      { ...FAST, signal: ac.signal },
+    ).catch((e) => e);
+    check(got === reason, `retry(fn): ${got}`);
+    const p = path('abort-hooks');
+    await ctl.script(p, [{ status: 503 }]);
+    for (const hook of ['shouldRetry', 'beforeRetry']) {
+      const ac2 = new AbortController();
+      const got2 = await fetchWithBackoff(
+        ctl.base + p,
+        { signal: ac2.signal },
+        {
+          ...FAST,
+          [hook]: async () => {
+            ac2.abort(reason);
+            throw new Error(`${hook} failed`);
+          },
+        },
+      ).catch((e) => e);
+      check(got2 === reason, `${hook}: ${got2}`);
+    }
+    const seen = await stop();
+    check(seen.length === 0, `unhandled rejections: ${seen.map(String).join('; ')}`);
+  },
 };
+
+/**
+ * Collects unhandled rejections in whatever runtime runs this (and keeps
+ * them from ending the process); the function returned stops, after a
+ * macrotask, and answers what it saw.
+ */
+function watchUnhandled() {
+  const seen = [];
+  const onWeb = (e) => {
+    seen.push(e.reason);
+    e.preventDefault();
+  };
+  const onNode = (r) => seen.push(r);
+  const node = !globalThis.Deno && typeof globalThis.process?.on === 'function';
+  if (node) globalThis.process.on('unhandledRejection', onNode);
+  else globalThis.addEventListener('unhandledrejection', onWeb);
+  return async () => {
+    await new Promise((r) => setTimeout(r, 50));
+    if (node) globalThis.process.off('unhandledRejection', onNode);
+    else globalThis.removeEventListener('unhandledrejection', onWeb);
+    return seen;
+  };
+}
 
 /** Runs `f` with console.error captured; returns what was logged. */
 async function quiet(f) {

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { withBackoff, fetchWithBackoff } from 'wasm-backoff';
-import { createGate, GateOverflowError, GateTimeoutError } from 'wasm-backoff/gate';
+import { createGate, Gate, GateOverflowError, GateTimeoutError } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
 
 let srv;
@@ -553,4 +553,34 @@ test('free() while calls are held or in flight: held calls reject, in-flight cal
   assert.throws(() => gate.enter('x'), TypeError);
   // A hadoop schedule's attempt rule is the schedule's, not the gate's per-call limit.
   assert.ok(createGate({ preset: 'hadoop', maxAttempts: Infinity }));
+});
+
+test('a call let through after its deadline passed is not sent, and leaves no unhandled rejection', async () => {
+  // A gate whose tickets pass 60 ms late (as a limiter's wait that ends just
+  // after the call's deadline): the driver must check the deadline, not only
+  // the caller's signal, before it sends.
+  class Late extends Gate {
+    enter(...args) {
+      const t = super.enter(...args);
+      const pass = t.pass.bind(t);
+      t.pass = async () => {
+        await pass();
+        await sleep(60);
+      };
+      return t;
+    }
+  }
+  const seen = [];
+  const onUnhandled = (r) => seen.push(r);
+  process.on('unhandledRejection', onUnhandled);
+  const p = path('late');
+  srv.script(p, [{ status: 200 }]);
+  const gate = new Late({ consecutive: Infinity });
+  const e = await fetchWithBackoff(srv.url + p, undefined, { gate, maxElapsedMs: 30 }).catch((x) => x);
+  await sleep(20);
+  process.off('unhandledRejection', onUnhandled);
+  gate.free();
+  assert.equal(e?.name, 'TimeoutError');
+  assert.equal(srv.count(p), 0, 'nothing sent');
+  assert.deepEqual(seen.map(String), []);
 });

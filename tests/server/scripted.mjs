@@ -17,7 +17,11 @@
 //     since this script was set (req is the logged request record);
 //   - { failRate, status = 503, seed = 1, body = '', headers } : each request
 //     fails with `status` with probability failRate (mulberry32 PRNG seeded
-//     with `seed`, one draw per request in arrival order), else 200 'ok'.
+//     with `seed`, one draw per request in arrival order), else 200 'ok';
+//   - { rate, burst = rate / 10, status = 429, headers } : a server of
+//     `rate` requests per second (a token bucket of `burst` tokens, full at
+//     the start): a request that finds a token gets 200 'ok', the others
+//     `status` (with `headers`, e.g. Retry-After), as a rate-limited API.
 // The path '*' is a fallback for every path that has no script of its own.
 // Paths are matched on the pathname (the query string is ignored; the logged
 // record keeps it in `url`). Unscripted paths answer 404.
@@ -101,6 +105,25 @@ function compile(path, spec) {
     const ok = { status: 200, body: 'ok' };
     const rand = mulberry32(seed);
     return () => (n++, rand() < failRate ? fail : ok);
+  }
+  if (spec && typeof spec === 'object' && 'rate' in spec) {
+    const { rate, burst = Math.max(1, rate / 10), status = 429, headers = {}, ...rest } = spec;
+    if (Object.keys(rest).length) throw new TypeError(`script ${path}: unknown rate field '${Object.keys(rest)[0]}'`);
+    if (!(rate > 0 && Number.isFinite(rate))) throw new RangeError(`script ${path}: rate must be a number > 0`);
+    if (!(burst >= 1 && Number.isFinite(burst))) throw new RangeError(`script ${path}: burst must be a number >= 1`);
+    const throttled = checkStep({ status, headers }, `script ${path}`);
+    const ok = { status: 200, body: 'ok' };
+    let tokens = burst;
+    let at = performance.now();
+    return () => {
+      const now = performance.now();
+      tokens = Math.min(burst, tokens + ((now - at) * rate) / 1000);
+      at = now;
+      n++;
+      if (tokens < 1) return throttled;
+      tokens -= 1;
+      return ok;
+    };
   }
   const step = checkStep(spec, `script ${path}`);
   return () => step;
