@@ -604,11 +604,16 @@ class SharedTicket {
     this.inner.cancel();
   }
 
-  /** The fetch driver's step (Ticket.fetched in gate.js), with the outcome noted for the object first. */
-  fetched(c, why, failed, status, res, error, ra, attempt) {
-    this.#note(!why || failed || c.retryOn.has(status));
-    if (!failed) this.g.answered(this.key, status, ra);
-    return this.inner.fetched(c, why, failed, status, res, error, ra, attempt);
+  /**
+   * The lane's step after an attempt (Ticket.after in gate.js), with the outcome noted for the object first.
+   * @param {import('./engine/call.js').Call} call
+   * @param {string} why
+   * @param {import('./engine/loop.js').Outcome} o
+   */
+  after(call, why, o) {
+    this.#note(!!o.hurt);
+    if (!o.failed) this.g.answered(this.key, o.status, o.hintMs);
+    return this.inner.after(call, why, o);
   }
 
   waitMs() {

@@ -17,6 +17,7 @@
 // time it was pruned.
 import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT, SCRATCH } from './wasm.js';
 import { abortable, observe, signalOf, sleep } from './hooks.js';
+import { Call, drive } from './engine/loop.js';
 import {
   ALL_MESSAGES,
   BUCKETS,
@@ -307,56 +308,13 @@ export class Gate {
     const max = count(o, 'maxAttempts', this.#maxAttempts, 1);
     const limit = ms(o, 'maxElapsedMs', this.#maxElapsedMs);
     if (signal?.aborted) throw signal.reason;
-    let used = 0;
     // Below the threshold, a failed task waits its own round of the gate's
-    // schedule (made at its first failure, freed at the end).
-    let h = 0;
-    const t = this.enter(key, signal, Date.now() + limit, (hint) =>
-      ++used < max ? w.backoff_next(h || (load(this.#rec, this.#seeded), (h = check(w.backoff_new()))), hint ?? NaN) : -1,
-    );
-    try {
-      return await this.#loop(t, task, signal);
-    } finally {
-      if (h) w.backoff_free(h);
-    }
-  }
-
-  /**
-   * @template T
-   * @param {Ticket} t
-   * @param {(ctx: { signal?: AbortSignal }) => T | Promise<T>} task
-   * @param {AbortSignal | undefined} signal
-   * @returns {Promise<T>}
-   */
-  async #loop(t, task, signal) {
-    for (;;) {
-      await t.pass();
-      // (released, then aborted before this ran: nothing is sent)
-      if (signal?.aborted) {
-        t.cancel();
-        throw signal.reason;
-      }
-      let value;
-      try {
-        value = await abortable(task({ signal }), signal);
-      } catch (e) {
-        if (signal?.aborted) {
-          t.cancel();
-          throw signal.reason;
-        }
-        let hurt = true;
-        try {
-          if (this.#retryable) hurt = this.#retryable(e) !== false;
-        } catch (thrown) {
-          t.settle(true, false); // the ticket is settled whatever `retryable` does
-          throw thrown;
-        }
-        if (t.settle(hurt, hurt)) throw e;
-        continue;
-      }
-      t.settle(false);
-      return value;
-    }
+    // schedule (made at its first failure, freed at the end). The deadline
+    // bounds the waits; a task running at it is not aborted.
+    const call = new Call({ rec: this.#rec, seeded: this.#seeded, maxElapsedMs: limit }, signal, false);
+    let used = 0;
+    const t = this.enter(key, signal, call.end, (hint) => (++used < max ? call.next(hint) : -1));
+    return /** @type {Promise<T>} */ (drive(call, job(task, this.#retryable), t));
   }
 
   /** Counters since creation, and what is held or in flight now (all from the core). */
@@ -650,38 +608,32 @@ class Ticket {
   }
 
   /**
-   * The fetch driver's step after an attempt through the gate (so that its
-   * gate logic ships with the gate, not with every fetch). `c` is the
-   * driver's config; `why` the policy's verdict ('' = retry wanted), `ra`
-   * the server-named wait. Reports the outcome to the gate and returns the
-   * reason the call ends with, or '' when the call is held for another
-   * attempt (onRetry told, response let go).
-   * @param {any} c
-   * @param {string} why
-   * @param {boolean} failed
-   * @param {number | undefined} status
-   * @param {Response | undefined} res
-   * @param {unknown} error
-   * @param {number | undefined} ra
-   * @param {number} attempt
+   * The lane's step after an attempt (js/engine/loop.js): reports the
+   * outcome to the gate (`o.hurt`: the target failed) and returns why the
+   * call ends, or '' when it gets another attempt (held while the circuit
+   * is open, or after its own backoff below the threshold).
+   * @param {import('./engine/call.js').Call} call
+   * @param {string} why the job's verdict ('' = another attempt wanted)
+   * @param {import('./engine/loop.js').Outcome} o
    */
-  fetched(c, why, failed, status, res, error, ra, attempt) {
+  after(call, why, o) {
     // The gate was freed while the call was out: it ends with its own outcome.
     const s = this.s;
     if (s.dead) return why || 'freed';
     // Every answer feeds the adaptive limiter: throttling slows it down.
-    if (s.limited && !failed)
-      w.gate_throttled(s.h, +(s.throttleOn.has(status) || (status === 503 && ra !== undefined)), ra ?? NaN, Date.now());
-    const hurt = !why || failed || c.retryOn.has(status);
-    if (!hurt) ra = undefined;
+    if (s.limited && !o.failed) {
+      const throttled = s.throttleOn.has(/** @type {number} */ (o.status)) || (o.status === 503 && o.hintMs !== undefined);
+      w.gate_throttled(s.h, +throttled, o.hintMs ?? NaN, Date.now());
+    }
+    let ra = o.hurt ? o.hintMs : undefined;
     // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
-    if (/** @type {number} */ (ra) > c.maxRetryAfterMs) [why, ra] = [why || 'retry-after', c.maxRetryAfterMs];
-    if (!why && c.budget && !c.budget.withdraw(Date.now())) why = 'budget';
-    const end = this.settle(hurt, !why, ra);
-    if (why || end) return why || end;
-    observe(c.onRetry, { attempt, delayMs: this.waitMs(), status, error, retryAfterMs: ra, response: res });
-    res?.body?.cancel().catch(() => {});
-    return '';
+    const most = call.c.maxRetryAfterMs ?? Infinity;
+    if (/** @type {number} */ (ra) > most) [why, ra] = [why || 'retry-after', most];
+    if (!why && call.c.budget && !call.c.budget.withdraw(Date.now())) why = 'budget';
+    o.hintMs = ra;
+    const end = this.settle(!!o.hurt, !why, ra);
+    call.delayMs = why || end ? 0 : this.waitMs();
+    return why || end;
   }
 
   /** How long the target's current round still waits, in ms (0 when not waiting). */
@@ -690,6 +642,35 @@ class Ticket {
     return Math.max(0, st(GATE_WAKE) - Date.now());
   }
 }
+
+/**
+ * The job of gate.run: one attempt is one call of `task`; a rejection is
+ * retried (and counts against the target) unless `retryable` says false.
+ * @param {(ctx: { signal?: AbortSignal }) => unknown} task
+ * @param {((error: unknown) => unknown) | undefined} retryable
+ * @returns {import('./engine/loop.js').Job}
+ */
+const job = (task, retryable) => ({
+  async attempt(call) {
+    try {
+      return { failed: false, value: await abortable(task({ signal: call.signal }), call.signal) };
+    } catch (error) {
+      call.alive();
+      return { failed: true, error };
+    }
+  },
+  async judge(_call, o) {
+    if (!o.failed) return 'success';
+    try {
+      o.hurt = !retryable || retryable(o.error) !== false;
+    } catch (thrown) {
+      // (the target is told of the failure whatever `retryable` does; the call rejects with what it threw)
+      [o.hurt, o.error] = [true, thrown];
+      return 'hook-error';
+    }
+    return o.hurt ? '' : 'not-retryable';
+  },
+});
 
 /**
  * `t`'s next own delay (ms), or < 0 when it may not spend one more

@@ -1,5 +1,5 @@
 // @ts-check
-// Promises, timers and signals shared by the drivers (fetch.js, gate.js):
+// Promises, timers and signals shared by the drivers (js/engine/, gate.js):
 // each leaves no timer or listener behind, however it ends.
 import { MAX_TIMER } from './gen/boundary.js';
 
@@ -15,25 +15,27 @@ import { MAX_TIMER } from './gen/boundary.js';
 export function abortable(p, a, b) {
   if (!a && !b) return Promise.resolve(p);
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject((a?.aborted ? a : /** @type {AbortSignal} */ (b)).reason);
-    if (a?.aborted || b?.aborted) {
-      // `p` is no longer wanted, but what it rejects with must not go
-      // unhandled (a process exits on an unhandled rejection in Node, Deno, Bun).
-      Promise.resolve(p).catch(ignore);
-      return onAbort();
-    }
+    // Whichever comes first settles, and takes every listener away: a `p`
+    // that never settles (a hung hook) leaves nothing on a live signal.
+    const off = () => {
+      a?.removeEventListener('abort', onAbort);
+      b?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      off();
+      reject((a?.aborted ? a : /** @type {AbortSignal} */ (b)).reason);
+    };
+    // `p`'s outcome may come too late to be wanted, but what it rejects with
+    // must not go unhandled (a process exits on that in Node, Deno and Bun).
+    Promise.resolve(p).then(
+      (v) => (off(), resolve(v)),
+      (e) => (off(), reject(e)),
+    );
+    if (a?.aborted || b?.aborted) return onAbort();
     a?.addEventListener('abort', onAbort);
     b?.addEventListener('abort', onAbort);
-    Promise.resolve(p)
-      .then(resolve, reject)
-      .finally(() => {
-        a?.removeEventListener('abort', onAbort);
-        b?.removeEventListener('abort', onAbort);
-      });
   });
 }
-
-const ignore = () => {};
 
 /**
  * Waits `ms`, or rejects with the reason of `a` or `b` the moment one aborts.

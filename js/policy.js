@@ -1,10 +1,11 @@
 // @ts-check
 // The retry policy of the fetch driver and of retry(fn), apart from any
 // I/O: whether a finished attempt is tried again (`verdict`), and whether
-// the wait it would need is allowed (`timing`). fetch.js asks them; with a
-// gate, the gate's own rounds replace `timing` (Ticket.fetched in gate.js).
+// the wait it would need is allowed (`timing`). The engine asks them
+// (js/engine/judge.js, js/engine/schedule.js); with a gate, the gate's own
+// rounds replace `timing` (Ticket.after in gate.js).
 // Both are table-tested in tests/js/policy.test.mjs.
-import { NETWORK_ERROR } from './gen/network.js';
+import { NETWORK_ERROR, REFUSED_REQUEST } from './gen/network.js';
 
 /** Methods retried by default: those RFC 9110 §9.2.2 calls idempotent, and QUERY. */
 export const METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'];
@@ -15,11 +16,14 @@ const NAMED = [413, 429, 503];
 
 /**
  * Whether `e` is a network failure of fetch (rather than a request fetch
- * refused to build, or a bug): an Error (a TypeError; workerd's is a plain
- * Error) whose message begins as one of the runtimes words it. The wordings
- * are the Rust core's (NETWORK_ERROR_PREFIXES), which the web crate reads too.
+ * refused to build or to send, or a bug): an Error (a TypeError; workerd's
+ * is a plain Error) whose message begins as one of the runtimes words it,
+ * unless its cause says fetch refused the request (undici's codes). The
+ * wordings and codes are the Rust core's (NETWORK_ERROR_PREFIXES,
+ * REFUSED_REQUEST_CODES), which the web crate reads too.
  */
-export const isNetworkError = (/** @type {any} */ e) => e instanceof Error && NETWORK_ERROR.test(e.message);
+export const isNetworkError = (/** @type {any} */ e) =>
+  e instanceof Error && NETWORK_ERROR.test(e.message) && !REFUSED_REQUEST.test(/** @type {any} */ (e).cause?.code);
 
 /**
  * Whether a request body can be sent again: absent, a string or bytes,

@@ -275,7 +275,11 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
   /**
    * A header naming the attempt on every request, as the AWS SDKs'
    * `amz-sdk-request`: `attempt=2; max=5` (`; max` only with a limit), so
-   * that servers can tell retries from new traffic. @default undefined (none)
+   * that servers can tell retries from new traffic. The idempotency key's
+   * name, a forbidden request header of the Fetch standard (`Host`,
+   * `Connection`, `Sec-…`, …) or one undici refuses (`Expect`,
+   * `Transfer-Encoding`, `Upgrade`, `Keep-Alive`) throws a `RangeError`.
+   * @default undefined (none)
    */
   attemptHeader?: string;
   /** A larger server-named wait is not waited for: that response is returned at once (reason `'retry-after'`). @default 60000 */
@@ -296,7 +300,8 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * target is down, calls are held and one probe per round is sent.
    * Per-call limits still apply: `maxAttempts` counts the call's own
    * attempts plus each failed round it waited through; `maxElapsedMs` bounds
-   * its wait. A held call that runs out rejects with `GateTimeoutError`; its
+   * its wait. A held call that runs out rejects with `GateTimeoutError`
+   * (`reason` `'deadline'` or `'exhausted'`), whichever timer fires first; its
    * own last response is returned only when it runs out right after its own
    * attempt. `true` or gate options throw `TypeError` (make the gate with
    * `createGate(options)`).

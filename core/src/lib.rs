@@ -51,7 +51,7 @@ pub use backoff::Backoff;
 pub use budget::{BudgetError, RetryBudget};
 pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;
-pub use network::{is_network_error, NETWORK_ERROR_PREFIXES};
+pub use network::{is_network_error, NETWORK_ERROR_PREFIXES, REFUSED_REQUEST_CODES};
 pub use preset::Preset;
 pub use retry_after::{server_wait, SERVER_WAIT_HEADERS};
 #[cfg(feature = "getrandom")]

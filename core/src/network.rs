@@ -51,6 +51,19 @@ pub const NETWORK_ERROR_PREFIXES: [&str; 23] = [
     "socket closed",
 ];
 
+/// The `cause.code` of a rejection whose message reads as a network failure
+/// but that is a request `fetch` refused to send: undici (Node's fetch)
+/// rejects `Expect`, `Transfer-Encoding`, `Connection`, `Upgrade`,
+/// `Keep-Alive` and a malformed `Content-Length` with `fetch failed`, its
+/// cause saying which. Nothing was sent, and a retry would fail the same
+/// way: the drivers neither retry it nor count it against the target.
+///
+/// ```
+/// use wasm_backoff_core::REFUSED_REQUEST_CODES;
+/// assert!(REFUSED_REQUEST_CODES.contains(&"UND_ERR_NOT_SUPPORTED"));
+/// ```
+pub const REFUSED_REQUEST_CODES: [&str; 2] = ["UND_ERR_INVALID_ARG", "UND_ERR_NOT_SUPPORTED"];
+
 /// Whether an error message (of a `TypeError` or `Error` that `fetch`
 /// rejected with) tells of a network failure: it begins with one of
 /// [`NETWORK_ERROR_PREFIXES`], case and all.

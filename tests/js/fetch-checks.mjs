@@ -737,6 +737,39 @@ export const SCENARIOS = {
     const seen = await stop();
     check(seen.length === 0, `unhandled rejections: ${seen.map(String).join('; ')}`);
   },
+
+  async 'idempotency is judged on the request actually sent (beforeRetry may change it)'({ fetchWithBackoff }, ctl) {
+    // A GET whose hook turns it into a POST: the POST is sent once, not retried.
+    const p = path('to-post');
+    await ctl.script(p, [{ status: 503 }]);
+    let done;
+    await fetchWithBackoff(ctl.base + p, undefined, {
+      ...FAST,
+      beforeRetry: ({ request }) => new Request(request.url, { method: 'POST', body: 'x' }),
+      onDone: (d) => (done = d),
+    });
+    const methods = (await ctl.requests(p)).map((r) => r.method);
+    check(methods.join() === 'GET,POST', `sent ${methods}`);
+    check(done.reason === 'not-idempotent', `onDone ${JSON.stringify(done)}`);
+    // A keyed POST whose hook drops the key: not retried without it.
+    const q = path('drop-key');
+    await ctl.script(q, [{ status: 503 }]);
+    await fetchWithBackoff(
+      ctl.base + q,
+      { method: 'POST', body: 'x', headers: { 'idempotency-key': 'k1' } },
+      { ...FAST, beforeRetry: ({ request }) => new Request(request.url, { method: 'POST', body: 'x' }) },
+    );
+    const keys = (await ctl.requests(q)).map((r) => r.headers['idempotency-key'] ?? '-');
+    check(keys.join() === 'k1,-', `keys ${keys}`);
+    // The generated key is the same on every attempt, whatever the attempt header.
+    const k = path('one-key');
+    await ctl.script(k, [{ status: 503 }, { status: 503 }, { status: 200 }]);
+    await fetchWithBackoff(ctl.base + k, { method: 'POST', body: 'x' }, { ...FAST, idempotencyKey: true, attemptHeader: 'X-Attempt' });
+    const sent = await ctl.requests(k);
+    check(sent.length === 3 && new Set(sent.map((r) => r.headers['idempotency-key'])).size === 1, 'one key for three attempts');
+    const bad = await fetchWithBackoff(ctl.base + k, undefined, { attemptHeader: 'Idempotency-Key' }).catch((e) => e);
+    check(bad instanceof RangeError && bad.message.startsWith('attemptHeader'), `${bad}`);
+  },
 };
 
 /**

@@ -3,6 +3,7 @@
 // timers left behind).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import * as main from 'wasm-backoff';
 import { RetryBudget } from 'wasm-backoff/budget';
 import { createGate } from 'wasm-backoff/gate';
@@ -113,4 +114,75 @@ test('RetryBudget: a timestamp from the future or another clock does not stop it
   c.deposit(10_000);
   assert.equal(c.withdraw(10_000), true);
   assert.equal(c.withdraw(9_500), false);
+});
+
+test('a request fetch refuses to send (undici: Expect, Transfer-Encoding, Connection, …) rejects at once and hurts no gate', async () => {
+  const p = '/refused';
+  srv.script(p, [{ status: 200 }]);
+  const gate = createGate({ consecutive: 1 });
+  for (const headers of [{ expect: '100-continue' }, { 'transfer-encoding': 'chunked' }, { connection: 'upgrade' }, { upgrade: 'x' }]) {
+    let done;
+    const e = await lib.fetchWithBackoff(srv.url + p, { headers }, { baseMs: 1, gate, onDone: (d) => (done = d) }).catch((x) => x);
+    assert.equal(e?.message, 'fetch failed', JSON.stringify(headers));
+    assert.equal(done.attempts, 1, `${JSON.stringify(headers)}: one attempt`);
+    assert.equal(done.reason, 'not-retryable');
+  }
+  assert.equal(srv.count(p), 0, 'nothing sent');
+  assert.equal(gate.state(srv.url).phase, 'healthy', 'the target is not tripped by requests never sent');
+  // An attempt header that fetch refuses, or that would overwrite the idempotency key, is refused at once.
+  for (const name of ['Expect', 'Transfer-Encoding', 'Idempotency-Key', 'connection']) {
+    assert.throws(() => lib.withBackoff(fetch, { attemptHeader: name }), { name: 'RangeError', message: /^attemptHeader/ });
+  }
+  gate.free();
+});
+
+test('an abort during a wait, or a hung hook cut by the deadline, leaves no listener on the signals', async () => {
+  const p = '/listeners';
+  srv.script(p, [{ status: 503 }]);
+  const live = new AbortController();
+  // A hook that never settles, cut by maxElapsedMs, 50 times on one live signal.
+  for (let i = 0; i < 50; i++) {
+    const e = await lib
+      .fetchWithBackoff(srv.url + p, { signal: live.signal }, { baseMs: 1, maxElapsedMs: 20, shouldRetry: () => new Promise(() => {}) })
+      .catch((x) => x);
+    assert.equal(e?.name, 'TimeoutError');
+  }
+  assert.equal(getEventListeners(live.signal, 'abort').length, 0, 'listeners left on the live signal');
+  // Aborted in a wait: nothing stays on the aborted signal either.
+  for (let i = 0; i < 20; i++) {
+    const q = `${p}-${i}`;
+    srv.script(q, [{ status: 503 }]);
+    const ac = new AbortController();
+    const call = lib.fetchWithBackoff(srv.url + q, { signal: ac.signal }, { baseMs: 1000, jitter: 'none', maxElapsedMs: 60_000 });
+    while (srv.count(q) < 1) await new Promise((r) => setTimeout(r, 1));
+    await new Promise((r) => setTimeout(r, 5)); // (in the 1 s wait now)
+    ac.abort(new Error('stop'));
+    await call.catch(() => {});
+    assert.equal(getEventListeners(ac.signal, 'abort').length, 0, 'listeners left on the aborted signal');
+  }
+});
+
+test('retry(fn) on one long-lived signal with a timeout keeps nothing per call on the signal', async () => {
+  const live = new AbortController();
+  for (let i = 0; i < 200; i++) await lib.retry(() => i, { signal: live.signal, timeoutMs: 1000, maxElapsedMs: 1000 });
+  assert.equal(getEventListeners(live.signal, 'abort').length, 0);
+});
+
+test('per-call options of a wrapper never read Object.prototype', async () => {
+  const p = '/proto';
+  srv.script(p, [{ status: 503 }]);
+  const api = lib.withBackoff(fetch, { baseMs: 1, maxAttempts: 3 });
+  Object.prototype.retryNonIdempotent = true;
+  Object.prototype.beforeRetry = () => ({ authorization: 'injected' });
+  try {
+    const res = await api(srv.url + p, { method: 'POST', body: 'x' }, {});
+    assert.equal(res.status, 503);
+    const again = await api.extend({})(srv.url + p, { method: 'POST', body: 'x' });
+    assert.equal(again.status, 503);
+  } finally {
+    delete Object.prototype.retryNonIdempotent;
+    delete Object.prototype.beforeRetry;
+  }
+  assert.equal(srv.count(p), 2, 'each POST sent once');
+  assert.ok(srv.requests.filter((r) => r.path === p).every((r) => r.headers.authorization === undefined));
 });

@@ -218,8 +218,11 @@ fn render_network() -> String {
     format!(
         "// Generated from core/src/network.rs by `cargo run -p xtask`: do not edit.\n\n\
          /** How the message of a network failure of fetch begins, in each runtime (the core's NETWORK_ERROR_PREFIXES). */\n\
-         export const NETWORK_ERROR = /^(?:{})/;\n",
-        alternatives.join("|")
+         export const NETWORK_ERROR = /^(?:{})/;\n\n\
+         /** The `cause.code` of a request fetch refused to send (the core's REFUSED_REQUEST_CODES). */\n\
+         export const REFUSED_REQUEST = /^(?:{})$/;\n",
+        alternatives.join("|"),
+        wasm_backoff_core::REFUSED_REQUEST_CODES.join("|")
     )
 }
 

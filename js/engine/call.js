@@ -1,0 +1,92 @@
+// @ts-check
+// One call's state across its attempts (js/engine/loop.js runs it): the
+// caller's signal and the hard deadline, the attempt count, the wait the
+// lane chose, the call's own schedule (made at its first retry: most calls
+// succeed at once and never need one), and how an abnormal end is named.
+import { w, load, check } from '../wasm.js';
+import { deadline } from '../hooks.js';
+
+/**
+ * What the loop needs of a call's options (js/fetch/options.js makes them
+ * for the fetch driver and retry(fn); gate.run its own).
+ * @typedef {object} CallOptions
+ * @property {number[]} rec the schedule's options record (js/wasm.js `record`)
+ * @property {boolean} seeded the options name a seed (else each schedule gets a fresh one)
+ * @property {number} maxElapsedMs the hard deadline (Infinity: none)
+ * @property {number} [timeoutMs] per attempt
+ * @property {number} [maxRetryAfterMs]
+ * @property {{ deposit(now: number): void, withdraw(now: number): boolean }} [budget]
+ * @property {(info: any) => unknown} [onRetry]
+ * @property {(info: any) => unknown} [onDone]
+ */
+
+export class Call {
+  /** Attempts sent so far. */
+  n = 0;
+  /** The wait before the next attempt, as the lane chose it (told to onRetry). */
+  delayMs = 0;
+  /** The loop is in the lane's pass (held by a gate, or waiting). */
+  passing = false;
+  /** The schedule's handle (0 until the first retry). */
+  #h = 0;
+  /** The deadline's timer. */
+  #timer;
+
+  /**
+   * @param {CallOptions} c
+   * @param {AbortSignal | undefined} signal the caller's
+   * @param {boolean} [hard] the deadline aborts what runs at it (the drivers'); else it bounds the waits only (gate.run's)
+   */
+  constructor(c, signal, hard = true) {
+    this.c = c;
+    this.signal = signal;
+    this.start = Date.now();
+    /** The epoch ms past which no wait may end. */
+    this.end = this.start + c.maxElapsedMs;
+    /** @type {AbortSignal | undefined} aborted at the hard deadline */
+    this.ds = undefined;
+    if (hard && c.maxElapsedMs < Infinity) {
+      const [dl, t] = deadline('maxElapsedMs', c.maxElapsedMs);
+      [this.ds, this.#timer] = [dl.signal, t];
+    }
+  }
+
+  /**
+   * The call's own next delay (ms) for a server-named wait `hintMs`, or < 0
+   * when its schedule is exhausted. The schedule is made at the first use.
+   * @param {number} [hintMs]
+   */
+  next(hintMs) {
+    if (!this.#h) load(this.c.rec, this.c.seeded), (this.#h = check(w.backoff_new()));
+    return w.backoff_next(this.#h, hintMs ?? NaN);
+  }
+
+  /** Throws the caller's abort reason, or the deadline's, when either has happened. */
+  alive() {
+    if (this.signal?.aborted) throw this.signal.reason;
+    if (this.ds?.aborted) throw this.ds.reason;
+  }
+
+  /**
+   * How a call that threw `e` ends: why ('aborted', 'deadline', the lane's
+   * reason `why`, or 'hook-error': a decision hook threw) and what it
+   * rejects with (the caller's reason; a gate's own error for a held call
+   * that ran out, GateTimeoutError, whichever timer fired first; the
+   * deadline's TimeoutError; else `e`).
+   * @param {unknown} e
+   * @param {string | undefined} why
+   * @returns {[string, unknown]}
+   */
+  ended(e, why) {
+    if (this.signal?.aborted) return ['aborted', this.signal.reason];
+    if (this.passing && (why === 'deadline' || why === 'exhausted')) return [why, e];
+    return this.ds?.aborted ? ['deadline', this.ds.reason] : [why ?? 'hook-error', e];
+  }
+
+  /** Lets go of the deadline's timer and the schedule. */
+  close() {
+    clearTimeout(this.#timer);
+    if (this.#h) w.backoff_free(this.#h);
+    this.#h = 0;
+  }
+}

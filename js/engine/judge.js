@@ -1,0 +1,34 @@
+// @ts-check
+// The judge of an attempt of the fetch driver or of retry(fn): the policy's
+// verdict (js/policy.js) after the caller's shouldRetry.
+import { abortable } from '../hooks.js';
+import { verdict } from '../policy.js';
+
+/**
+ * Whether an attempt of the fetch driver or of retry(fn) is tried again
+ * ('' = yes, else why not; js/policy.js), after the caller's shouldRetry;
+ * and whether it counts against its target (`o.hurt`, for a gate).
+ * @param {import('./call.js').Call} call
+ * @param {import('./loop.js').Outcome} o
+ * @param {boolean} http an HTTP attempt (shouldRetry is asked of every answer, not only failures)
+ * @param {boolean} idempotent
+ * @param {boolean} body the request's body can be sent again
+ */
+export async function judge(call, o, http, idempotent, body) {
+  const c = /** @type {import('../fetch/options.js').Config} */ (call.c);
+  const { failed, status } = o;
+  let wants;
+  if (c.shouldRetry && (failed || http)) {
+    wants = await abortable(c.shouldRetry({ attempt: call.n, status, error: o.error, response: o.res }), call.signal, call.ds);
+    if (wants !== undefined && typeof wants !== 'boolean') throw new TypeError('shouldRetry must return a boolean or undefined');
+  }
+  const s = /** @type {number} */ (status);
+  // (a plain success needs no verdict: the common case, kept cheap)
+  const why =
+    failed || c.shouldRetry || s >= 400 || c.retryOn.has(s)
+      ? verdict({ failed, network: !!o.network, status, hintMs: o.hintMs, retryOn: c.retryOn, idempotent, replayable: body, wants })
+      : 'success';
+  // A failure the target caused: one worth a retry, a network failure, a status of retryOn.
+  o.hurt = !why || (failed ? !!o.network : c.retryOn.has(s));
+  return why;
+}

@@ -1,0 +1,101 @@
+// @ts-check
+// The one retry loop. Every driver runs it: fetchWithBackoff / withBackoff
+// and retry(fn) (js/fetch/), gate.run and a gated fetch (js/gate.js), the
+// fleet's shared gate (js/fleet.js). Each round is the same four steps:
+//
+//   pass     the lane lets the attempt go (after its wait, or its hold)
+//   attempt  the job sends it (a fetch, or the caller's function)
+//   judge    the job says whether it is worth another attempt ('' = yes)
+//   after    the lane decides whether it gets one, and how long it waits
+//
+// What differs is behind two small interfaces: the job (what an attempt is,
+// js/fetch/request.js and js/engine/task.js) and the lane (how attempts are
+// spaced: a plain schedule, js/engine/schedule.js, or a gate's ticket). A
+// feature is written once, here or in one of them.
+import { observe } from '../hooks.js';
+import { Call } from './call.js';
+
+export { Call };
+
+/**
+ * What one attempt gave.
+ * @typedef {object} Outcome
+ * @property {boolean} failed it threw (`error`) rather than answered
+ * @property {unknown} [error]
+ * @property {Response} [res] fetch's answer
+ * @property {unknown} [value] the function's value (retry(fn), gate.run)
+ * @property {number} [status]
+ * @property {number} [hintMs] the wait the server named (statuses >= 400)
+ * @property {boolean} [network] a failure worth a retry (a network failure, a timeout; any for retry(fn))
+ * @property {boolean} [hurt] what the lane counts against the target: set by the job's judge
+ */
+
+/**
+ * What an attempt is.
+ * @typedef {object} Job
+ * @property {(call: Call) => Promise<Outcome>} attempt sends attempt `call.n`
+ * @property {(call: Call, o: Outcome) => Promise<string>} judge '' when another attempt is wanted, else why not ('success', 'not-retryable', …)
+ * @property {(call: Call, o: Outcome) => Promise<void>} [before] runs before every attempt after the first (beforeRetry)
+ * @property {(o: Outcome) => unknown} [result] what the call resolves with
+ */
+
+/**
+ * How attempts are spaced, and whom a failure tells.
+ * @typedef {object} Lane
+ * @property {(call: Call) => Promise<void>} pass resolves when the next attempt may go; rejects when it must not (see `why`)
+ * @property {(call: Call, why: string, o: Outcome) => string} after '' = another attempt (after `call.delayMs`), else why the call ends
+ * @property {() => void} [cancel] the call ends without an outcome (aborted, a hook threw)
+ * @property {string} [why] why `pass` rejected ('circuit-open', 'exhausted', 'deadline', …)
+ */
+
+/** A finished attempt's nothing: before the first. @type {Outcome} */
+const NONE = { failed: false };
+
+/**
+ * Runs `call` to its end: resolves with the job's result, or rejects with
+ * the last error (or the signal's reason, the deadline's TimeoutError, a
+ * gate's error). `onDone` is told why it ended, however it ends.
+ * @param {Call} call
+ * @param {Job} job
+ * @param {Lane} lane
+ */
+export async function drive(call, job, lane) {
+  let o = NONE;
+  let why = '';
+  try {
+    call.c.budget?.deposit(call.start);
+    for (;;) {
+      call.passing = true;
+      await lane.pass(call);
+      call.passing = false;
+      call.alive(); // (let through, then aborted or past the deadline: nothing is sent)
+      if (call.n && job.before) await job.before(call, o);
+      call.n++;
+      o = await job.attempt(call);
+      why = lane.after(call, await job.judge(call, o), o);
+      if (why) break;
+      observe(call.c.onRetry, {
+        attempt: call.n,
+        delayMs: call.delayMs,
+        status: o.status,
+        error: o.error,
+        retryAfterMs: o.hintMs,
+        response: o.res,
+      });
+      drop(o); // (a response we will not return: its connection and memory are freed)
+    }
+  } catch (e) {
+    lane.cancel?.();
+    drop(o);
+    const [reason, error] = call.ended(e, lane.why);
+    [why, o] = [reason, { failed: true, error }];
+  } finally {
+    call.close();
+  }
+  observe(call.c.onDone, { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error });
+  if (o.failed) throw o.error;
+  return job.result ? job.result(o) : (o.res ?? o.value);
+}
+
+/** Lets go of an outcome's response body. @param {Outcome} o */
+const drop = (o) => o.res?.body?.cancel().catch(() => {});

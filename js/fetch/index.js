@@ -1,0 +1,116 @@
+// @ts-check
+// The drivers: fetchWithBackoff / withBackoff, and retry(fn) for any async
+// work. Each call runs the one loop (js/engine/loop.js) with its job (a
+// fetch, js/fetch/request.js; a function, js/engine/task.js) and its lane
+// (its own schedule, or a gate's ticket). Timers and fetch are the
+// globals, never `window`, so this runs in pages, workers, Service Workers,
+// workerd, Deno, Bun and Node.
+//
+// A call whose first attempt succeeds makes no wasm call at all: its
+// schedule is made at its first retry.
+import { own } from '../wasm.js';
+import { signalOf } from '../hooks.js';
+import { parseRetryAfter, serverWait } from '../retry-after.js';
+import { Call, drive } from '../engine/loop.js';
+import { scheduled } from '../engine/schedule.js';
+import { task } from '../engine/task.js';
+import { config, merge, snapshot } from './options.js';
+import { request } from './request.js';
+
+export { parseRetryAfter, serverWait };
+
+/** The validated defaults, made at the first call that uses them (not at import: no wasm work before it is needed). */
+let defaults;
+
+/**
+ * One fetch call through `send`.
+ * @param {import('./options.js').Config} c
+ * @param {any} input
+ * @param {RequestInit | undefined} init
+ * @param {typeof fetch} send
+ */
+function run(c, input, init, send) {
+  const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  let job, call, lane;
+  try {
+    job = request(c, send, input, init);
+    call = new Call(c, signal);
+    // With a gate the waits are the target's: the call is held until the
+    // gate lets it go, and its own schedule only counts its attempts.
+    const cl = call;
+    lane = c.gate ? c.gate.enter(c.gate.keyOf(input, init), signal, cl.end, (hint) => cl.next(hint)) : scheduled;
+  } catch (e) {
+    call?.close();
+    return Promise.reject(e);
+  }
+  return drive(call, job, lane);
+}
+
+/**
+ * `fetch` with retries: resolves with a Response whatever its status (after
+ * the last try, the last response); rejects only where fetch would.
+ * @param {RequestInfo | URL} input
+ * @param {RequestInit} [init]
+ * @param {import('../../pkg/index.js').RetryOptions} [options]
+ * @returns {Promise<Response>}
+ */
+export function fetchWithBackoff(input, init, options) {
+  let c;
+  try {
+    c = options === undefined ? (defaults ??= config(own())) : config(snapshot(options));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return /** @type {Promise<Response>} */ (run(c, input, init, globalThis.fetch));
+}
+
+/**
+ * Wraps a fetch function (validating `options` now, on a copy); the result
+ * has fetch's signature plus per-call options, and `extend(options)`.
+ * @param {typeof fetch} fetchFn
+ * @param {import('../../pkg/index.js').RetryOptions} [options]
+ * @returns {import('../../pkg/index.js').FetchWithBackoff}
+ */
+export function withBackoff(fetchFn, options) {
+  if (typeof fetchFn !== 'function') throw new TypeError('fetchFn must be a function');
+  const base = snapshot(options);
+  const c = config(base);
+  const f = (/** @type {RequestInfo | URL} */ input, /** @type {RequestInit | undefined} */ init, /** @type {unknown} */ more) => {
+    let cc = c;
+    try {
+      if (more !== undefined) cc = config(merge(base, more));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return /** @type {Promise<Response>} */ (run(cc, input, init, fetchFn));
+  };
+  f.extend = (/** @type {unknown} */ more) => withBackoff(fetchFn, merge(base, more));
+  return f;
+}
+
+/**
+ * Runs `fn({ attempt, signal })` until it resolves, with the same
+ * schedules, deadline, hooks and budget as the fetch driver: every
+ * rejection is retried unless `shouldRetry` returns false.
+ * @template T
+ * @param {(ctx: { attempt: number, signal?: AbortSignal }) => T | PromiseLike<T>} fn
+ * @param {import('../../pkg/index.js').RetryFnOptions} [options]
+ * @returns {Promise<T>}
+ */
+export function retry(fn, options) {
+  let c, signal;
+  try {
+    if (typeof fn !== 'function') throw new TypeError('fn must be a function');
+    if (options === undefined) c = defaults ??= config(own());
+    else {
+      const o = snapshot(options);
+      signal = signalOf(o);
+      c = config(o);
+    }
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return /** @type {Promise<T>} */ (drive(new Call(c, signal), task(fn), scheduled));
+}

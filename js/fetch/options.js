@@ -1,0 +1,144 @@
+// @ts-check
+// The options of the fetch driver and retry(fn): copied when given (their
+// arrays and jitter too: changing them later changes nothing), read from
+// their own properties only (never Object.prototype), and checked at once,
+// not at the first failure. Each error names its option.
+import { own, fn, number } from '../wasm.js';
+import { plan } from '../backoff.js';
+import { METHODS, RETRY_ON } from '../policy.js';
+
+/**
+ * A number option in ms: > 0 (`positive`) or >= 0.
+ * @template T
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {T} dflt
+ * @param {boolean} positive
+ */
+const ms = (o, key, dflt, positive) => number(o, key, dflt, (v) => (positive ? v > 0 : v >= 0), `a number ${positive ? '> 0' : '>= 0'}`);
+
+/**
+ * A list option as a Set: `dflt` (a Set) when undefined, else an array
+ * whose entries pass `ok` (mapped by `map`).
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {Set<any>} dflt
+ * @param {(v: any) => boolean} ok
+ * @param {string} what
+ * @param {(v: any) => any} [map]
+ */
+function list(o, key, dflt, ok, what, map = (v) => v) {
+  const v = o[key];
+  if (v === undefined) return dflt;
+  const msg = `${key} must be an array of ${what}`;
+  if (!Array.isArray(v)) throw new TypeError(msg);
+  for (const x of v) if (!ok(x)) throw new RangeError(msg);
+  return new Set(v.map(map));
+}
+
+/**
+ * A boolean option.
+ * @param {Record<string, any>} o
+ * @param {string} key
+ */
+function flag(o, key) {
+  const v = o[key];
+  if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`${key} must be a boolean`);
+  return v === true;
+}
+
+const RETRY_SET = new Set(RETRY_ON);
+const METHOD_SET = new Set(METHODS);
+
+/** An HTTP token (RFC 9110 §5.6.2): a method or a header name. */
+const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
+/**
+ * Header names an attempt header may not take: the idempotency key (one key
+ * on every attempt), and those fetch refuses to send or drops (undici's
+ * refusals; the Fetch standard's forbidden request headers that matter).
+ */
+const NOT_ATTEMPT_HEADER =
+  /^(?:idempotency-key|connection|content-length|expect|host|keep-alive|te|trailer|transfer-encoding|upgrade|proxy-.*|sec-.*)$/i;
+
+/**
+ * A deep enough copy of the options, taken when they are given.
+ * @param {unknown} options
+ */
+export function snapshot(options) {
+  const o = own(options);
+  for (const k in o) {
+    const v = o[k];
+    if (Array.isArray(v)) o[k] = [...v];
+    else if (k === 'jitter' && typeof v === 'object' && v) o[k] = own(v);
+  }
+  return o;
+}
+
+/**
+ * Options `more` over `base` (both from `snapshot`), in a null-prototype
+ * record: a property on Object.prototype is never read as an option.
+ * @param {Record<string, any>} base
+ * @param {unknown} more
+ */
+export const merge = (base, more) => Object.assign(Object.create(null), base, snapshot(more));
+
+/**
+ * The attempt header option: a header name that no attempt may overwrite
+ * with meaning (the key) and that fetch will send.
+ * @param {unknown} header
+ * @returns {string | undefined}
+ */
+function attemptHeader(header) {
+  if (header !== undefined && !(typeof header === 'string' && TOKEN.test(header) && !NOT_ATTEMPT_HEADER.test(header))) {
+    throw new (typeof header === 'string' ? RangeError : TypeError)(
+      'attemptHeader must be a header name that fetch sends, not Idempotency-Key',
+    );
+  }
+  return /** @type {string | undefined} */ (header);
+}
+
+/**
+ * The options of a call, checked now.
+ * @param {Record<string, any>} o from `snapshot`
+ */
+export function config(o) {
+  // The schedule's options, as a record the first retry of every call
+  // loads (with a fresh seed unless the options name one).
+  const [rec, max] = plan(o);
+  const budget = o.budget;
+  if (budget !== undefined && !(typeof budget?.deposit === 'function' && typeof budget.withdraw === 'function')) {
+    throw new TypeError('budget must be a RetryBudget');
+  }
+  const gate = o.gate;
+  if (gate !== undefined && gate !== false && typeof gate?.enter !== 'function') {
+    throw new TypeError("gate must be a Gate (createGate from 'wasm-backoff/gate')");
+  }
+  return {
+    rec,
+    max,
+    seeded: o.seed !== undefined,
+    retryOn: list(o, 'retryOn', RETRY_SET, (s) => Number.isInteger(s) && s >= 100 && s <= 599, 'integer HTTP statuses (100-599)'),
+    methods: list(
+      o,
+      'methods',
+      METHOD_SET,
+      (m) => typeof m === 'string' && TOKEN.test(m),
+      'method names',
+      (m) => m.toUpperCase(),
+    ),
+    retryNonIdempotent: flag(o, 'retryNonIdempotent'),
+    idempotencyKey: flag(o, 'idempotencyKey'),
+    attemptHeader: attemptHeader(o.attemptHeader),
+    timeoutMs: ms(o, 'timeoutMs', undefined, true),
+    maxElapsedMs: ms(o, 'maxElapsedMs', Infinity, false),
+    maxRetryAfterMs: ms(o, 'maxRetryAfterMs', 60000, false),
+    onRetry: fn(o, 'onRetry'),
+    onDone: fn(o, 'onDone'),
+    shouldRetry: fn(o, 'shouldRetry'),
+    beforeRetry: fn(o, 'beforeRetry'),
+    budget,
+    gate: gate || undefined,
+  };
+}
+
+/** @typedef {ReturnType<typeof config>} Config */
