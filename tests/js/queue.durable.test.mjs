@@ -143,6 +143,50 @@ test('a delayed task runs when the alarm fires; nothing polls, no alarm is left'
   assert.equal(after.started, false, "the object's queue is never started: it has no poll timer");
 });
 
+let bad;
+test('records the queue skips (no seed, null, an unknown state, a string time, an index entry with no record): reported once, no alarm loop', {
+  timeout: 30_000,
+}, async () => {
+  bad = fleet();
+  const before = await call(bad, 'a', '/stats');
+  const kinds = ['noseed', 'null', 'state', 'string', 'orphan'];
+  for (const kind of kinds) await call(bad, 'a', `/plant?ids=${kind}1&kind=${kind}&ago=1000`, 'POST');
+  await until('each reported', async () => (await call(bad, 'b', '/stats')).reported.length >= kinds.length);
+  const t0 = Date.now();
+  await call(bad, 'a', '/enqueue?id=v1&inMs=300', 'POST');
+  const armed = await call(bad, 'b', '/stats');
+  assert.ok(
+    armed.alarm >= t0 + 300 && armed.alarm < t0 + 1000,
+    `the alarm is at the valid task's due time, not a skipped record's: ${armed.alarm - t0}`,
+  );
+  await until('v1 to run', () => runsOf('v1').length === 1);
+  await sleep(300);
+  const after = await call(bad, 'c', '/stats');
+  // (a loop ran 17-270 alarms a second: setting the alarm back to a skipped record's past time after each drain)
+  assert.ok(after.alarms - before.alarms <= 4, `${after.alarms - before.alarms} alarms for five planted records and one delayed task`);
+  assert.equal(after.alarm, null, 'no alarm left: nothing valid is pending');
+  assert.deepEqual(after.reported.sort(), kinds.map((k) => `${k}1`).sort(), 'each once');
+  assert.equal(after.states.processed, 1);
+});
+
+test('concurrency + 1 malformed records ahead of a good one: the drain ends, the good one runs, the object answers', {
+  timeout: 30_000,
+}, async () => {
+  // (concurrency 4: five records with no seed, due before the task)
+  await call(bad, 'a', '/plant?ids=m1,m2,m3,m4,m5&kind=noseed&ago=500', 'POST');
+  await call(bad, 'a', '/enqueue?id=v2', 'POST');
+  await until('v2 to run', () => runsOf('v2').length === 1, 5000);
+  const s = await until('v2 processed', async () => {
+    const r = await call(bad, 'b', '/stats');
+    return r.states.processed === 2 && r;
+  });
+  assert.deepEqual(
+    s.reported.filter((id) => id.startsWith('m')),
+    ['m1', 'm2', 'm3', 'm4', 'm5'],
+  );
+  assert.equal(s.alarm, null, 'no alarm left');
+});
+
 test('the whole process stops mid-task: the records persist, and the object re-arms its alarm when it next starts', {
   timeout: 60_000,
 }, async () => {
