@@ -11,7 +11,7 @@
 // index per state, and an alarm at the next due time, so nothing polls.
 import { DurableObject } from 'cloudflare:workers';
 import { own } from './wasm.js';
-import { TaskQueue, PermanentError, isTask } from './queue.js';
+import { TaskQueue, PermanentError, isTask, checkId } from './queue.js';
 
 /** What a remote store may ask of the object (TaskQueueObject.taskStore). */
 const STORE_OPS = ['add', 'get', 'active', 'earliest', 'swap', 'purge', 'list'];
@@ -95,6 +95,8 @@ export class DurableObjectStore {
   }
 
   add(record) {
+    // (a lone surrogate in the key would be stored as U+FFFD: another key, never found again)
+    checkId(record?.id);
     return this.#s.transaction(async (t) => {
       if ((await t.get(recordKey(record.id))) !== undefined) return false;
       await this.#write(t, record);
@@ -247,6 +249,8 @@ function objectOf(namespace, name = 'default') {
  */
 export function enqueueTo(namespace, payload, options) {
   const { name, ...rest } = own(options);
+  // (checked here too: the object would see the id after the RPC's encoding)
+  if (rest.id !== undefined) checkId(rest.id);
   return objectOf(namespace, name).enqueue(payload, rest);
 }
 

@@ -151,6 +151,7 @@ export class MemoryStore {
   }
 
   async add(record) {
+    checkId(record?.id);
     if (this.#map.has(record.id)) return false;
     const r = clone(record);
     this.#map.set(r.id, r);
@@ -301,6 +302,7 @@ export class IndexedDBStore {
   }
 
   add(record) {
+    checkId(record?.id);
     const out = { added: false };
     return this.#tx('readwrite', (s, fail) => {
       // The put is issued from the read's success callback, inside the same
@@ -462,6 +464,20 @@ export function isTask(r) {
   );
 }
 
+/** A lone surrogate (what a UTF-8 key cannot hold: stored as U+FFFD, another key). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Refuses a task id that is no well-formed string: a lone surrogate (an id
+ * taken from JSON, say) would be stored under U+FFFD by a UTF-8 store, where
+ * its record is never found again.
+ * @param {unknown} id
+ */
+export function checkId(id) {
+  if (typeof id !== 'string' || !id) throw new TypeError('id must be a non-empty string');
+  if (LONE_SURROGATE.test(id)) throw new RangeError('id must be a well-formed string (it has a lone surrogate, e.g. \\ud800)');
+}
+
 /** Runs `f` on the next macrotask (not a microtask: the event loop runs between passes); `cancel(handle)` undoes it. */
 const G = /** @type {any} */ (globalThis);
 const soon = typeof G.setImmediate === 'function' ? (f) => G.setImmediate(f) : (f) => setTimeout(f, 0);
@@ -574,7 +590,7 @@ export class TaskQueue extends EventTarget {
     const o = own(options);
     let id = o.id;
     if (id === undefined) id = `${Date.now().toString(36)}-${randomId()}`;
-    else if (typeof id !== 'string' || !id) throw new TypeError('id must be a non-empty string');
+    else checkId(id);
     let at = o.notBefore;
     if (at instanceof Date) at = at.getTime();
     if (at !== undefined && !Number.isFinite(at)) {

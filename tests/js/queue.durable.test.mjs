@@ -187,6 +187,20 @@ test('concurrency + 1 malformed records ahead of a good one: the drain ends, the
   assert.equal(s.alarm, null, 'no alarm left');
 });
 
+test('an id with a lone surrogate is refused (RangeError naming id) by enqueueTo and by the object; nothing is stored', {
+  timeout: 30_000,
+}, async () => {
+  const r = await call(bad, 'a', '/lone', 'POST');
+  for (const [name, message] of [r.client, r.rpc]) {
+    assert.equal(name, 'RangeError');
+    assert.match(message, /^id must be a well-formed string/);
+  }
+  assert.deepEqual(
+    r.stored.filter(([k]) => k.startsWith('order-')),
+    [],
+  );
+});
+
 test('the whole process stops mid-task: the records persist, and the object re-arms its alarm when it next starts', {
   timeout: 60_000,
 }, async () => {

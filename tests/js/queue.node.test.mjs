@@ -932,3 +932,15 @@ test('maxFailures Infinity, backoff baseMs 0, a handler that always fails: passe
   assert.equal(r.after, 0, 'no run after stop()');
   assert.deepEqual([r.rec.state, r.rec.failureCount], ['pending', r.runs]);
 });
+
+test('an id that is not a well-formed string (a lone surrogate) is refused with a RangeError naming id, in the queue and the store', async () => {
+  const store = new MemoryStore();
+  const q = new TaskQueue({ store, handler() {} });
+  for (const id of ['order-\ud800', '\udc00x', 'a\ud83d']) {
+    await assert.rejects(q.enqueue(1, { id }), (e) => e instanceof RangeError && /^id must be a well-formed string/.test(e.message));
+    await assert.rejects(store.add(taskRecord({ id })), RangeError);
+  }
+  assert.deepEqual(await store.list(), [], 'nothing stored');
+  assert.equal(await q.enqueue(1, { id: 'order-\ud83d\ude00' }), 'order-\ud83d\ude00', 'a surrogate pair is well-formed');
+  await assert.rejects(q.enqueue(1, { id: 7 }), (e) => e instanceof TypeError && /^id must be a non-empty string/.test(e.message));
+});

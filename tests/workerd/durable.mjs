@@ -16,6 +16,9 @@
 //                                ago: kind noseed, null (the record is null),
 //                                state (an unknown one), string (a string
 //                                time), orphan (an index entry, no record)
+//   POST /lone                   enqueues the id 'order-\ud800' (a lone
+//                                surrogate) with enqueueTo and by RPC; answers
+//                                each error as [name, message] and the ids stored
 import { TaskQueue, TaskQueueObject, DurableObjectStore, enqueueTo } from '../../pkg/queue/workerd.js';
 
 /** Runs task `id` as `by`: a POST to the scripted server; a non-2xx answer is a failure. */
@@ -95,6 +98,11 @@ export class Jobs extends TaskQueueObject {
     if (!on) await this.store.rearm();
   }
 
+  /** The ids of every record stored (the keys' and the records'). */
+  async ids() {
+    return [...(await this.ctx.storage.list({ prefix: 't:' })).entries()].map(([k, r]) => [k.slice(2), r?.id]);
+  }
+
   reset() {
     this.ctx.abort(new Error('reset by the test'));
   }
@@ -156,6 +164,20 @@ export default {
       case '/plant':
         await object(env).plant(q('ids').split(','), q('kind'), Number(q('ago')));
         return Response.json(true);
+      case '/lone': {
+        const id = 'order-\ud800';
+        const caught = async (p) => {
+          try {
+            return ['resolved', await p];
+          } catch (e) {
+            return [e.name, e.message];
+          }
+        };
+        const client = await caught(Promise.resolve().then(() => enqueueTo(env.JOBS, {}, { id })));
+        const rpc = await caught(object(env).enqueue({}, { id }));
+        const stored = await object(env).ids();
+        return Response.json({ client, rpc, stored });
+      }
       case '/reset':
         try {
           await object(env).reset();
