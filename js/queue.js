@@ -301,22 +301,33 @@ export class IndexedDBStore {
     return result;
   }
 
-  add(record) {
-    checkId(record?.id);
-    const out = { added: false };
+  /**
+   * The compare-and-set of `add` and `swap`: reads record `id`, and writes
+   * `record` when `ok(current)`, in ONE readwrite transaction (the put is
+   * issued from the read's success callback: nothing can write between the
+   * two); resolves with whether it wrote.
+   * @param {string} id
+   * @param {(current: any) => boolean} ok
+   * @param {any} record
+   */
+  #cas(id, ok, record) {
+    const out = { written: false };
     return this.#tx('readwrite', (s, fail) => {
-      // The put is issued from the read's success callback, inside the same
-      // transaction: nothing can write between the two.
-      s.getKey(record.id).onsuccess = (e) => {
-        if (e.target.result !== undefined) return;
+      s.get(id).onsuccess = (e) => {
+        if (!ok(e.target.result)) return;
         try {
           s.put(record);
-          out.added = true;
+          out.written = true;
         } catch (err) {
           fail(err);
         }
       };
-    }).then(() => out.added);
+    }).then(() => out.written);
+  }
+
+  add(record) {
+    checkId(record?.id);
+    return this.#cas(record.id, (cur) => cur === undefined, record);
   }
 
   async get(id) {
@@ -341,20 +352,7 @@ export class IndexedDBStore {
   }
 
   swap(expected, next) {
-    const out = { swapped: false };
-    return this.#tx('readwrite', (s, fail) => {
-      // As in add: read, compare and write in one readwrite transaction.
-      s.get(expected.id).onsuccess = (e) => {
-        const cur = e.target.result;
-        if (!cur || cur.version !== expected.version) return;
-        try {
-          s.put(next);
-          out.swapped = true;
-        } catch (err) {
-          fail(err);
-        }
-      };
-    }).then(() => out.swapped);
+    return this.#cas(expected.id, (cur) => !!cur && cur.version === expected.version, next);
   }
 
   purge(before, states) {
