@@ -148,10 +148,11 @@ test('records the queue skips (no seed, null, an unknown state, a string time, a
   timeout: 30_000,
 }, async () => {
   bad = fleet();
-  const before = await call(bad, 'a', '/stats');
   const kinds = ['noseed', 'null', 'state', 'string', 'orphan'];
   for (const kind of kinds) await call(bad, 'a', `/plant?ids=${kind}1&kind=${kind}&ago=1000`, 'POST');
   await until('each reported', async () => (await call(bad, 'b', '/stats')).reported.length >= kinds.length);
+  await sleep(100);
+  const before = await call(bad, 'a', '/stats');
   const t0 = Date.now();
   await call(bad, 'a', '/enqueue?id=v1&inMs=300', 'POST');
   const armed = await call(bad, 'b', '/stats');
@@ -163,7 +164,7 @@ test('records the queue skips (no seed, null, an unknown state, a string time, a
   await sleep(300);
   const after = await call(bad, 'c', '/stats');
   // (a loop ran 17-270 alarms a second: setting the alarm back to a skipped record's past time after each drain)
-  assert.ok(after.alarms - before.alarms <= 4, `${after.alarms - before.alarms} alarms for five planted records and one delayed task`);
+  assert.ok(after.alarms - before.alarms <= 2, `${after.alarms - before.alarms} alarms from the reports until after the delayed task ran`);
   assert.equal(after.alarm, null, 'no alarm left: nothing valid is pending');
   assert.deepEqual(after.reported.sort(), kinds.map((k) => `${k}1`).sort(), 'each once');
   assert.equal(after.states.processed, 1);
@@ -201,7 +202,7 @@ test('an id with a lone surrogate is refused (RangeError naming id) by enqueueTo
   );
 });
 
-test('the whole process stops mid-task: the records persist, and the object re-arms its alarm when it next starts', {
+test('the whole process stops mid-task: the records persist; local workerd forgot the alarm, and the object re-arms it when the first request starts it', {
   timeout: 60_000,
 }, async () => {
   const persisted = fleet(dir);
@@ -211,6 +212,10 @@ test('the whole process stops mid-task: the records persist, and the object re-a
   await persisted.dispose();
   fleets.splice(fleets.indexOf(persisted), 1);
   const again = fleet(dir);
+  // Past the lease (and the alarm set for it), with no request: local workerd
+  // forgot the alarm, so nothing runs yet (what the README says).
+  await sleep(LEASE_MS + 400);
+  assert.equal(runsOf('p1').length, 1, 'no run before a request reaches the object');
   const left = await call(again, 'b', '/get?id=p1'); // the first request starts the object
   assert.equal(left.state, 'processing', 'the record survived, still leased');
   await until('the run after the restart', () => runsOf('p1').length === 2, 15_000);
