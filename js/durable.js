@@ -11,7 +11,7 @@
 // index per state, and an alarm at the next due time, so nothing polls.
 import { DurableObject } from 'cloudflare:workers';
 import { own } from './wasm.js';
-import { TaskQueue, PermanentError } from './queue.js';
+import { TaskQueue, PermanentError, isTask, checkId } from './queue.js';
 
 /** What a remote store may ask of the object (TaskQueueObject.taskStore). */
 const STORE_OPS = ['add', 'get', 'active', 'earliest', 'swap', 'purge', 'list'];
@@ -95,6 +95,8 @@ export class DurableObjectStore {
   }
 
   add(record) {
+    // (a lone surrogate in the key would be stored as U+FFFD: another key, never found again)
+    checkId(record?.id);
     return this.#s.transaction(async (t) => {
       if ((await t.get(recordKey(record.id))) !== undefined) return false;
       await this.#write(t, record);
@@ -121,7 +123,7 @@ export class DurableObjectStore {
   async #write(t, r) {
     const [key, due] = indexed(r);
     await t.put({ [recordKey(r.id)]: r, [key]: due });
-    if (!this.#alarms || !(due < Infinity)) return;
+    if (!this.#alarms || !Number.isFinite(due)) return;
     const cur = await t.getAlarm();
     if (cur === null || due < cur) await t.setAlarm(due);
   }
@@ -134,15 +136,25 @@ export class DurableObjectStore {
     return this.#read(undefined);
   }
 
-  /** The records of the first `limit` index entries of each active state (all without a limit). */
+  /**
+   * The records of the first `limit` index entries of each active state (all
+   * without a limit), one per entry: an entry whose record is missing (or
+   * null) comes back as `{ id, state, missing: true }`, which the queue
+   * reports as malformed and steps past, as it does any record that is no task.
+   */
   async #read(limit) {
-    const keys = [];
-    for (const prefix of [PENDING, LEASED]) {
-      for (const k of (await this.#s.list({ prefix, limit })).keys()) keys.push(recordKey(idOf(k, prefix)));
+    const entries = [];
+    for (const [prefix, state] of [
+      [PENDING, 'pending'],
+      [LEASED, 'processing'],
+    ]) {
+      for (const k of (await this.#s.list({ prefix, limit })).keys()) entries.push([idOf(k, prefix), state]);
     }
     const out = [];
-    for (let i = 0; i < keys.length; i += BATCH) {
-      for (const r of (await this.#s.get(keys.slice(i, i + BATCH))).values()) out.push(r);
+    for (let i = 0; i < entries.length; i += BATCH) {
+      const batch = entries.slice(i, i + BATCH);
+      const got = await this.#s.get(batch.map(([id]) => recordKey(id)));
+      for (const [id, state] of batch) out.push(got.get(recordKey(id)) ?? { id, state, missing: true });
     }
     return out;
   }
@@ -168,11 +180,26 @@ export class DurableObjectStore {
     return [...(await this.#s.list({ prefix: 't:' })).values()];
   }
 
-  /** The time the next pending task falls due or the next lease ends (Infinity when none), from the index. */
+  /**
+   * The time the next pending task falls due or the next lease ends
+   * (Infinity when none), from the index: the first entry of each state
+   * whose record is a task. It steps past what a pass steps past (an entry
+   * with no record, a record that is no task), so such a record's time
+   * never sets the alarm: an alarm set back to it after each drain would
+   * fire at once, again and again.
+   */
   async nextDue(storage = this.#s) {
     let next = Infinity;
     for (const prefix of [PENDING, LEASED]) {
-      for (const due of (await storage.list({ prefix, limit: 1 })).values()) next = Math.min(next, due);
+      // (one entry is the usual read; more, and more at a time, only past skipped ones)
+      for (let limit = 1, startAfter; ; limit = Math.min(limit * 8, BATCH)) {
+        const keys = [...(await storage.list({ prefix, limit, ...(startAfter ? { startAfter } : {}) })).keys()];
+        const recs = keys.length ? await storage.get(keys.map((k) => recordKey(idOf(k, prefix)))) : new Map();
+        const task = keys.map((k) => recs.get(recordKey(idOf(k, prefix)))).find(isTask);
+        if (task) next = Math.min(next, indexed(task)[1]);
+        if (task || keys.length < limit) break;
+        startAfter = keys[keys.length - 1];
+      }
     }
     return next;
   }
@@ -222,6 +249,8 @@ function objectOf(namespace, name = 'default') {
  */
 export function enqueueTo(namespace, payload, options) {
   const { name, ...rest } = own(options);
+  // (checked here too: the object would see the id after the RPC's encoding)
+  if (rest.id !== undefined) checkId(rest.id);
   return objectOf(namespace, name).enqueue(payload, rest);
 }
 
@@ -259,6 +288,8 @@ export class TaskQueueObject extends DurableObject {
       // (`options`: a field or a getter of the subclass)
       const options = /** @type {any} */ (this).options;
       this.#queue = new TaskQueue({ ...options, store: this.store, handler: (task, context) => this.handler(task, context) });
+      // A store error or a malformed record (reported once, stepped past) goes to the object's log.
+      this.#queue.addEventListener('storeerror', (e) => console.error('TaskQueueObject storeerror:', /** @type {any} */ (e).error));
     }
     return this.#queue;
   }

@@ -151,6 +151,7 @@ export class MemoryStore {
   }
 
   async add(record) {
+    checkId(record?.id);
     if (this.#map.has(record.id)) return false;
     const r = clone(record);
     this.#map.set(r.id, r);
@@ -300,21 +301,33 @@ export class IndexedDBStore {
     return result;
   }
 
-  add(record) {
-    const out = { added: false };
+  /**
+   * The compare-and-set of `add` and `swap`: reads record `id`, and writes
+   * `record` when `ok(current)`, in ONE readwrite transaction (the put is
+   * issued from the read's success callback: nothing can write between the
+   * two); resolves with whether it wrote.
+   * @param {string} id
+   * @param {(current: any) => boolean} ok
+   * @param {any} record
+   */
+  #cas(id, ok, record) {
+    const out = { written: false };
     return this.#tx('readwrite', (s, fail) => {
-      // The put is issued from the read's success callback, inside the same
-      // transaction: nothing can write between the two.
-      s.getKey(record.id).onsuccess = (e) => {
-        if (e.target.result !== undefined) return;
+      s.get(id).onsuccess = (e) => {
+        if (!ok(e.target.result)) return;
         try {
           s.put(record);
-          out.added = true;
+          out.written = true;
         } catch (err) {
           fail(err);
         }
       };
-    }).then(() => out.added);
+    }).then(() => out.written);
+  }
+
+  add(record) {
+    checkId(record?.id);
+    return this.#cas(record.id, (cur) => cur === undefined, record);
   }
 
   async get(id) {
@@ -339,20 +352,7 @@ export class IndexedDBStore {
   }
 
   swap(expected, next) {
-    const out = { swapped: false };
-    return this.#tx('readwrite', (s, fail) => {
-      // As in add: read, compare and write in one readwrite transaction.
-      s.get(expected.id).onsuccess = (e) => {
-        const cur = e.target.result;
-        if (!cur || cur.version !== expected.version) return;
-        try {
-          s.put(next);
-          out.swapped = true;
-        } catch (err) {
-          fail(err);
-        }
-      };
-    }).then(() => out.swapped);
+    return this.#cas(expected.id, (cur) => !!cur && cur.version === expected.version, next);
   }
 
   purge(before, states) {
@@ -444,11 +444,48 @@ function describe(error) {
   }
 }
 
+/**
+ * Whether `r` is a record the passes can act on: an object with a string id,
+ * an active state, finite times, counts, seed and version. Any other record
+ * a store hands back (no seed, null, an unknown state, a string time) is
+ * reported once and stepped past: it neither holds a slot nor sets the time
+ * of the next pass (DurableObjectStore's alarm skips it too).
+ * @param {any} r
+ */
+export function isTask(r) {
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.id === 'string' &&
+    Object.hasOwn(INDEXED, r.state) &&
+    [r.nextAttemptAt, r.completeBy, r.createdAt, r.failureCount, r.seed, r.version].every(Number.isFinite)
+  );
+}
+
+/** A lone surrogate (what a UTF-8 key cannot hold: stored as U+FFFD, another key). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Refuses a task id that is no well-formed string: a lone surrogate (an id
+ * taken from JSON, say) would be stored under U+FFFD by a UTF-8 store, where
+ * its record is never found again.
+ * @param {unknown} id
+ */
+export function checkId(id) {
+  if (typeof id !== 'string' || !id) throw new TypeError('id must be a non-empty string');
+  if (LONE_SURROGATE.test(id)) throw new RangeError('id must be a well-formed string (it has a lone surrogate, e.g. \\ud800)');
+}
+
+/** Runs `f` on the next macrotask (not a microtask: the event loop runs between passes); `cancel(handle)` undoes it. */
+const G = /** @type {any} */ (globalThis);
+const soon = typeof G.setImmediate === 'function' ? (f) => G.setImmediate(f) : (f) => setTimeout(f, 0);
+const cancel = typeof G.clearImmediate === 'function' ? (h) => G.clearImmediate(h) : (h) => clearTimeout(h);
+
 /** `earliest(limit)` for a store that only lists its active records (each pass then reads them all). */
 function earliestOf(records, limit) {
   return Object.entries(INDEXED).flatMap(([state, key]) =>
     records
-      .filter((r) => r.state === state)
+      .filter((r) => r?.state === state)
       .sort((a, b) => a[key] - b[key])
       .slice(0, limit),
   );
@@ -480,6 +517,7 @@ export class TaskQueue extends EventTarget {
   #started = false;
   #timer;
   #ticking; // the promise of the tick in progress
+  #soon; // the macrotask that starts the next pass
   #again = false;
   /** @type {{ resolve: (next: number) => void, reject: (e: unknown) => void }[]} drain() calls waiting for the queue to be idle */
   #drains = [];
@@ -550,7 +588,7 @@ export class TaskQueue extends EventTarget {
     const o = own(options);
     let id = o.id;
     if (id === undefined) id = `${Date.now().toString(36)}-${randomId()}`;
-    else if (typeof id !== 'string' || !id) throw new TypeError('id must be a non-empty string');
+    else checkId(id);
     let at = o.notBefore;
     if (at instanceof Date) at = at.getTime();
     if (at !== undefined && !Number.isFinite(at)) {
@@ -608,6 +646,7 @@ export class TaskQueue extends EventTarget {
     const now = Date.now();
     let n = 0;
     for (const r of await this.#store.active()) {
+      if (!isTask(r)) continue; // (a pass reports it)
       const h = this.#step(w.queue_retry_now, r, now);
       if (h && (await this.#store.swap(r, h))) n++;
     }
@@ -646,6 +685,8 @@ export class TaskQueue extends EventTarget {
     for (const d of this.#drains.splice(0)) d.reject(new DOMException('stop() was called before the drain ended', 'AbortError'));
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    cancel(this.#soon);
+    this.#soon = undefined;
     await this.#ticking;
     await Promise.all(this.#running.values());
     // Runs that settled just now may have started a compensation.
@@ -759,12 +800,26 @@ export class TaskQueue extends EventTarget {
     };
   }
 
+  /**
+   * Asks for a pass: on the next macrotask (never straight from the last
+   * one's promise: a pass that claims a task whose handler fails at once,
+   * with a zero backoff, would otherwise chain passes on microtasks and
+   * starve the event loop), or after the pass in progress.
+   */
   #wake() {
     if (!this.#on) return;
     if (this.#ticking) {
       this.#again = true;
       return;
     }
+    this.#soon ??= soon(() => {
+      this.#soon = undefined;
+      this.#pass();
+    });
+  }
+
+  #pass() {
+    if (!this.#on || this.#ticking) return;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#ticking = this.#tick()
@@ -795,35 +850,23 @@ export class TaskQueue extends EventTarget {
           this.#again = false;
           return this.#wake();
         }
-        if (this.#started) this.#timer = setTimeout(() => this.#wake(), Math.max(1, Math.min(wait, MAX_TIMER)));
+        if (this.#started) this.#timer = setTimeout(() => this.#pass(), Math.max(1, Math.min(wait, MAX_TIMER)));
       });
   }
 
   /**
    * One pass: sweep expired leases, claim due tasks while slots are free;
    * resolves with the time the next record falls due. It reads only the records it can act on:
-   * the `concurrency + 1` earliest of each state (a full list means more
-   * may wait behind its last record).
+   * the `concurrency + 1` earliest tasks of each state (a full list means more
+   * may wait behind its last record), and the malformed records before them.
    */
   async #tick() {
-    const store = this.#store;
     const limit = this.#concurrency + 1;
-    const records = store.earliest ? await store.earliest(limit) : earliestOf(await store.active(), limit);
-    const at = (r) => (r.state === 'pending' ? r.nextAttemptAt : r.completeBy);
-    records.sort((a, b) => at(a) - at(b) || a.createdAt - b.createdAt);
-    const last = {};
-    const counts = { pending: 0, processing: 0 };
-    for (const r of records) {
-      counts[r.state]++;
-      last[r.state] = r;
-    }
+    const { records, last } = await this.#read(limit);
+    const store = this.#store;
     let next = Infinity;
     for (const r of records) {
       if (!this.#on) break;
-      if (!INDEXED[r.state] || ![r.nextAttemptAt, r.completeBy, r.createdAt, r.failureCount, r.seed, r.version].every(Number.isFinite)) {
-        this.#malformed(r);
-        continue;
-      }
       const now = Date.now();
       const due = this.#step(w.queue_due, r, now);
       if (due === DUE_SWEEP) {
@@ -862,9 +905,52 @@ export class TaskQueue extends EventTarget {
     }
     // More records may wait behind a full list: leases to sweep at once, or
     // due tasks for the slots still free (a full slot set waits for a run to end).
-    if (counts.processing === limit) next = Math.min(next, last.processing.completeBy + 1);
-    if (counts.pending === limit && this.#running.size < this.#concurrency) next = Math.min(next, last.pending.nextAttemptAt);
+    if (last.processing) next = Math.min(next, last.processing.completeBy + 1);
+    if (last.pending && this.#running.size < this.#concurrency) next = Math.min(next, last.pending.nextAttemptAt);
     return next;
+  }
+
+  /**
+   * The `limit` earliest tasks of each state, by due time, and `last`: the
+   * last one of each state whose list is full (more may wait behind it).
+   * Malformed records (reported once each) take no place: while a state's
+   * list is full with fewer than `limit` tasks, the read goes on past them
+   * (one more record per malformed one), so tasks behind them still run.
+   */
+  async #read(limit) {
+    const store = this.#store;
+    const at = (r) => (r.state === 'pending' ? r.nextAttemptAt : r.completeBy);
+    for (let n = limit; ; ) {
+      const read = store.earliest ? await store.earliest(n) : earliestOf(await store.active(), n);
+      const tasks = { pending: [], processing: [] };
+      const seen = { pending: 0, processing: 0 };
+      let skipped = 0;
+      let unplaced = 0; // malformed records of no active state: they may belong to either list
+      for (const r of read) {
+        const state = typeof r === 'object' && r !== null && Object.hasOwn(INDEXED, r.state) ? r.state : undefined;
+        if (state) seen[state]++;
+        else unplaced++;
+        if (isTask(r)) tasks[state].push(r);
+        else {
+          skipped++;
+          this.#malformed(r);
+        }
+      }
+      // A state whose read was full and holds fewer than `limit` tasks: read past what was skipped.
+      const more = Object.keys(tasks).some((x) => tasks[x].length < limit && seen[x] + unplaced >= n);
+      if (more && limit + skipped > n) {
+        n = limit + skipped;
+        continue;
+      }
+      const last = {};
+      for (const [state, list] of Object.entries(tasks)) {
+        list.sort((a, b) => at(a) - at(b) || a.createdAt - b.createdAt);
+        list.length = Math.min(list.length, limit);
+        if (list.length === limit) last[state] = list[limit - 1];
+      }
+      const records = [...tasks.pending, ...tasks.processing].sort((a, b) => at(a) - at(b) || a.createdAt - b.createdAt);
+      return { records, last };
+    }
   }
 
   #run(rec) {
@@ -962,13 +1048,18 @@ export class TaskQueue extends EventTarget {
     this.#compensating.add(done);
   }
 
-  /** Reports a record that is no task's (once per id and version), which the passes then leave alone. */
+  /** Reports a record that is no task's (once per id and version), which the passes then leave alone and step past. */
   #malformed(r) {
-    const key = `${describe(r.id)}@${describe(r.version)}`;
+    const key = `${describe(r?.id)}@${describe(r?.version)}`;
     if (this.#reported.has(key)) return;
     this.#reported.add(key);
     this.dispatchEvent(
-      new TaskEvent('storeerror', { task: r, error: new TypeError(`malformed task record ${key}: its state or times are not a task's`) }),
+      new TaskEvent('storeerror', {
+        task: r,
+        error: new TypeError(
+          `malformed task record ${key}: ${r?.missing === true ? 'its index entry has no record' : "its state or times are not a task's"}`,
+        ),
+      }),
     );
   }
 

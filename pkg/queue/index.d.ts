@@ -146,7 +146,11 @@ export class DurableObjectStore {
   );
   /** A TaskStore for a Worker whose TaskQueue processes tasks too: each call goes to the TaskQueueObject named `name` (make it per request). */
   static remote(namespace: DurableObjectNamespaceLike, name?: string): StoreMethods;
-  /** When the next pending task falls due or the next lease ends, from the index (Infinity when none). */
+  /**
+   * When the next pending task falls due or the next lease ends, from the
+   * index (Infinity when none); entries whose record is missing or no task
+   * (what the queue reports and steps past) do not count.
+   */
   nextDue(): Promise<number>;
   /** Sets the alarm to nextDue() (deletes it when nothing is pending or processing); `fresh`: deleted and written anew. */
   rearm(fresh?: boolean): Promise<void>;
@@ -160,6 +164,9 @@ export class DurableObjectStore {
  * queue is never started: each alarm drains it and sets the alarm to the
  * next due time (a retry, a delayed task, a lease to sweep), so nothing
  * polls; a task whose object was reset mid-run is swept after its lease.
+ * It re-arms its alarm when it starts (the first request after a restart:
+ * local workerd forgets alarms across one) and logs its queue's
+ * `storeerror` events with console.error.
  * Public methods are its RPC interface.
  */
 export class TaskQueueObject<P = unknown, Env = unknown> {
@@ -187,7 +194,8 @@ export class TaskQueueObject<P = unknown, Env = unknown> {
 /**
  * From a Worker: enqueues `payload` in the TaskQueueObject named `name`
  * (default 'default') of `namespace`; resolves with the id once the object
- * stored it (the `workerd` build only).
+ * stored it (the `workerd` build only). Throws at once (TypeError or
+ * RangeError) for a namespace that is no binding, a bad `name` or `id`.
  */
 export function enqueueTo<P = unknown>(namespace: DurableObjectNamespaceLike, payload: P, options?: EnqueueOptions & { name?: string }): Promise<string>;
 
@@ -260,7 +268,11 @@ export interface TaskQueueOptions<P = unknown> {
 }
 
 export interface EnqueueOptions {
-  /** The task's id (idempotency key). @default a time-ordered random id */
+  /**
+   * The task's id (idempotency key): a non-empty, well-formed string (one
+   * with a lone surrogate is refused with a RangeError naming `id`: a UTF-8
+   * store would keep it as U+FFFD). @default a time-ordered random id
+   */
   id?: string;
   /** Not claimed before this time (`Date.now()` ms, or a Date); a past time means now. @default now */
   notBefore?: number | Date;
@@ -313,8 +325,11 @@ export interface TaskQueueEventMap<P = unknown> {
   error: TaskOutcomeEvent<P>;
   /**
    * The store failed (the queue carries on at the next pass, later each time
-   * while it keeps failing), or handed back a malformed record (a TypeError;
-   * reported once per id and version, and left alone).
+   * while it keeps failing), or handed back a malformed record (a TypeError
+   * "malformed task record <id>@<version>: ..."; reported once per id and
+   * version, left as it is and stepped past: it holds no slot and sets no
+   * wake-up or alarm). For an index entry of a DurableObjectStore with no
+   * record, `task` is `{ id, state, missing: true }`.
    */
   storeerror: TaskEvent<P>;
 }

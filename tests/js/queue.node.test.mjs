@@ -829,3 +829,118 @@ test('malformed records are reported once (storeerror), skipped, and hold nothin
   }
   assert.equal((await store.get('soon')).nextAttemptAt, 'soon', 'left as it was');
 });
+
+/** A MemoryStore that counts its `earliest` reads (one per pass). */
+class CountingStore extends MemoryStore {
+  reads = 0;
+  earliest(limit) {
+    this.reads++;
+    return super.earliest(limit);
+  }
+}
+
+test('concurrency + 1 malformed records ahead of good ones: each reported once and stepped past; the good ones run, passes do not spin', async () => {
+  const store = new CountingStore();
+  const past = Date.now() - 1000;
+  // No seed (a record written by hand or by an old version): due long ago, so first in the index.
+  for (let i = 0; i < 3; i++) await store.add(taskRecord({ id: `bad${i}`, seed: undefined, nextAttemptAt: past, createdAt: past }));
+  const ran = [];
+  const q = new TaskQueue({ store, handler: (t) => ran.push(t.id), concurrency: 2, pollMs: 1000 });
+  const log = record(q);
+  q.start();
+  for (const id of ['g1', 'g2', 'g3']) await q.enqueue(id, { id });
+  await settled(store, ['g1', 'g2', 'g3'], 2000);
+  const reads = store.reads;
+  await sleep(100);
+  assert.ok(store.reads - reads <= 1, `${store.reads - reads} passes in 100 ms with nothing due (pollMs 1000)`);
+  await q.stop();
+  assert.deepEqual(ran.sort(), ['g1', 'g2', 'g3']);
+  const reported = log.filter((e) => e.type === 'storeerror');
+  assert.deepEqual(reported.map((e) => e.id).sort(), ['bad0', 'bad1', 'bad2'], 'each once');
+  assert.ok(reported.every((e) => e.error instanceof TypeError && /^malformed task record bad\d@0/.test(e.error.message)));
+  assert.deepEqual((await store.get('bad0')).state, 'pending', 'left as it was (not deleted)');
+});
+
+/**
+ * Runs `body` (an async function's source, given `lib`: wasm-backoff/queue)
+ * in a worker thread and resolves with what it returns; fails when the
+ * worker answers nothing within `ms` (its event loop starved: no timer can
+ * fire, in the worker or, with it, in a test on this thread).
+ */
+async function isolated(body, ms = 5000) {
+  const { Worker } = await import('node:worker_threads');
+  const src = `const { parentPort, workerData } = require('node:worker_threads');
+    import(workerData.url).then((lib) => (${body})(lib)).then((r) => parentPort.postMessage({ r }), (e) => parentPort.postMessage({ e: String(e?.stack ?? e) }));`;
+  const worker = new Worker(src, { eval: true, workerData: { url: import.meta.resolve('wasm-backoff/queue') } });
+  let timer;
+  try {
+    const m = await Promise.race([
+      new Promise((resolve) => worker.once('message', resolve)),
+      new Promise((resolve) => (timer = setTimeout(() => resolve({ e: `no answer in ${ms} ms: the event loop starved` }), ms))),
+    ]);
+    if (m.e) assert.fail(m.e);
+    return m.r;
+  } finally {
+    clearTimeout(timer);
+    await worker.terminate();
+  }
+}
+
+test('drain() past concurrency + 1 malformed records: resolves, the good task ran, timers fire meanwhile', async () => {
+  const r = await isolated(`async ({ TaskQueue, MemoryStore }) => {
+    const store = new MemoryStore();
+    const past = Date.now() - 1000;
+    for (let i = 0; i < 3; i++) {
+      await store.add({ id: 'bad' + i, payload: 0, state: 'pending', lockedBy: null, completeBy: 0, failureCount: 0,
+        nextAttemptAt: past, createdAt: past, version: 0, lastError: null });
+    }
+    const ran = [];
+    const reported = [];
+    const q = new TaskQueue({ store, handler: (t) => ran.push(t.id), concurrency: 2 });
+    q.addEventListener('storeerror', (e) => reported.push(e.task.id));
+    await q.enqueue('good', { id: 'good' });
+    let ticks = 0;
+    const tick = setInterval(() => ticks++, 1);
+    const next = await q.drain();
+    await new Promise((r) => setTimeout(r, 20));
+    clearInterval(tick);
+    return { ran, reported, next, ticks, state: (await store.get('good')).state };
+  }`);
+  assert.deepEqual(r.ran, ['good']);
+  assert.equal(r.state, 'processed');
+  assert.deepEqual(r.reported.sort(), ['bad0', 'bad1', 'bad2']);
+  assert.equal(r.next, Infinity, 'nothing left that is a task');
+  assert.ok(r.ticks > 0, 'a timer fired');
+});
+
+test('maxFailures Infinity, backoff baseMs 0, a handler that always fails: passes yield to the event loop; timers fire and stop() ends it', async () => {
+  const r = await isolated(`async ({ TaskQueue }) => {
+    let runs = 0;
+    const q = new TaskQueue({ handler: () => { runs++; throw new Error('always'); }, maxFailures: Infinity, backoff: { baseMs: 0 } });
+    q.start();
+    await q.enqueue('x', { id: 'x' });
+    const t0 = Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+    const late = Date.now() - t0;
+    await q.stop();
+    const at = runs;
+    await new Promise((r) => setTimeout(r, 20));
+    return { runs: at, after: runs - at, late, rec: await q.get('x') };
+  }`);
+  assert.ok(r.runs > 1, `retried at once, ${r.runs} runs`);
+  assert.ok(r.late < 1000, `a 20 ms timer fired after ${r.late} ms`);
+  assert.equal(r.after, 0, 'no run after stop()');
+  assert.deepEqual([r.rec.state, r.rec.failureCount], ['pending', r.runs]);
+});
+
+test('an id that is not a well-formed string (a lone surrogate) is refused with a RangeError naming id, in the queue and the store', async () => {
+  const store = new MemoryStore();
+  const q = new TaskQueue({ store, handler() {} });
+  for (const id of ['order-\ud800', '\udc00x', 'a\ud83d']) {
+    await assert.rejects(q.enqueue(1, { id }), (e) => e instanceof RangeError && /^id must be a well-formed string/.test(e.message));
+    await assert.rejects(store.add(taskRecord({ id })), RangeError);
+  }
+  assert.deepEqual(await store.list(), [], 'nothing stored');
+  assert.equal(await q.enqueue(1, { id: 'order-\ud83d\ude00' }), 'order-\ud83d\ude00', 'a surrogate pair is well-formed');
+  await assert.rejects(q.enqueue(1, { id: 7 }), (e) => e instanceof TypeError && /^id must be a non-empty string/.test(e.message));
+});
