@@ -138,7 +138,7 @@ export class GateHub {
   rpcs = { report: 0, admit: 0, probed: 0, lease: 0 };
   /** The shared limiters, by key. @type {Map<string, FleetLimiter>} */
   limiters = new Map();
-  /** @type {Map<number, { t: any, at: number }>} */
+  /** The probes out, by id. @type {Map<number, { t: any, key: string, at: number }>} */
   #probes = new Map();
   #seq = 0;
   #on;
@@ -168,6 +168,7 @@ export class GateHub {
    */
   answer(key, kind, extra = {}) {
     const g = /** @type {Gate} */ (this.gate);
+    this.#letGo();
     const { savedAt, targets } = g.toJSON();
     return { kind, phase: g.state(key).phase, savedAt, target: targets[key] ?? null, ...extra };
   }
@@ -223,14 +224,31 @@ export class GateHub {
     }
     // Released while probing: this request is the probe (the others are released only once healthy).
     if (g.state(key).phase === 'probing') {
-      const now = Date.now();
-      for (const [id, p] of this.#probes) if (now - p.at > 600_000) this.#probes.delete(id); // (isolates that never reported)
       const id = ++this.#seq;
-      this.#probes.set(id, { t, at: now });
+      this.#probes.set(id, { t, key, at: Date.now() });
       return this.answer(key, 'probe', { id });
     }
     t.cancel();
     return this.answer(key, 'go');
+  }
+
+  /**
+   * Lets go of the probes whose isolates will not report them (their
+   * request ended first, say): those out for probeTimeoutMs (the gate has
+   * counted them failed and gone on) and, once their target is healthy
+   * again, all of its own. Their late reports change nothing.
+   */
+  #letGo() {
+    const g = /** @type {Gate} */ (this.gate);
+    const timeout = this.options?.probeTimeoutMs ?? 30_000;
+    const now = Date.now();
+    for (const [id, p] of this.#probes) {
+      // (state() brings the gate up to now first: a probe out for probeTimeoutMs is no longer the current one)
+      if (g.state(p.key).phase === 'healthy' || now - p.at >= timeout) {
+        this.#probes.delete(id);
+        p.t.cancel();
+      }
+    }
   }
 
   /**

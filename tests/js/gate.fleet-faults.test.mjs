@@ -342,3 +342,35 @@ test("an object that answers late (a report 60 s, an admit 5 s): a call ends at 
   await noUnhandled(mf);
   await dispose(mf);
 });
+
+test('a probe whose outcome never reaches the object is let go when the fleet recovers: the object counts nothing in flight', {
+  timeout: 20_000,
+}, async () => {
+  const mf = fleet({ env: { BASE_MS: '100', PROBE_TIMEOUT_MS: '300' } });
+  let up = false;
+  let bFailed = false;
+  srv.script('/lost', (req) => {
+    if (!up || (byOf(req) === 'b' && !bFailed && (bFailed = true))) return { status: 503 };
+    return { status: 200, body: 'ok' };
+  });
+  await call(mf, 'a', '/calls?n=3&max=1&path=/lost');
+  // a's probe is granted and succeeds, but its outcome is lost (its `probed` rejects).
+  await call(mf, 'a', '/break?how=probed');
+  up = true;
+  const ra = await call(mf, 'a', '/calls?n=1&max=5&path=/lost');
+  await call(mf, 'a', '/break?how=off');
+  assert.equal(ra.out[0].status, 200, JSON.stringify(ra));
+  assert.equal(ra.rpcs.probed, 1, JSON.stringify(ra.rpcs));
+  assert.equal((await call(mf, 'a', `/object?key=${key()}`)).gate.inFlight, 1, 'the lost probe, in flight at the object');
+  // b fails once and learns of the circuit; once the lost probe has timed out (300 ms), b probes and closes it.
+  const rb = await call(mf, 'b', '/calls?n=1&max=5&path=/lost');
+  assert.equal(rb.out[0].status, 200, JSON.stringify(rb));
+  assert.equal(rb.rpcs.probed, 1, `b was the next probe: ${JSON.stringify(rb.rpcs)}`);
+  const obj = await call(mf, 'a', `/object?key=${key()}`);
+  console.log(`  object after the recovery: ${JSON.stringify(obj)}`);
+  assert.equal((await call(mf, 'a', `/state?key=${key()}`)).phase, 'healthy');
+  assert.equal(obj.gate.inFlight, 0, 'the lost probe let go');
+  assert.equal(obj.gate.probes, 2);
+  await noUnhandled(mf);
+  await dispose(mf);
+});
