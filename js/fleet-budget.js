@@ -30,7 +30,8 @@
 //   driver's reason 'budget'), as by a spent RetryBudget, even while a grant
 //   is on its way.
 // - An object that fails (the RPC rejects, the stub cannot be had, a
-//   malformed answer, no answer within STALE_MS): until a later request
+//   malformed answer, no answer within STALE_MS: in workerd, a request
+//   whose Worker request ended first is never answered): until a later request
 //   succeeds (tried a slot later), the retries beyond the isolate's credit
 //   are taken from a local RetryBudget of the same options, fed with every
 //   deposit all along: the isolate then never refuses more than alone.
@@ -38,8 +39,12 @@ import { RetryBudget, SLOTS, option } from './budget.js';
 
 /** Most retries one request may ask for (maxSlice's bound). */
 const MAX_SLICE = 1000;
-/** A request unanswered this long (ms) is taken for failed (its context gone, say). */
-const STALE_MS = 10_000;
+/**
+ * A request unanswered this long (ms) is taken for failed (its Worker
+ * request ended first, say: workerd then never settles it). Short: while
+ * it is out, a retry with no credit left is refused.
+ */
+const STALE_MS = 1000;
 /** The scope of a budget when `key` is not given. */
 const DEFAULT_KEY = 'default';
 
@@ -212,6 +217,7 @@ export class SharedBudget {
   /** Takes one retry from this isolate's credit (no round trip); false when there is none (the retry is refused). */
   withdraw(now = Date.now()) {
     this.#at(now)[2]++;
+    this.#stale(now);
     let ok = this.#held(now) > 0;
     if (ok) {
       const c = this.#credit[0];
@@ -224,15 +230,19 @@ export class SharedBudget {
   /** The retries this isolate can take now: its credit (and its local budget's while the object fails). */
   available(now = Date.now()) {
     this.#at(now);
+    this.#stale(now);
     return this.#held(now) + (this.#down ? this.#local.available(now) : 0);
+  }
+
+  /** A request out for STALE_MS is taken for failed (never settled: its request's context is gone, say). */
+  #stale(/** @type {number} */ now) {
+    if (this.#out && now - this.#outAt >= STALE_MS) this.#failed(now);
   }
 
   /** Asks the object for credit, after this macrotask, when it runs low (one request at a time). */
   #need(/** @type {number} */ now) {
-    if (this.#out) {
-      if (now - this.#outAt < STALE_MS) return;
-      this.#failed(now); // (never settled: its request's context is gone, say)
-    }
+    this.#stale(now);
+    if (this.#out) return;
     if (now < this.#hold || this.#held(now) * 2 >= this.#target()) return;
     this.#outAt = now;
     const out = new Promise((r) => setTimeout(r, 0))
@@ -290,9 +300,13 @@ export class SharedBudget {
    */
   async flush() {
     for (let p = this.#out; p; p = this.#out) {
-      // (in workerd, a timer of this request's own while it waits for another request's round trip)
-      await (WORKERD ? Promise.race([p, new Promise((r) => setTimeout(r, 25))]) : p);
-      if (this.#out === p && Date.now() - this.#outAt >= STALE_MS) this.#failed(Date.now());
+      // At most until the request is stale (in workerd, a timer of this request's own every 25 ms
+      // while it waits for another request's round trip).
+      const left = Math.max(0, this.#outAt + STALE_MS - Date.now());
+      let timer;
+      await Promise.race([p, new Promise((r) => (timer = setTimeout(r, WORKERD ? Math.min(left, 25) : left)))]);
+      clearTimeout(timer);
+      this.#stale(Date.now());
     }
   }
 }

@@ -34,6 +34,12 @@ import { ALL_MESSAGES } from './gen/boundary.js';
 
 /** How long a share holds (ms) before its isolate asks again (while its calls flow). */
 export const LEASE_MS = 1000;
+/**
+ * A request to the object unanswered this long (ms) is given up (in workerd,
+ * one whose Worker request ended first is never answered): the isolate goes
+ * on alone until its next request (js/fleet.js).
+ */
+export const STALE_MS = 1000;
 /** An isolate not heard from for this long no longer counts in the fleet's rate or shares (ms). */
 const GONE_MS = 3 * LEASE_MS;
 /** The least an isolate is taken to want (req/s): the core's lowest rate. */
@@ -160,8 +166,9 @@ export class Lease {
   since = Date.now();
   /** The object could not be reached at the last report: the isolate's own limiter decides. */
   alone = false;
-  /** @type {Promise<void> | undefined} */
+  /** The report on its way, and when it was sent. @type {Promise<void> | undefined} */
   pending;
+  pendingAt = 0;
 
   #refill(/** @type {number} */ now) {
     if (now > this.at && this.rate < Infinity) {

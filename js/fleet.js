@@ -23,9 +23,14 @@
 // and `probeTimeoutMs` are the object's; the queue, concurrency and per-call
 // limits stay per isolate. With `limit: 'adaptive'`, the adaptive limiter is
 // the object's too, handed out as shares (js/fleet-limiter.js).
+// Every wait on the object is bounded by the waiting call's deadline and
+// signal, and a request unanswered after STALE_MS (an admit: pollMs more) is
+// given up: in workerd, a round trip whose Worker request ended first is
+// never settled for another request, and the isolate then goes on with its
+// local gate (as when the object cannot be reached).
 import { own, number, fn } from './wasm.js';
 import { Gate, BrokenCircuitError, GateTimeoutError } from './gate.js';
-import { FleetLimiter, Lease, LEASE_MS } from './fleet-limiter.js';
+import { FleetLimiter, Lease, LEASE_MS, STALE_MS } from './fleet-limiter.js';
 
 /** The options that stay with each isolate's local gate (the rest go to the object's). */
 const LOCAL = new Set([
@@ -49,21 +54,54 @@ const CAP = 1000;
 
 const POLL = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
 
+/** What within() resolves with when its request went stale first. */
+const STALE = Symbol('stale');
+
 /**
- * `p`, awaited so that workerd does not take the request for hung while
- * another request's round trip settles it: in workerd, the wait also keeps a
- * timer of its own (every 25 ms) until `p` settles.
+ * The limits of a wait on the object: the waiting call's signal and
+ * deadline (none for flush).
+ * @typedef {{ key?: string, signal?: AbortSignal, deadline: number }} Limits
+ */
+
+/**
+ * `p`, awaited within the limits of `t`: rejects with its signal's reason
+ * when that aborts, with a GateTimeoutError at its deadline, and resolves
+ * STALE once `until` has passed (a request that will not be answered). In
+ * workerd the wait keeps a timer of its own (every 25 ms), so that the
+ * request is not taken for hung while another request's round trip settles
+ * `p`. Leaves no timer or listener behind.
  * @template T
  * @param {Promise<T>} p
- * @returns {Promise<T>}
+ * @param {Limits} t
+ * @param {number} until
+ * @returns {Promise<T | typeof STALE>}
  */
-function waitFor(p) {
-  if (!POLL) return p;
-  let done = false;
-  const q = p.finally(() => (done = true));
-  /** @returns {Promise<void>} */
-  const tick = () => (done ? Promise.resolve() : new Promise((r) => setTimeout(r, 25)).then(tick));
-  return Promise.race([q, tick().then(() => q)]);
+function within(p, t, until) {
+  const { signal, deadline } = t;
+  const end = Math.min(deadline, until);
+  return new Promise((resolve, reject) => {
+    /** @type {any} */
+    let timer;
+    const done = (/** @type {(v: any) => void} */ f, /** @type {any} */ v) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      f(v);
+    };
+    const onAbort = () => done(reject, signal?.reason);
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort);
+    const tick = () => {
+      const left = end - Date.now();
+      if (left > 0) timer = setTimeout(tick, POLL ? Math.min(left, 25) : left);
+      else if (until <= deadline) done(resolve, STALE);
+      else done(reject, new GateTimeoutError(t.key, 'deadline'));
+    };
+    tick();
+    p.then(
+      (v) => done(resolve, v),
+      (e) => done(reject, e),
+    );
+  });
 }
 
 /** The data options sent to the object (no functions; none of the per-isolate ones). */
@@ -73,6 +111,12 @@ function sharedPart(/** @type {Record<string, any>} */ o) {
   for (const k of Object.keys(o)) if (!LOCAL.has(k) && typeof o[k] !== 'function' && o[k] !== undefined) out[k] = o[k];
   return out;
 }
+
+/**
+ * An isolate's bookkeeping of a key: the successes and failures counted
+ * since its last report, and the report on its way (sent at `at`).
+ * @typedef {{ ok: number, failed: number, pending?: Promise<void>, at: number }} Key
+ */
 
 /**
  * What the object answers: its gate's phase for the key and the target's
@@ -94,7 +138,7 @@ export class GateHub {
   rpcs = { report: 0, admit: 0, probed: 0, lease: 0 };
   /** The shared limiters, by key. @type {Map<string, FleetLimiter>} */
   limiters = new Map();
-  /** @type {Map<number, { t: any, at: number }>} */
+  /** The probes out, by id. @type {Map<number, { t: any, key: string, at: number }>} */
   #probes = new Map();
   #seq = 0;
   #on;
@@ -124,6 +168,7 @@ export class GateHub {
    */
   answer(key, kind, extra = {}) {
     const g = /** @type {Gate} */ (this.gate);
+    this.#letGo();
     const { savedAt, targets } = g.toJSON();
     return { kind, phase: g.state(key).phase, savedAt, target: targets[key] ?? null, ...extra };
   }
@@ -179,14 +224,31 @@ export class GateHub {
     }
     // Released while probing: this request is the probe (the others are released only once healthy).
     if (g.state(key).phase === 'probing') {
-      const now = Date.now();
-      for (const [id, p] of this.#probes) if (now - p.at > 600_000) this.#probes.delete(id); // (isolates that never reported)
       const id = ++this.#seq;
-      this.#probes.set(id, { t, at: now });
+      this.#probes.set(id, { t, key, at: Date.now() });
       return this.answer(key, 'probe', { id });
     }
     t.cancel();
     return this.answer(key, 'go');
+  }
+
+  /**
+   * Lets go of the probes whose isolates will not report them (their
+   * request ended first, say): those out for probeTimeoutMs (the gate has
+   * counted them failed and gone on) and, once their target is healthy
+   * again, all of its own. Their late reports change nothing.
+   */
+  #letGo() {
+    const g = /** @type {Gate} */ (this.gate);
+    const timeout = this.options?.probeTimeoutMs ?? 30_000;
+    const now = Date.now();
+    for (const [id, p] of this.#probes) {
+      // (state() brings the gate up to now first: a probe out for probeTimeoutMs is no longer the current one)
+      if (g.state(p.key).phase === 'healthy' || now - p.at >= timeout) {
+        this.#probes.delete(id);
+        p.t.cancel();
+      }
+    }
   }
 
   /**
@@ -236,10 +298,12 @@ export class SharedGate extends Gate {
   #name;
   #shared;
   #pollMs;
-  /** @type {Map<string, { ok: number, failed: number, pending?: Promise<void> }>} */
+  /** @type {Map<string, Key>} */
   #keys = new Map();
-  /** @type {Set<Promise<unknown>>} */
-  #out = new Set();
+  /** The round trips on their way (flush() waits for them), and when each goes stale. @type {Map<Promise<unknown>, number>} */
+  #out = new Map();
+  /** The isolate's default per-call deadline (ms from the call). */
+  #maxElapsedMs;
   /** Round trips to the objects, by method. */
   rpcs = { report: 0, admit: 0, probed: 0, lease: 0 };
   /** This isolate, to the objects' limiters. */
@@ -275,6 +339,7 @@ export class SharedGate extends Gate {
     this.#shared = sharedPart(o);
     this.#never = o.consecutive === Infinity && o.failureRatio === undefined;
     this.#pollMs = pollMs;
+    this.#maxElapsedMs = o.maxElapsedMs ?? Infinity;
   }
 
   /**
@@ -302,7 +367,7 @@ export class SharedGate extends Gate {
   /** The per-key bookkeeping. */
   k(/** @type {string} */ key) {
     let k = this.#keys.get(key);
-    if (!k) this.#keys.set(key, (k = { ok: 0, failed: 0 }));
+    if (!k) this.#keys.set(key, (k = { ok: 0, failed: 0, at: 0 }));
     return k;
   }
 
@@ -318,6 +383,22 @@ export class SharedGate extends Gate {
       this.restore({ version: 1, savedAt: a.savedAt, targets: { [key]: a.target } });
     } catch {
       // (clock skew: the local gate goes on with its own round)
+    }
+  }
+
+  /**
+   * Waits, within the limits of call `t`, for the report of `key` on its
+   * way (the object's state may hold the call); one unanswered for
+   * STALE_MS is given up, and the failures counted since go in a new one.
+   * @param {string} key
+   * @param {Limits} t
+   */
+  async reported(key, t) {
+    const k = this.k(key);
+    const p = k.pending;
+    if (p && (await within(p, t, k.at + STALE_MS)) === STALE && k.pending === p) {
+      k.pending = undefined;
+      if (this.state(key).phase === 'healthy') this.#report(key, k);
     }
   }
 
@@ -337,13 +418,15 @@ export class SharedGate extends Gate {
   /**
    * Sends the failures counted for `key` in one report, after the macrotask
    * (the failures that come back together are one report), unless one is on
-   * its way; those counted meanwhile go in the next, sent when it is answered.
+   * its way; those counted meanwhile go in the next, sent when it is
+   * answered or given up (unanswered for STALE_MS).
    * @param {string} key
-   * @param {{ ok: number, failed: number, pending?: Promise<void> }} k
+   * @param {Key} k
    */
   #report(key, k) {
-    if (k.pending || k.failed === 0) return;
-    k.pending = this.track(
+    if (k.failed === 0 || (k.pending && Date.now() < k.at + STALE_MS)) return;
+    k.at = Date.now();
+    const p = this.track(
       new Promise((r) => setTimeout(r, 0))
         .then(() => {
           const [ok, failed] = [k.ok, k.failed];
@@ -357,11 +440,13 @@ export class SharedGate extends Gate {
           () => {}, // the object unreachable: the local gate goes on alone
         )
         .finally(() => {
+          if (k.pending !== p) return; // (given up meanwhile)
           k.pending = undefined;
           if (this.state(key).phase === 'healthy') this.#report(key, k);
           else k.failed = 0;
         }),
     );
+    k.pending = p;
   }
 
   /** The shared limiter's state of `key` in this isolate (undefined without `limit: 'adaptive'`). */
@@ -408,26 +493,33 @@ export class SharedGate extends Gate {
    */
   answered(key, status, ra) {
     const l = this.#lease(key);
+    if (!l) return;
     const on = /** @type {Set<number>} */ (this.#throttleOn);
     const now = Date.now();
     // (a share is asked for again once it is LEASE_MS old, with the throttles counted meanwhile:
-    // the fleet cuts at most once a lease period, so an earlier report would change nothing)
-    if (l?.answered(on.has(/** @type {number} */ (status)) || (status === 503 && ra !== undefined), ra, now) && l.due(now)) {
-      this.#renew(key, l);
-    }
+    // the fleet cuts at most once a lease period, so an earlier report would change nothing;
+    // a throttle while a report is out checks that it has not gone stale)
+    const throttled = on.has(/** @type {number} */ (status)) || (status === 503 && ra !== undefined);
+    if ((l.answered(throttled, ra, now) || (throttled && l.pending)) && l.due(now)) this.#renew(key, l);
   }
 
   /**
    * Reports to the shared limiter of `key` (after the macrotask: the
    * answers that come back together are one report), unless a report is on
-   * its way; a throttle counted meanwhile goes in the next, sent when it is
-   * answered.
+   * its way (one unanswered for STALE_MS is given up: this isolate's own
+   * limiter decides until an answer comes); a throttle counted meanwhile
+   * goes in the next, sent when it is answered.
    * @param {string} key
    * @param {Lease} l
    */
   #renew(key, l) {
-    if (l.pending) return;
-    l.pending = this.track(
+    if (l.pending) {
+      if (Date.now() < l.pendingAt + STALE_MS) return;
+      // Unanswered for STALE_MS: given up (as if the object could not be reached, until this one is answered).
+      l.alone = true;
+    }
+    l.pendingAt = Date.now();
+    const p = this.track(
       new Promise((r) => setTimeout(r, 0))
         .then(() => this.rpc('lease', key, l.report(this.#id, Date.now())))
         .then((a) => l.follow(/** @type {any} */ (a), Date.now()))
@@ -440,10 +532,12 @@ export class SharedGate extends Gate {
           },
         )
         .finally(() => {
+          if (l.pending !== p) return; // (given up meanwhile)
           l.pending = undefined;
           if (l.throttled > 0 && l.due(Date.now())) this.#renew(key, l);
         }),
     );
+    l.pending = p;
   }
 
   /** Frees the local gate and this isolate's limiters. */
@@ -453,20 +547,41 @@ export class SharedGate extends Gate {
     super.free();
   }
 
-  /** Keeps `p` until it settles (flush() waits for it). */
+  /** Keeps `p` until it settles, or for STALE_MS (flush() waits for it). */
   track(/** @type {Promise<any>} */ p) {
-    this.#out.add(p);
+    this.#out.set(p, Date.now() + STALE_MS);
     p.finally(() => this.#out.delete(p)).catch(() => {});
     return p;
   }
 
   /**
-   * Resolves when every report of this isolate has reached its object. In
-   * Cloudflare Workers: `ctx.waitUntil(gate.flush())` in a request whose
-   * call may have been a probe, so its outcome is not lost with the request.
+   * Resolves when every report of this isolate has reached its object, or
+   * been given up (unanswered for STALE_MS, 1 s: in workerd, a report whose
+   * request ended first is never answered). In Cloudflare Workers:
+   * `ctx.waitUntil(gate.flush())` in a request whose call may have been a
+   * probe (in a `finally`: also when the call throws), so its outcome is
+   * not lost with the request.
    */
-  async flush() {
-    while (this.#out.size) await Promise.allSettled([...this.#out]);
+  flush() {
+    return this.#flush({ deadline: Infinity });
+  }
+
+  /** flush(), within limits `t` (at its deadline or abort, it stops waiting: the reports go on). */
+  async #flush(/** @type {Limits} */ t) {
+    for (;;) {
+      const now = Date.now();
+      let until = Infinity;
+      for (const [p, stale] of this.#out) {
+        if (stale <= now) this.#out.delete(p);
+        else until = Math.min(until, stale);
+      }
+      if (!this.#out.size) return;
+      try {
+        await within(Promise.allSettled(this.#out.keys()), t, until);
+      } catch {
+        return;
+      }
+    }
   }
 
   get pollMs() {
@@ -488,10 +603,17 @@ export class SharedGate extends Gate {
    * @returns {Promise<T>}
    */
   async run(key, task, options) {
+    const start = Date.now();
     try {
       return await super.run(key, task, options);
     } finally {
-      await this.flush();
+      // Within the call's limits (its options were checked by Gate.run, or their error is what it throws).
+      if (this.#out.size) {
+        const o = /** @type {any} */ (options);
+        const signal = o?.signal instanceof AbortSignal ? o.signal : undefined;
+        const ms = typeof o?.maxElapsedMs === 'number' ? o.maxElapsedMs : this.#maxElapsedMs;
+        await this.#flush({ signal, deadline: start + ms });
+      }
     }
   }
 }
@@ -511,9 +633,10 @@ class SharedTicket {
    * @param {any} inner the local gate's ticket
    */
   constructor(g, key, signal, deadline, inner) {
-    Object.assign(this, { g, key, signal, deadline, inner });
     /** @type {SharedGate} */ this.g = g;
     /** @type {string} */ this.key = key;
+    /** @type {AbortSignal | undefined} */ this.signal = signal;
+    /** @type {number} */ this.deadline = deadline;
     /** @type {any} */ this.inner = inner;
   }
 
@@ -522,13 +645,19 @@ class SharedTicket {
   }
 
   async pass() {
-    const { g, key, inner } = this;
-    const pending = g.k(key).pending;
-    if (pending) await waitFor(pending);
+    const { g, key, inner, signal } = this;
+    if (g.k(key).pending) {
+      try {
+        await g.reported(key, this);
+      } catch (e) {
+        if (e instanceof GateTimeoutError) this.#why = 'deadline';
+        throw e;
+      }
+    }
     // A new attempt (not one held by the gate, as in the local gate) waits for its token first.
     if (inner.state === 0) {
       try {
-        await g.limited(key, /** @type {any} */ (this));
+        await g.limited(key, this);
       } catch (e) {
         if (e instanceof GateTimeoutError) this.#why = 'deadline';
         throw e;
@@ -538,12 +667,22 @@ class SharedTicket {
     // Healthy: straight out. Probing: this call is the local gate's probe; the object decides.
     if (g.state(key).phase !== 'probing') return;
     for (;;) {
-      /** @type {Answer} */
+      const asked = g.rpc('admit', key, g.pollMs);
+      /** @type {Answer | typeof STALE} */
       let a;
       try {
-        a = await waitFor(g.rpc('admit', key, g.pollMs));
-      } catch {
-        return; // the object unreachable: this isolate probes on its own
+        a = await within(asked, this, Date.now() + g.pollMs + STALE_MS);
+      } catch (e) {
+        if (!(e instanceof GateTimeoutError || signal?.aborted)) return; // the object unreachable: this isolate probes on its own
+        // The call's deadline or abort: a probe granted later is handed back.
+        this.#abandon(asked);
+        inner.cancel();
+        if (e instanceof GateTimeoutError) this.#why = 'deadline';
+        throw e;
+      }
+      if (a === STALE) {
+        this.#abandon(asked);
+        return; // unanswered: as if the object could not be reached
       }
       if (a.kind === 'probe') {
         this.probe = /** @type {number} */ (a.id);
@@ -557,17 +696,28 @@ class SharedTicket {
         throw new BrokenCircuitError(key, /** @type {number} */ (a.retryAfterMs), false);
       }
       // 'wait': the poll ran out; ask again, within this call's limits.
-      const signal = /** @type {AbortSignal | undefined} */ (/** @type {any} */ (this).signal);
       if (signal?.aborted) {
         inner.cancel();
         throw signal.reason;
       }
-      if (Date.now() >= /** @type {any} */ (this).deadline) {
+      if (Date.now() >= this.deadline) {
         inner.cancel();
         this.#why = 'deadline';
         throw new GateTimeoutError(key, 'deadline');
       }
     }
+  }
+
+  /** An admit no one waits for: if it makes this isolate the fleet's probe, the probe is reported cancelled. */
+  #abandon(/** @type {Promise<Answer>} */ asked) {
+    asked.then(
+      (a) => {
+        if (a?.kind !== 'probe') return;
+        this.probe = /** @type {number} */ (a.id);
+        this.#note(null);
+      },
+      () => {},
+    );
   }
 
   /** Reports the outcome where the object needs it: the probe's always (null: cancelled), a failure while healthy. */

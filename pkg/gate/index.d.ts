@@ -217,7 +217,12 @@ export class GateTimeoutError extends Error {
 export interface SharedGateOptions extends GateOptions {
   /** The {@link GateObject} of a target key: its name in the namespace (a non-empty string). @default the key itself (one object per target) */
   name?: (key: string) => string;
-  /** Longest wait of one request to the object for a round's outcome (a long poll), in ms (in [1, 60000]); then the isolate asks again, within its calls' limits. @default 10000 */
+  /**
+   * Longest wait of one request to the object for a round's outcome (a long poll), in ms (in [1, 60000]);
+   * then the isolate asks again, within its calls' limits. Unanswered `pollMs` + 1 s after it was sent
+   * (other requests: 1 s), a request is given up and the isolate goes on with its local gate. No wait
+   * on the object runs past a call's `maxElapsedMs` or its signal. @default 10000
+   */
   pollMs?: number;
   /** The target of a fetch call; must be a string (it names the object). @default the request URL's origin */
   key?: (input: Request | string | URL, init?: RequestInit) => string;
@@ -253,9 +258,11 @@ export class SharedGate extends Gate {
   /** The long poll's limit (`pollMs`). */
   readonly pollMs: number;
   /**
-   * Resolves when every report of this isolate has reached its object. In a request whose call may
-   * have been the fleet's probe: `ctx.waitUntil(gate.flush())` (`run` waits for it itself), so the
-   * probe's outcome is not dropped with the request.
+   * Resolves when every report of this isolate has reached its object, or has been given up
+   * (unanswered after 1 s: in workerd, a report whose request ended first is never answered). In
+   * every request whose call may have failed or been the fleet's probe, on every path (a `finally`):
+   * `ctx.waitUntil(gate.flush())` (`run` waits for it itself, within the call's `maxElapsedMs` and
+   * signal), so the reports are not dropped with the request.
    */
   flush(): Promise<void>;
 }
@@ -298,7 +305,7 @@ export class GateObject {
   report(key: string, ok: number, failed: number, options: Record<string, unknown>): Promise<GateAnswer>;
   /** RPC: a local probe asks to go; held in the object's gate until it is the probe, the circuit closes, or `pollMs` has passed. */
   admit(key: string, pollMs: number, options: Record<string, unknown>): Promise<GateAnswer>;
-  /** RPC: the probe's outcome (`null`: cancelled, the next request probes). */
+  /** RPC: the probe's outcome (`null`: cancelled, the next request probes). A probe not reported within `probeTimeoutMs`, or when its circuit has closed, is let go (it no longer counts in `inFlight`): its late report changes nothing. */
   probed(key: string, id: number, ok: boolean | null, options: Record<string, unknown>): GateAnswer;
   /** RPC: an isolate's report to the shared limiter of `key` (its send rate, what it wanted, its throttles); answers its share. */
   lease(key: string, report: Record<string, unknown>): { rate: number; fleet: number; version: number };
@@ -364,7 +371,11 @@ export class SharedBudget {
   readonly rpcs: number;
   /** Of those, the ones that failed (the local budget stood in). */
   readonly failedRpcs: number;
-  /** Resolves when this isolate's request to the object, if one is out, has settled: `ctx.waitUntil(budget.flush())`. */
+  /**
+   * Resolves when this isolate's request to the object, if one is out, has settled, or has been given up
+   * (unanswered after 1 s: taken for failed, the local budget stands in). `ctx.waitUntil(budget.flush())`
+   * on every path of a request that used the budget (a `finally`).
+   */
   flush(): Promise<void>;
 }
 

@@ -11,6 +11,7 @@
 // namespace, with a hand-driven clock.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
 import { startScripted } from '../server/scripted.mjs';
 import { answerOf, workerOptions } from './workerd.mjs';
@@ -29,7 +30,13 @@ before(async () => {
   const env = { ORIGIN: srv.url, TTL_MS: String(TTL_MS), MIN_PER_SEC: String((FLOOR * 1000) / TTL_MS), RATIO: String(RATIO) };
   const options = (name) => ({ ...workerOptions('fleet-budget.mjs', { NAME: name, ...env }), name });
   const objects = (host) =>
-    Object.fromEntries(['GateObject', 'BrokenGate'].map((c, i) => [i ? 'BROKEN' : 'GATES', { className: c, ...host }]));
+    Object.fromEntries(
+      [
+        ['GATES', 'GateObject'],
+        ['BROKEN', 'BrokenGate'],
+        ['SLOW', 'SlowGate'],
+      ].map(([b, c]) => [b, { className: c, ...host }]),
+    );
   mf = new Miniflare({
     workers: [
       { ...options('host'), durableObjects: objects({ useSQLite: true }) },
@@ -43,6 +50,7 @@ after(async () => {
 });
 
 const call = (name, route) => answerOf(mf, name, route);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const attempt = (r) => Number(/attempt=(\d+)/.exec(r.headers['x-attempt'] ?? '')?.[1]);
 const fleetCalls = (route) => Promise.all(ISOLATES.map((n) => call(n, route)));
@@ -127,6 +135,25 @@ test('an object that fails (stubs that reject or cannot be had, an RPC that thro
     for (const o of out) assert.deepEqual(o.statuses, Array(FLOOR).fill(200), mode);
   }
   for (const n of ISOLATES) assert.deepEqual(await call(n, '/unhandled'), [], `unhandled rejections in ${n}`);
+});
+
+test("a request that ends before the budget's request is answered (no flush handed to waitUntil): its isolate's retries are refused for a second at most, not 10 s", {
+  timeout: 20_000,
+}, async () => {
+  srv.script('/up3', { status: 200 });
+  srv.script('/flaky3', (req) => ({ status: attempt(req) === 1 ? 503 : 200 }));
+  // The first deposit's request (for the reserve; the object answers 300 ms late) is cut with the request that made it.
+  const cut = await call('a', '/cut?key=cut&path=/up3&mode=slow');
+  assert.equal(cut.status, 200);
+  await sleep(1100);
+  const t0 = performance.now();
+  const out = await call('a', '/calls?n=1&path=/flaky3&mode=slow&key=cut');
+  console.log(`  ${(performance.now() - t0).toFixed(0)} ms; ${JSON.stringify(out)}`);
+  assert.deepEqual(out.statuses, [200], 'the retry was taken (the cut request given up: the local budget stands in)');
+  assert.equal(retriesTo('/flaky3'), 1);
+  const f = await call('a', '/flush?mode=slow&key=cut');
+  assert.ok(f.failedRpcs >= 1, `the cut request counted as failed: ${JSON.stringify(f)}`);
+  assert.deepEqual(await call('a', '/unhandled'), []);
 });
 
 test('bad options: TypeError or RangeError naming them', { timeout: 20_000 }, async () => {

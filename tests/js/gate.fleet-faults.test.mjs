@@ -250,3 +250,127 @@ test('the object becomes unreachable mid-outage (stubs that reject, or cannot be
   await noUnhandled(mf);
   await dispose(mf);
 });
+
+/** `p`, or 'no answer in 5 s' (a request that never answers fails its test rather than hanging it). */
+const answered = (p) => Promise.race([p, sleep(5000).then(() => 'no answer in 5 s')]);
+const late = (o) => ['TimeoutError', 'GateTimeoutError'].includes(o?.error);
+
+test("a request that ends before its failure report is answered (no flush handed to waitUntil): its isolate's later calls keep their deadline and abort, then go on; flush() settles", {
+  timeout: 30_000,
+}, async () => {
+  // The object answers reports 300 ms late: the request that made one has ended by then, and workerd
+  // never settles its round trip for another request.
+  const mf = fleet({ env: { BASE_MS: '100', SLOW: 'report', DELAY_MS: '300' }, className: 'SlowGate' });
+  srv.script('/cut', { status: 503 });
+  srv.script('/fine', { status: 200, body: 'ok' });
+  const cut = await call(mf, 'a', '/cut?path=/cut');
+  assert.equal(cut.status, 503);
+  const t0 = performance.now();
+  const [dl, ab, fl] = await Promise.all([
+    answered(call(mf, 'a', '/calls?n=1&max=1&ms=300&path=/fine')),
+    answered(call(mf, 'a', '/calls?n=1&max=1&abortMs=200&path=/fine')),
+    answered(call(mf, 'a', '/flush')),
+  ]);
+  console.log(
+    `  ${(performance.now() - t0).toFixed(0)} ms; deadline ${JSON.stringify(dl)}; abort ${JSON.stringify(ab)}; flush ${JSON.stringify(fl)}`,
+  );
+  assert.ok(late(dl.out?.[0]) && dl.out[0].ms < 300 + 200, `a 300 ms deadline: ${JSON.stringify(dl)}`);
+  assert.equal(ab.out?.[0].error, 'TimeoutError', JSON.stringify(ab));
+  assert.ok(ab.out[0].ms < 200 + 200, `an abort at 200 ms: ${JSON.stringify(ab)}`);
+  assert.ok(fl.ms < 1000 + 500, `flush() gives up the lost report (1 s): ${JSON.stringify(fl)}`);
+  // The lost report is given up: the isolate's calls go straight out again.
+  const after = await answered(call(mf, 'a', '/calls?n=2&max=1&path=/fine'));
+  assert.deepEqual(
+    after.out?.map((o) => o.status),
+    [200, 200],
+    JSON.stringify(after),
+  );
+  for (const o of after.out) assert.ok(o.ms < 200, JSON.stringify(after));
+  assert.equal(srv.count('/fine'), 2, 'the calls cut by their deadline or abort sent nothing');
+  await noUnhandled(mf);
+  await dispose(mf);
+});
+
+test("the fleet's limiter: a lease cut with its request is given up; flush() settles and the next throttle reports again", {
+  timeout: 20_000,
+}, async () => {
+  // The object answers leases 300 ms late: the request that asked has ended by then.
+  const mf = fleet({ env: { BASE_MS: '100', SLOW: 'lease', DELAY_MS: '300' }, className: 'SlowGate' });
+  srv.script('/thr', { status: 429 });
+  const cut = await call(mf, 'a', '/cut?lim=1&path=/thr');
+  assert.equal(cut.status, 429);
+  const fl = await answered(call(mf, 'a', '/flush?lim=1'));
+  assert.ok(fl.ms < 1000 + 500, `flush() gives up the lost lease (1 s): ${JSON.stringify(fl)}`);
+  // The next throttle finds the lease given up: it is asked for again (this isolate alone meanwhile), and answered.
+  const again = await answered(call(mf, 'a', '/calls?lim=1&n=1&max=1&path=/thr'));
+  assert.equal(again.out?.[0].status, 429, JSON.stringify(again));
+  const after = await answered(call(mf, 'a', '/flush?lim=1'));
+  console.log(`  flush ${JSON.stringify(fl)}; after the next throttle ${JSON.stringify(after)}`);
+  assert.equal(after.rpcs.lease, fl.rpcs.lease + 1, JSON.stringify(after));
+  assert.ok(after.share.alone === false && after.share.rate < Infinity, `a share from the object: ${JSON.stringify(after.share)}`);
+  await noUnhandled(mf);
+  await dispose(mf);
+});
+
+/** A call of a with a 500 ms deadline and one of b aborted at 300 ms, to `path` together: each ends on time. */
+async function onTime(mf, path, what) {
+  const [dl, ab] = await Promise.all([
+    answered(call(mf, 'a', `/calls?n=1&max=5&ms=500&path=${path}`)),
+    answered(call(mf, 'b', `/calls?n=1&max=5&abortMs=300&path=${path}`)),
+  ]);
+  console.log(`  ${what}: deadline ${JSON.stringify(dl)}; abort ${JSON.stringify(ab)}`);
+  assert.ok(late(dl.out?.[0]) && dl.out[0].ms < 500 + 200, `${what}: a 500 ms deadline: ${JSON.stringify(dl)}`);
+  assert.ok(ab.out?.[0].error === 'TimeoutError' && ab.out[0].ms < 300 + 200, `${what}: an abort at 300 ms: ${JSON.stringify(ab)}`);
+  return [dl, ab];
+}
+
+test("an object that answers late (a report 60 s, an admit 5 s): a call ends at its deadline or its abort, not at the object's answer", {
+  timeout: 30_000,
+}, async () => {
+  srv.script('/slow', { status: 503 });
+  // The failure's report is out while the call's retry waits for it.
+  let mf = fleet({ env: { BASE_MS: '100', SLOW: 'report', DELAY_MS: '60000' }, className: 'SlowGate' });
+  await onTime(mf, '/slow', 'report');
+  await noUnhandled(mf);
+  await dispose(mf);
+  // The circuit open (reports answered at once): the local probe asks the object, which answers 5 s late.
+  mf = fleet({ env: { BASE_MS: '100', SLOW: 'admit', DELAY_MS: '5000' }, className: 'SlowGate' });
+  await call(mf, 'a', '/calls?n=3&max=1&path=/slow');
+  await call(mf, 'b', '/calls?n=1&max=1&path=/slow');
+  const [dl, ab] = await onTime(mf, '/slow', 'admit');
+  assert.ok(dl.rpcs.admit >= 1 && ab.rpcs.admit >= 1, 'both asked the object');
+  await noUnhandled(mf);
+  await dispose(mf);
+});
+
+test('a probe whose outcome never reaches the object is let go when the fleet recovers: the object counts nothing in flight', {
+  timeout: 20_000,
+}, async () => {
+  const mf = fleet({ env: { BASE_MS: '100', PROBE_TIMEOUT_MS: '300' } });
+  let up = false;
+  let bFailed = false;
+  srv.script('/lost', (req) => {
+    if (!up || (byOf(req) === 'b' && !bFailed && (bFailed = true))) return { status: 503 };
+    return { status: 200, body: 'ok' };
+  });
+  await call(mf, 'a', '/calls?n=3&max=1&path=/lost');
+  // a's probe is granted and succeeds, but its outcome is lost (its `probed` rejects).
+  await call(mf, 'a', '/break?how=probed');
+  up = true;
+  const ra = await call(mf, 'a', '/calls?n=1&max=5&path=/lost');
+  await call(mf, 'a', '/break?how=off');
+  assert.equal(ra.out[0].status, 200, JSON.stringify(ra));
+  assert.equal(ra.rpcs.probed, 1, JSON.stringify(ra.rpcs));
+  assert.equal((await call(mf, 'a', `/object?key=${key()}`)).gate.inFlight, 1, 'the lost probe, in flight at the object');
+  // b fails once and learns of the circuit; once the lost probe has timed out (300 ms), b probes and closes it.
+  const rb = await call(mf, 'b', '/calls?n=1&max=5&path=/lost');
+  assert.equal(rb.out[0].status, 200, JSON.stringify(rb));
+  assert.equal(rb.rpcs.probed, 1, `b was the next probe: ${JSON.stringify(rb.rpcs)}`);
+  const obj = await call(mf, 'a', `/object?key=${key()}`);
+  console.log(`  object after the recovery: ${JSON.stringify(obj)}`);
+  assert.equal((await call(mf, 'a', `/state?key=${key()}`)).phase, 'healthy');
+  assert.equal(obj.gate.inFlight, 0, 'the lost probe let go');
+  assert.equal(obj.gate.probes, 2);
+  await noUnhandled(mf);
+  await dispose(mf);
+});

@@ -2,7 +2,9 @@
 // section "fetchWithBackoff / withBackoff / retry", against the scripted
 // server (https://api.example.com becomes its URL). Each block is written
 // to a module under target/ (where 'wasm-backoff' resolves as for a user)
-// and imported; what it logs and what the server saw are checked.
+// and imported; what it logs and what the server saw are checked. The same
+// for "Which protection do I want?"; the fleet's Worker examples are checked
+// for where they hand flush() to waitUntil.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -109,4 +111,17 @@ test('"Which protection do I want?" has four examples, and each does what the te
   assert.deepEqual(await runP(2), ['backing-off']);
   srv.script('/limited', [{ status: 429, headers: { 'retry-after-ms': '50' } }, { status: 200 }]);
   assert.deepEqual(await runP(3), ['200']);
+});
+
+// The fleet's Worker examples (sharedGate, sharedBudget): a report whose request has ended is never
+// answered in workerd, so flush() must reach waitUntil on every path, the call's error path included.
+test("the fleet's Worker examples hand flush() to waitUntil in a finally (also when the call throws)", () => {
+  const fleet = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => /\.flush\(\)/.test(b));
+  assert.ok(fleet.length >= 2, `${fleet.length} examples with flush()`);
+  for (const b of fleet) {
+    for (const m of b.matchAll(/ctx\.waitUntil\(\w+\.flush\(\)\)/g)) {
+      const before = b.slice(0, m.index);
+      assert.ok(before.lastIndexOf('finally {') > before.lastIndexOf('await '), `not in a finally after the call:\n${b}`);
+    }
+  }
 });

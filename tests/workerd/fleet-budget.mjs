@@ -8,8 +8,12 @@
 //       through this isolate's budget of `key`: mode 'shared' (sharedBudget),
 //       'local' (a RetryBudget of the same options per isolate), 'reject' /
 //       'throw' (sharedBudget whose stubs reject, or cannot be had), 'broken'
-//       (sharedBudget of a BrokenGate, whose budget() throws); answers the
+//       (sharedBudget of a BrokenGate, whose budget() throws), 'slow' (of a
+//       SlowGate, which answers 300 ms late); answers the
 //       statuses and the budget's round trips
+//   GET /cut?key=&path=&mode=   one call through the budget of `key`,
+//                          answered as soon as it ends: the budget's request
+//                          is left to this request (no flush handed to waitUntil)
 //   GET /flush?key=&mode=  waits for the budget's request, then its counts
 //   GET /object?key=       the object's stats (its RPCs, its budgets' counts)
 //   GET /bad               the errors of bad options (name and message each)
@@ -33,6 +37,14 @@ const unhandled = new Map();
 addEventListener('unhandledrejection', (e) => unhandled.set(e.promise, String(e.reason?.stack ?? e.reason)));
 addEventListener('rejectionhandled', (e) => unhandled.delete(e.promise));
 
+/** A GateObject whose budget RPC answers 300 ms late. */
+export class SlowGate extends GateObject {
+  async budget(...args) {
+    await new Promise((r) => setTimeout(r, 300));
+    return super.budget(...args);
+  }
+}
+
 /** A namespace whose stubs reject every call ('reject') or cannot be had ('throw'). */
 const failing = (ns, how) => ({
   idFromName: (n) => ns.idFromName(n),
@@ -48,7 +60,14 @@ function budgetOf(env, mode, key) {
   const id = `${mode} ${key}`;
   if (!budgets.has(id)) {
     const options = { ttlMs: Number(env.TTL_MS), minPerSec: Number(env.MIN_PER_SEC), retryRatio: Number(env.RATIO) };
-    const ns = mode === 'broken' ? env.BROKEN : mode === 'reject' || mode === 'throw' ? failing(env.GATES, mode) : env.GATES;
+    const ns =
+      mode === 'broken'
+        ? env.BROKEN
+        : mode === 'slow'
+          ? env.SLOW
+          : mode === 'reject' || mode === 'throw'
+            ? failing(env.GATES, mode)
+            : env.GATES;
     budgets.set(id, mode === 'local' ? new RetryBudget(options) : sharedBudget(ns, { ...options, key }));
   }
   return budgets.get(id);
@@ -79,6 +98,12 @@ export default {
       // The budget's request may still be out: let it end.
       if (budget.flush) ctx.waitUntil(budget.flush());
       return Response.json({ statuses: res, rpcs: budget.rpcs, failedRpcs: budget.failedRpcs });
+    }
+    if (url.pathname === '/cut') {
+      const budget = budgetOf(env, q('mode'), q('key'));
+      const res = await withBackoff(fetch, { budget, maxAttempts: 1 })(`${env.ORIGIN}${q('path')}?by=${env.NAME}`);
+      await res.body?.cancel();
+      return Response.json({ status: res.status, rpcs: budget.rpcs });
     }
     if (url.pathname === '/flush') {
       const budget = budgetOf(env, q('mode'), q('key'));
