@@ -470,9 +470,10 @@ test('with concurrency, a hung call stops occupying its slot after probeTimeoutM
   const gate = createGate({ concurrency: 1, probeTimeoutMs: 100, consecutive: 1 });
   const gated = withBackoff(fetch, { gate });
   const ac = new AbortController();
+  // (the clock starts before A is let through: its probe timeout runs from then)
+  const t0 = performance.now();
   const hung = gated(`${srv.url}${p}?i=a`, { signal: ac.signal });
   await until(() => srv.count(p) === 1, 'A sent');
-  const t0 = performance.now();
   const rest = Promise.all(['b', 'c'].map((i) => gated(`${srv.url}${p}?i=${i}`).then((r) => r.text())));
   assert.deepEqual(gate.state(srv.url), { phase: 'healthy', held: 2, inFlight: 1 }, 'held behind A (concurrency)');
   let tid;
