@@ -15,6 +15,7 @@ import {
   MAX_RETRY,
   SCHEDULE,
 } from './gen/boundary.js';
+import { MAX_ATTEMPTS } from './gen/policy.js';
 
 /**
  * Frees the schedules that were not freed by hand once they are garbage
@@ -46,7 +47,7 @@ export function plan(o) {
   write(o, SCHEDULE, () => 0);
   const m = mem();
   m[OPTS + F_MAX_ELAPSED_MS] = NaN;
-  m[OPTS + F_FALLBACK_ATTEMPTS] = 5;
+  m[OPTS + F_FALLBACK_ATTEMPTS] = MAX_ATTEMPTS;
   const rec = record(SCHEDULE);
   const h = check(w.backoff_new());
   const max = counters(h)[OUT + COUNTER_MAX_ATTEMPTS];

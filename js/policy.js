@@ -1,18 +1,15 @@
 // @ts-check
 // The retry policy of the fetch driver and of retry(fn), apart from any
 // I/O: whether a finished attempt is tried again (`verdict`), and whether
-// the wait it would need is allowed (`timing`). The engine asks them
-// (js/engine/judge.js, js/engine/schedule.js); with a gate, the gate's own
-// rounds replace `timing` (Ticket.after in gate.js).
-// Both are table-tested in tests/js/policy.test.mjs.
-import { NETWORK_ERROR, REFUSED_REQUEST } from './gen/network.js';
+// the wait it would need is allowed (`timing`). The policy is the core's
+// (core/src/policy.rs): its lists, defaults and reasons are rendered into
+// js/gen/policy.js, and both sides answer the same vectors,
+// core/tests/policy_vectors.json (tests/js/policy.test.mjs here). The
+// engine asks them (js/engine/judge.js, js/engine/schedule.js); with a
+// gate, the gate's own rounds replace `timing` (Ticket.after in gate.js).
+import { NETWORK_ERROR, REFUSED_REQUEST, METHODS, RETRY_ON, SERVER_WAIT_STATUSES } from './gen/policy.js';
 
-/** Methods retried by default: those RFC 9110 §9.2.2 calls idempotent, and QUERY. */
-export const METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'];
-/** Statuses retried by default. */
-export const RETRY_ON = [408, 429, 500, 502, 503, 504];
-/** Statuses retried whenever the server named a wait (ky's and got's rule). */
-const NAMED = [413, 429, 503];
+export { METHODS, RETRY_ON };
 
 /**
  * Whether `e` is a network failure of fetch (rather than a request fetch
@@ -54,7 +51,7 @@ export function verdict(f) {
     ? f.network
       ? ''
       : 'not-retryable'
-    : f.retryOn.has(s) || (f.hintMs !== undefined && NAMED.includes(s))
+    : f.retryOn.has(s) || (f.hintMs !== undefined && SERVER_WAIT_STATUSES.includes(s))
       ? ''
       : s >= 400
         ? 'not-retryable'

@@ -163,8 +163,8 @@ export type DoneReason =
   | 'success' // a response that is not an error (status < 400)
   | 'not-retryable' // a status outside `retryOn`
   | 'not-idempotent' // a retryable failure of a non-idempotent request (POST, PATCH) without Idempotency-Key or retryNonIdempotent
-  | 'not-replayable' // the body was a ReadableStream: sent once
   | 'vetoed' // shouldRetry returned false
+  | 'not-replayable' // the body was a ReadableStream: sent once
   | 'exhausted' // maxAttempts reached
   | 'retry-after' // the server's Retry-After exceeded maxRetryAfterMs: its response is returned at once
   | 'deadline' // maxElapsedMs: the next wait would end past it (the last response is returned), or it passed during an attempt or a hook (rejects with a TimeoutError)
@@ -172,7 +172,8 @@ export type DoneReason =
   | 'aborted' // the signal aborted
   | 'hook-error' // shouldRetry or beforeRetry threw (the call rejects with its error)
   | 'evicted' // with a gate: dropped from the target's full queue (the call rejects with GateOverflowError)
-  | 'freed'; // with a gate: gate.free() ended it (held: rejects with TypeError; in flight: its own outcome, not retried)
+  | 'freed' // with a gate: gate.free() ended it (held: rejects with TypeError; in flight: its own outcome, not retried)
+  | 'circuit-open'; // with a gate in fail-fast mode: the target's circuit is open (rejects with BrokenCircuitError)
 
 /** What `onDone` is told once per call, however it ends. */
 export interface DoneInfo {

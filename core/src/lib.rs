@@ -38,6 +38,7 @@ pub mod gate;
 pub mod limiter;
 mod math;
 mod network;
+pub mod policy;
 mod preset;
 #[cfg(feature = "queue")]
 pub mod queue;

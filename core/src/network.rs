@@ -1,7 +1,7 @@
 //! Which rejections of `fetch` are network failures, as each JavaScript
 //! runtime words them. Kept here, once, for both fetch drivers: the web
 //! crate reads [`NETWORK_ERROR_PREFIXES`] directly, and the npm package gets
-//! it rendered as a regular expression (`js/gen/boundary.js`, by `xtask`).
+//! it rendered as a regular expression (`js/gen/policy.js`, by `xtask`).
 
 /// How the message of a network failure of `fetch` begins, in each runtime:
 /// Chromium (`Failed to fetch`), Firefox (`NetworkError when attempting to

@@ -6,6 +6,7 @@
 import { own, fn, number } from '../wasm.js';
 import { plan } from '../backoff.js';
 import { METHODS, RETRY_ON } from '../policy.js';
+import { MAX_RETRY_AFTER_MS } from '../gen/policy.js';
 
 /**
  * A number option in ms: > 0 (`positive`) or >= 0.
@@ -131,7 +132,7 @@ export function config(o) {
     attemptHeader: attemptHeader(o.attemptHeader),
     timeoutMs: ms(o, 'timeoutMs', undefined, true),
     maxElapsedMs: ms(o, 'maxElapsedMs', Infinity, false),
-    maxRetryAfterMs: ms(o, 'maxRetryAfterMs', 60000, false),
+    maxRetryAfterMs: ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false),
     onRetry: fn(o, 'onRetry'),
     onDone: fn(o, 'onDone'),
     shouldRetry: fn(o, 'shouldRetry'),

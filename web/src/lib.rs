@@ -89,6 +89,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, JsString, Promise};
+use wasm_backoff_core::policy::{timing, verdict, Facts, Wait, IDEMPOTENT_METHODS};
 use wasm_backoff_core::{
     entropy_rng, is_network_error, seeded_rng, server_wait, Backoff, Config, ConfigError,
     DefaultRng, MAX_DELAY_MS, SERVER_WAIT_HEADERS,
@@ -121,23 +122,11 @@ extern "C" {
     fn js_string(value: &JsValue) -> Result<JsString, JsValue>;
 }
 
-/// The methods retried without [`Options::retry_non_idempotent`] (RFC 9110
-/// §9.2.2, plus QUERY).
-const IDEMPOTENT: [&str; 7] = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE", "QUERY"];
-
-/// The statuses retried by default: 408, 429, 500, 502, 503, 504.
-pub const DEFAULT_RETRY_ON: [u16; 6] = [408, 429, 500, 502, 503, 504];
-
-/// The statuses retried whenever the server names a wait (`Retry-After` or a
-/// rate-limit header), whatever [`Options::retry_on`] says: 413 Content Too
-/// Large, 429 Too Many Requests, 503 Service Unavailable.
-pub const SERVER_WAIT_STATUSES: [u16; 3] = [413, 429, 503];
-
-/// The default of [`Options::max_retry_after_ms`]: one minute.
-pub const DEFAULT_MAX_RETRY_AFTER_MS: f64 = 60_000.0;
-
-/// The default of [`Config::max_attempts`] in [`Options::new`]: five tries in all.
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+/// The retry policy's lists and defaults: the core's (`wasm_backoff_core::policy`),
+/// which the npm package follows too.
+pub use wasm_backoff_core::policy::{
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRY_ON, SERVER_WAIT_STATUSES,
+};
 
 /// What [`Options::on_retry`] is told before each wait.
 #[derive(Clone, Debug)]
@@ -503,7 +492,7 @@ pub async fn fetch_with_backoff(
         return Err(FetchError::Aborted(signal.reason()));
     }
     let idempotent = options.retry_non_idempotent
-        || IDEMPOTENT.contains(&request.method().to_ascii_uppercase().as_str())
+        || IDEMPOTENT_METHODS.contains(&request.method().to_ascii_uppercase().as_str())
         || request.headers().has("idempotency-key").unwrap_or(false);
     let start = js_sys::Date::now();
     // The hard deadline: a controller that its timer aborts, held until the
@@ -558,39 +547,44 @@ pub async fn fetch_with_backoff(
             }
             return Err(e);
         }
-        // The rule: what failed, then (below) the method, unless the hook decided.
-        let retryable = match &outcome {
-            Err((failure, _)) => *failure != Failure::Other,
-            Ok(r) => {
-                let s = r.status();
-                options.retry_on.contains(&s)
-                    || (retry_after_ms.is_some() && SERVER_WAIT_STATUSES.contains(&s))
-            }
+        // The core's rule: what failed, the method, then the hook.
+        let facts = Facts {
+            failed: outcome.is_err(),
+            network: matches!(&outcome, Err((f, _)) if *f != Failure::Other),
+            status,
+            hint_ms: retry_after_ms,
+            in_retry_on: status.is_some_and(|s| options.retry_on.contains(&s)),
+            idempotent,
+            // (the request is cloned per attempt: a body that cannot be is InvalidRequest)
+            replayable: true,
+            wants,
         };
         // The call's answer when this attempt is its last.
         let last = |outcome: Result<Response, (Failure, JsValue)>| {
             outcome.map_err(|(failure, e)| failure.into_error(e))
         };
-        if !wants.unwrap_or(retryable && idempotent) {
+        if verdict(&facts).is_some() {
             return last(outcome);
         }
         let backoff = match &mut schedule {
             Some(b) => b,
             None => schedule.insert(new_schedule(options)?),
         };
-        let Some(mut delay) = backoff.next_delay() else {
+        let delay = backoff
+            .next_delay()
+            .map(|d| retry_after_ms.map_or(d, |hint| backoff.with_hint(d, hint)));
+        // The core's timing: the schedule, the server's wait, the deadline (a
+        // wait that would end past it is not started).
+        let wait = Wait {
+            delay_ms: delay,
+            hint_ms: retry_after_ms,
+            max_retry_after_ms: options.max_retry_after_ms,
+            elapsed_ms: js_sys::Date::now() - start,
+            max_elapsed_ms: max_elapsed_ms.unwrap_or(f64::INFINITY),
+        };
+        let (None, Some(delay)) = (timing(&wait), delay) else {
             return last(outcome);
         };
-        if let Some(hint) = retry_after_ms {
-            delay = backoff.with_hint(delay, hint);
-            if hint > options.max_retry_after_ms {
-                return last(outcome);
-            }
-        }
-        // A wait that would end past the deadline is not started.
-        if max_elapsed_ms.is_some_and(|max| js_sys::Date::now() - start + delay > max) {
-            return last(outcome);
-        }
         if let Some(cb) = &options.on_retry {
             // As for should_retry: a callback that re-enters is skipped.
             if let Ok(mut cb) = cb.try_borrow_mut() {

@@ -216,13 +216,48 @@ fn render_network() -> String {
     want.sort();
     assert_eq!(spelled, want, "the folded regular expression");
     format!(
-        "// Generated from core/src/network.rs by `cargo run -p xtask`: do not edit.\n\n\
+        "// Generated from core/src/network.rs and core/src/policy.rs by `cargo run -p xtask`: do not edit.\n\n\
          /** How the message of a network failure of fetch begins, in each runtime (the core's NETWORK_ERROR_PREFIXES). */\n\
          export const NETWORK_ERROR = /^(?:{})/;\n\n\
          /** The `cause.code` of a request fetch refused to send (the core's REFUSED_REQUEST_CODES). */\n\
-         export const REFUSED_REQUEST = /^(?:{})$/;\n",
+         export const REFUSED_REQUEST = /^(?:{})$/;\n{}",
         alternatives.join("|"),
-        wasm_backoff_core::REFUSED_REQUEST_CODES.join("|")
+        wasm_backoff_core::REFUSED_REQUEST_CODES.join("|"),
+        render_policy()
+    )
+}
+
+/// The retry policy's lists, defaults and reasons (the core's `policy`
+/// module), for js/policy.js: written once in Rust.
+fn render_policy() -> String {
+    use wasm_backoff_core::policy as p;
+    let quoted = |l: &[&str]| {
+        l.iter()
+            .map(|m| format!("'{m}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let numbers = |l: &[u16]| l.iter().map(u16::to_string).collect::<Vec<_>>().join(", ");
+    let ends: Vec<&str> = p::End::ALL.iter().map(|e| e.name()).collect();
+    format!(
+        "\n/** Methods retried by default: those RFC 9110 §9.2.2 calls idempotent, and QUERY (the core's IDEMPOTENT_METHODS). */\n\
+         export const METHODS = [{}];\n\
+         /** Statuses retried by default (DEFAULT_RETRY_ON). */\n\
+         export const RETRY_ON = [{}];\n\
+         /** Statuses retried whenever the server named a wait (SERVER_WAIT_STATUSES). */\n\
+         export const SERVER_WAIT_STATUSES = [{}];\n\
+         /** Tries in all by default (DEFAULT_MAX_ATTEMPTS). */\n\
+         export const MAX_ATTEMPTS = {};\n\
+         /** The longest server-named wait waited for by default, ms (DEFAULT_MAX_RETRY_AFTER_MS). */\n\
+         export const MAX_RETRY_AFTER_MS = {};\n\
+         /** Why a call ends, as onDone is told (End, in wire order). */\n\
+         export const END_REASONS = [{}];\n",
+        quoted(&p::IDEMPOTENT_METHODS),
+        numbers(&p::DEFAULT_RETRY_ON),
+        numbers(&p::SERVER_WAIT_STATUSES),
+        p::DEFAULT_MAX_ATTEMPTS,
+        p::DEFAULT_MAX_RETRY_AFTER_MS,
+        quoted(&ends)
     )
 }
 
@@ -255,5 +290,5 @@ fn main() {
         .unwrap_or_else(|| "js/gen/boundary.js".into());
     let out = std::path::Path::new(&out);
     write(out, &render());
-    write(&out.with_file_name("network.js"), &render_network());
+    write(&out.with_file_name("policy.js"), &render_network());
 }

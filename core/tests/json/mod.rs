@@ -1,12 +1,13 @@
 //! A reader for the JSON subset of the vector files shared with the
 //! JavaScript tests (objects, arrays, strings with escapes, numbers, null),
 //! so that the crate's tests need no JSON dependency. Used by
-//! retry_after_vectors.rs and server_wait_vectors.rs.
+//! retry_after_vectors.rs, server_wait_vectors.rs and policy_vectors.rs.
 #![allow(dead_code)] // each test file uses its own part
 
 #[derive(Debug)]
 pub enum Json {
     Null,
+    Bool(bool),
     Num(f64),
     /// WTF-8: the file's strings may hold lone surrogates.
     Str(Vec<u8>),
@@ -23,6 +24,22 @@ impl Json {
                 .map(|(_, v)| v)
                 .unwrap_or_else(|| panic!("no {key:?}")),
             _ => panic!("not an object: {self:?}"),
+        }
+    }
+    /// The field `key`, if the object has it.
+    pub fn field(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Obj(fields) => fields
+                .iter()
+                .find(|(k, _)| k == key.as_bytes())
+                .map(|(_, v)| v),
+            _ => panic!("not an object: {self:?}"),
+        }
+    }
+    pub fn boolean(&self) -> bool {
+        match self {
+            Json::Bool(b) => *b,
+            _ => panic!("not a boolean: {self:?}"),
         }
     }
     pub fn arr(&self) -> &[Json] {
@@ -74,6 +91,14 @@ impl Reader<'_> {
             b'n' if self.s[self.at..].starts_with(b"null") => {
                 self.at += 4;
                 Json::Null
+            }
+            b't' if self.s[self.at..].starts_with(b"true") => {
+                self.at += 4;
+                Json::Bool(true)
+            }
+            b'f' if self.s[self.at..].starts_with(b"false") => {
+                self.at += 5;
+                Json::Bool(false)
             }
             _ => {
                 let start = self.at;

@@ -147,6 +147,7 @@ function describe(reason: DoneReason): string {
     case 'hook-error':
     case 'evicted':
     case 'freed':
+    case 'circuit-open':
       return reason;
     default: {
       const never: never = reason; // every DoneReason is handled above

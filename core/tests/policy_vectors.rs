@@ -1,0 +1,72 @@
+//! The retry policy's vectors, shared with the JavaScript package
+//! (`verdict` and `timing` in js/policy.js, checked by
+//! tests/js/policy.test.mjs against the same file): the core's rules must
+//! answer each row as written.
+
+mod json;
+
+use json::Json;
+use wasm_backoff_core::policy::{timing, verdict, End, Facts, Wait, DEFAULT_RETRY_ON};
+
+const VECTORS: &str = include_str!("policy_vectors.json");
+
+/// A number of the file ("Infinity" stands for the number).
+fn num(v: &Json) -> f64 {
+    match v {
+        Json::Str(_) if v.str() == "Infinity" => f64::INFINITY,
+        _ => v.num(),
+    }
+}
+
+fn name(why: Option<End>) -> &'static str {
+    why.map_or("", End::name)
+}
+
+#[test]
+fn verdict_answers_every_row() {
+    let top = json::parse(VECTORS);
+    for row in top.get("verdict").arr() {
+        let f = row.get("facts");
+        let flag = |k: &str, d: bool| f.field(k).map_or(d, Json::boolean);
+        let status = f.field("status").map(|s| s.num() as u16);
+        let retry_on: Vec<u16> = f.field("retryOn").map_or(DEFAULT_RETRY_ON.to_vec(), |l| {
+            l.arr().iter().map(|s| s.num() as u16).collect()
+        });
+        let facts = Facts {
+            failed: flag("failed", false),
+            network: flag("network", false),
+            status,
+            hint_ms: f.field("hintMs").map(num),
+            in_retry_on: status.is_some_and(|s| retry_on.contains(&s)),
+            idempotent: flag("idempotent", true),
+            replayable: flag("replayable", true),
+            wants: f.field("wants").map(Json::boolean),
+        };
+        assert_eq!(name(verdict(&facts)), row.get("want").str(), "{facts:?}");
+    }
+}
+
+#[test]
+fn timing_answers_every_row() {
+    let top = json::parse(VECTORS);
+    for row in top.get("timing").arr() {
+        let f = row.get("facts");
+        let n = |k: &str, d: f64| f.field(k).map_or(d, num);
+        let delay = n("delayMs", 100.0);
+        let w = Wait {
+            delay_ms: (delay >= 0.0).then_some(delay),
+            hint_ms: f.field("hintMs").map(num),
+            max_retry_after_ms: n("maxRetryAfterMs", 1000.0),
+            elapsed_ms: n("elapsedMs", 0.0),
+            max_elapsed_ms: n("maxElapsedMs", f64::INFINITY),
+        };
+        assert_eq!(name(timing(&w)), row.get("want").str(), "{w:?}");
+    }
+}
+
+#[test]
+fn every_reason_has_its_wire_place() {
+    for (i, e) in End::ALL.iter().enumerate() {
+        assert_eq!(*e as usize, i);
+    }
+}
