@@ -49,8 +49,6 @@ const LOCAL = new Set([
 ]);
 /** The options of the threshold: the object's only (the local gate trips only when the object says so). */
 const TRIP = ['consecutive', 'failureRatio', 'windowMs', 'minCalls'];
-/** Most outcomes one report applies (a burst is counted up to this). */
-const CAP = 1000;
 
 const POLL = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
 
@@ -184,17 +182,7 @@ export class GateHub {
    */
   async report(key, ok, failed, options) {
     this.rpcs.report++;
-    const g = this.of(options);
-    for (const [n, hurt] of /** @type {[number, boolean][]} */ ([
-      [ok, false],
-      [failed, true],
-    ])) {
-      for (let i = 0; i < Math.min(n, CAP) && g.state(key).phase === 'healthy'; i++) {
-        const t = g.enter(key, undefined, Infinity, () => 0);
-        await t.pass();
-        t.settle(hurt, false);
-      }
-    }
+    this.of(options).record(key, ok, failed);
     return this.answer(key, 'state');
   }
 

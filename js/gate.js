@@ -352,6 +352,24 @@ export class Gate {
   }
 
   /**
+   * Counts the outcomes of calls to `key` that were sent elsewhere — `ok`
+   * successes, then `failed` failures — against the threshold while the
+   * target is closed, as that many calls through this gate would be
+   * counted (the core's Gate::record). A fleet's GateObject records its
+   * isolates' reports so. Non-integers and negatives count as 0.
+   * @param {unknown} key
+   * @param {number} ok
+   * @param {number} failed
+   */
+  record(key, ok, failed) {
+    const n = (/** @type {unknown} */ v) => (typeof v === 'number' && v > 0 ? Math.min(Math.floor(v), 0xffffffff) : 0);
+    const s = this.#slot(key);
+    op(s, w.gate_record, n(ok), n(failed), Date.now());
+    rounds(s);
+    pump(s);
+  }
+
+  /**
    * Isolates `key` by hand: nothing is sent to it until `release(key)`;
    * new calls are held (or, with `mode: 'fail-fast'`, rejected with a
    * BrokenCircuitError). Calls in flight end with their own outcome.

@@ -100,17 +100,23 @@ fn trip(r: &[f64; crate::schema::RECORD_LEN]) -> Result<Trip, Error> {
 pub fn gate_new(now: f64) -> f64 {
     let r = record();
     let limits = || -> Result<Limits, Error> {
+        // (the defaults are the core's: Limits::DEFAULT)
+        let d = Limits::DEFAULT;
         let or = |f, d| given(&r, f).unwrap_or(d);
-        let probe_timeout_ms = or(Field::ProbeTimeoutMs, 30_000.0);
+        let probe_timeout_ms = or(Field::ProbeTimeoutMs, d.probe_timeout_ms);
         if probe_timeout_ms.is_nan() || probe_timeout_ms <= 0.0 {
             return Err(Error::ProbeTimeoutMs);
         }
         Ok(Limits {
-            max_queued: count(or(Field::MaxQueued, 1000.0), 0.0, Error::MaxQueued)?,
-            overflow: if or(Field::Overflow, 0.0) == 1.0 {
-                Overflow::RejectNewest
-            } else {
-                Overflow::EvictOldest
+            max_queued: count(
+                or(Field::MaxQueued, d.max_queued as f64),
+                0.0,
+                Error::MaxQueued,
+            )?,
+            overflow: match given(&r, Field::Overflow) {
+                Some(1.0) => Overflow::RejectNewest,
+                Some(_) => Overflow::EvictOldest,
+                None => d.overflow,
             },
             concurrency: count(
                 or(Field::Concurrency, f64::INFINITY),
@@ -134,6 +140,14 @@ pub fn gate_new(now: f64) -> f64 {
         Ok(slab::alloc(&GATES, g))
     });
     handle(made)
+}
+
+/// Records `ok` successes, then `failed` failures, of calls sent elsewhere
+/// (a fleet's isolates report them in batches) at `now`; answers the status.
+#[wasm_bindgen]
+pub fn gate_record(h: usize, ok: u32, failed: u32, now: f64) {
+    gate(h).record(ok, failed, now);
+    status(h);
 }
 
 /// Frees the gate of `h`.

@@ -197,25 +197,44 @@ impl Counter {
     /// assert!(!c.record(true, 2.0));
     /// ```
     pub fn record(&mut self, failed: bool, now_ms: f64) -> bool {
+        self.record_many(failed, 1, now_ms)
+    }
+
+    /// `n` calls to the closed target ended at `now_ms`, all failed
+    /// (`failed`) or all not: a batch counted at once, as if recorded one
+    /// by one. Returns whether the target trips with them (a window's
+    /// failure ratio only grows as failures are added, so a batch that
+    /// would have tripped part-way trips at its end).
+    ///
+    /// ```
+    /// use wasm_backoff_core::breaker::{Counter, Trip};
+    /// let mut c = Counter::new(Trip::Consecutive(5));
+    /// assert!(!c.record_many(true, 4, 0.0));
+    /// assert!(c.record_many(true, 1, 0.0));
+    /// c.record_many(false, 3, 0.0); // successes break the run
+    /// assert_eq!(c.failures(), 0);
+    /// ```
+    pub fn record_many(&mut self, failed: bool, n: u32, now_ms: f64) -> bool {
+        if n == 0 {
+            return false;
+        }
         self.run = if failed {
-            self.run.saturating_add(1)
+            self.run.saturating_add(n)
         } else {
             0
         };
         match self.trip {
-            Trip::Consecutive(n) => failed && self.run >= n,
+            Trip::Consecutive(k) => failed && self.run >= k,
             Trip::Ratio {
                 ratio, min_calls, ..
             } => {
                 if !now_ms.is_finite() {
-                    return false; // (the wasm layer never passes one; Rust callers might)
+                    return false;
                 }
                 self.advance(now_ms);
-                // (`% BUCKETS` proves the index in range: no bounds check,
-                // whose panic message would bring core::fmt into the module)
                 let h = self.head % BUCKETS;
-                self.calls[h] = self.calls[h].saturating_add(1);
-                self.fails[h] = self.fails[h].saturating_add(failed as u32);
+                self.calls[h] = self.calls[h].saturating_add(n);
+                self.fails[h] = self.fails[h].saturating_add(if failed { n } else { 0 });
                 let (calls, fails) = self.window();
                 failed && calls >= min_calls && fails as f64 >= ratio * calls as f64
             }

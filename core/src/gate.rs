@@ -247,6 +247,55 @@ pub struct Limits {
     pub probe_timeout_ms: f64,
 }
 
+impl Limits {
+    /// The defaults of a gate's limits, those `createGate()` has: at most
+    /// 1 000 requests held, the oldest evicted beyond; no concurrency
+    /// limit; a probe unsettled after 30 s counts as failed.
+    pub const DEFAULT: Limits = Limits {
+        max_queued: 1000,
+        overflow: Overflow::EvictOldest,
+        concurrency: u32::MAX,
+        probe_timeout_ms: 30_000.0,
+    };
+
+    /// At most `n` requests held at once (see [`Limits::max_queued`]).
+    pub const fn max_queued(mut self, n: u32) -> Self {
+        self.max_queued = n;
+        self
+    }
+
+    /// What to drop when the held list is full.
+    pub const fn overflow(mut self, o: Overflow) -> Self {
+        self.overflow = o;
+        self
+    }
+
+    /// At most `n` requests in flight at once (`u32::MAX`: no limit).
+    pub const fn concurrency(mut self, n: u32) -> Self {
+        self.concurrency = n;
+        self
+    }
+
+    /// A probe unsettled after `ms` counts as failed (`f64::INFINITY`: wait for it).
+    pub const fn probe_timeout_ms(mut self, ms: f64) -> Self {
+        self.probe_timeout_ms = ms;
+        self
+    }
+}
+
+/// [`Limits::DEFAULT`].
+///
+/// ```
+/// use wasm_backoff_core::gate::{Limits, Overflow};
+/// let l = Limits::default().concurrency(4);
+/// assert_eq!((l.max_queued, l.overflow, l.concurrency), (1000, Overflow::EvictOldest, 4));
+/// ```
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
 const EPOCH_MASK: u32 = 0x7fff_ffff;
 
 /// The state machine of one target. See the module documentation.
@@ -829,6 +878,37 @@ impl<R: Rng> Gate<R> {
             _ => return false,
         };
         self.start_round(hint_ms, now_ms, cause);
+        true
+    }
+
+    /// Outcomes of calls to the target that were sent elsewhere (by the
+    /// isolates of a fleet, which report them in batches): `ok` successes,
+    /// then `failed` failures, ended by `now_ms`. Counted against the
+    /// threshold while the target is closed, as that many calls through
+    /// this gate would have been (the failures of calls sent before a round
+    /// join it: while open, nothing is counted). Returns whether a round
+    /// started.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::breaker::Trip;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let mut g = Gate::new(rounds, Limits::default()).with_trip(Trip::Consecutive(5));
+    /// assert!(!g.record(10, 4, 0.0), "four in a row: below the threshold");
+    /// assert!(g.record(0, 1, 1.0), "the fifth trips");
+    /// assert_eq!(g.phase(), Phase::Waiting);
+    /// assert!(!g.record(0, 100, 2.0), "while open, nothing more is counted");
+    /// ```
+    pub fn record(&mut self, ok: u32, failed: u32, now_ms: f64) -> bool {
+        if self.phase != Phase::Healthy {
+            return false;
+        }
+        self.counter.record_many(false, ok, now_ms);
+        if !self.counter.record_many(true, failed, now_ms) {
+            return false;
+        }
+        self.start_round(-1.0, now_ms, Cause::Tripped);
         true
     }
 

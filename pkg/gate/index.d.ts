@@ -131,6 +131,13 @@ export class Gate {
   stats(): { evictions: number; rounds: number; probes: number; timeouts: number; held: number; inFlight: number; targets: number };
   /** Where the target `key` stands now. */
   state(key: unknown): { phase: GatePhase; held: number; inFlight: number };
+  /**
+   * Counts outcomes of calls to `key` that were sent elsewhere — `ok` successes, then `failed`
+   * failures — against the threshold while the target is closed, as that many calls through this
+   * gate would count (a fleet's {@link GateObject} records its isolates' reports so). Negative or
+   * non-numeric counts count as 0.
+   */
+  record(key: unknown, ok: number, failed: number): void;
   /** Isolates `key` by hand: nothing is sent to it until {@link Gate.release}; calls are held, or rejected with {@link BrokenCircuitError} in fail-fast mode. */
   isolate(key: unknown): void;
   /** Closes the circuit of `key` by hand (ends an isolation or a backoff); held calls go out in order. */

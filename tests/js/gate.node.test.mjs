@@ -585,3 +585,20 @@ test('a call let through after its deadline passed is not sent, and leaves no un
   assert.equal(srv.count(p), 0, 'nothing sent');
   assert.deepEqual(seen.map(String), []);
 });
+
+test('record(key, ok, failed): outcomes of calls sent elsewhere count against the threshold in one batch', () => {
+  const gate = createGate({ consecutive: 2000 });
+  // A batch larger than a replay could count (a fleet's burst): 5 000 failures trip a threshold of 2 000.
+  gate.record('fleet', 10, 1999);
+  assert.equal(gate.state('fleet').phase, 'healthy', 'below the threshold');
+  gate.record('fleet', 0, 5000);
+  assert.equal(gate.state('fleet').phase, 'backing-off');
+  assert.equal(gate.stats().rounds, 1);
+  // Successes break a run; bad counts count as nothing.
+  gate.record('other', 0, 1999);
+  gate.record('other', 1, 0);
+  gate.record('other', -5, Number.NaN);
+  gate.record('other', 0, 1999);
+  assert.equal(gate.state('other').phase, 'healthy');
+  gate.free();
+});
