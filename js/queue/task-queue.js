@@ -8,7 +8,7 @@
 // (`swap`), so two instances (tabs, workers, processes sharing a store) that
 // decide the same transition at once cannot both win: one claims the task,
 // the other moves on.
-import { w, mem, own, write, record, check, number, fn, entropy, OPTS, OUT } from './wasm.js';
+import { w, mem, own, write, record, check, number, fn, entropy, OPTS, OUT } from '../wasm.js';
 import {
   ALL_MESSAGES,
   DUE_CLAIM,
@@ -23,7 +23,7 @@ import {
   TASK_NEXT_ATTEMPT_AT,
   TASK_STATE,
   TASK_STATES,
-} from './gen/boundary.js';
+} from '../gen/boundary.js';
 
 /** The longest wait between passes while the store keeps failing (unless pollMs is longer). */
 const STORE_ERROR_CAP = 30000;

@@ -3,15 +3,15 @@
 // records in one object's storage (DurableObjectStore), the object class
 // that runs them on its alarm (TaskQueueObject), and a Worker's side
 // (enqueueTo, DurableObjectStore.remote). In the `workerd` build only: the
-// other forms export stand-ins (js/durable-elsewhere.js), so browsers do not
+// other forms export stand-ins (js/queue/durable-elsewhere.js), so browsers do not
 // download this.
 //
 // One object per queue name is the single strongly consistent place every
 // isolate of a fleet writes through: a transaction per write, an ordered
 // index per state, and an alarm at the next due time, so nothing polls.
 import { DurableObject } from 'cloudflare:workers';
-import { own } from './wasm.js';
-import { TaskQueue, PermanentError, isTask, checkId } from './queue.js';
+import { own } from '../wasm.js';
+import { TaskQueue, PermanentError, isTask, checkId } from './task-queue.js';
 
 /** What a remote store may ask of the object (TaskQueueObject.taskStore). */
 const STORE_OPS = ['add', 'get', 'active', 'earliest', 'swap', 'purge', 'list'];
