@@ -41,7 +41,7 @@ export function boundary(mod, form) {
       b.onResolve({ filter: /^#load$/ }, () => ({ path: join(ROOT, 'js/load', `${FORMS[form].load}.js`) }));
       // The queue's Durable Object classes: real in workerd, stand-ins elsewhere (nothing for browsers to download).
       b.onResolve({ filter: /^#edge$/ }, () => ({
-        path: join(ROOT, 'js/queue', form === 'workerd' ? 'durable-store.js' : 'durable-elsewhere.js'),
+        path: join(ROOT, 'js/queue', form === 'workerd' ? 'durable.js' : 'durable-elsewhere.js'),
       }));
       // The fleet's shared gate (GateObject, sharedGate): in workerd's /gate only; nothing elsewhere.
       b.onResolve({ filter: /^#fleet$/ }, () => ({
