@@ -22,7 +22,7 @@ declare module 'node:fs' {
 }
 
 declare module 'cloudflare:workers' {
-  /** workerd's base class of Durable Objects (js/durable.js, workerd build only). */
+  /** workerd's base class of Durable Objects (js/queue/queue-object.js, workerd build only). */
   export class DurableObject {
     constructor(ctx: any, env: any);
     ctx: any;

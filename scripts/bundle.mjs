@@ -40,7 +40,9 @@ export function boundary(mod, form) {
     setup(b) {
       b.onResolve({ filter: /^#load$/ }, () => ({ path: join(ROOT, 'js/load', `${FORMS[form].load}.js`) }));
       // The queue's Durable Object classes: real in workerd, stand-ins elsewhere (nothing for browsers to download).
-      b.onResolve({ filter: /^#edge$/ }, () => ({ path: join(ROOT, 'js', form === 'workerd' ? 'durable.js' : 'durable-elsewhere.js') }));
+      b.onResolve({ filter: /^#edge$/ }, () => ({
+        path: join(ROOT, 'js/queue', form === 'workerd' ? 'durable.js' : 'durable-elsewhere.js'),
+      }));
       // The fleet's shared gate (GateObject, sharedGate): in workerd's /gate only; nothing elsewhere.
       b.onResolve({ filter: /^#fleet$/ }, () => ({
         path: join(ROOT, 'js', form === 'workerd' ? 'fleet-workerd.js' : 'fleet-elsewhere.js'),

@@ -1,10 +1,11 @@
-//! The task queue's exports (js/queue.js, full module only): the core's
-//! transitions (`wasm_backoff_core::queue`) on records that cross as their
-//! numeric fields. A queue owns no wasm memory: its policy is its options
-//! record, which js/queue.js writes before each call (a dozen numbers,
-//! cheaper than the store I/O around every transition, and nothing to free),
-//! and `maxRetentionMs`, passed to each call: a field of the record would be
-//! copied by the small module's `Backoff` too, 8 B for every fetch user.
+//! The task queue's exports (js/queue/transitions.js, full module only): the
+//! core's transitions (`wasm_backoff_core::queue`) on records that cross as
+//! their numeric fields. A queue owns no wasm memory: its policy is its
+//! options record, which js/queue/transitions.js writes before each call (a
+//! dozen numbers, cheaper than the store I/O around every transition, and
+//! nothing to free), and `maxRetentionMs`, passed to each call: a field of the
+//! record would be copied by the small module's `Backoff` too, 8 B for every
+//! fetch user.
 
 use crate::calc::{count, decode, given};
 use crate::io::{answer, record};

@@ -1,6 +1,6 @@
 // @ts-check
 // The Durable Object exports in every build but workerd's (scripts/bundle.mjs
-// resolves `#edge` to js/durable.js there): the same names, which say where
+// resolves `#edge` to js/queue/durable.js there): the same names, which say where
 // they work, so that browsers do not download the Durable Object code.
 function only(what) {
   throw new TypeError(

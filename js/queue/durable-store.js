@@ -1,20 +1,18 @@
 // @ts-check
-// The task queue on Durable Objects (Cloudflare Workers, workerd): the
-// records in one object's storage (DurableObjectStore), the object class
-// that runs them on its alarm (TaskQueueObject), and a Worker's side
-// (enqueueTo, DurableObjectStore.remote). In the `workerd` build only: the
-// other forms export stand-ins (js/durable-elsewhere.js), so browsers do not
-// download this.
+// The task queue's records in a Durable Object's storage (Cloudflare
+// Workers, workerd): DurableObjectStore, and DurableObjectStore.remote for a
+// Worker that reaches them through the object (queue-object.js). In the
+// `workerd` build only (js/queue/durable.js): the other forms export
+// stand-ins (js/queue/durable-elsewhere.js), so browsers do not download this.
 //
 // One object per queue name is the single strongly consistent place every
 // isolate of a fleet writes through: a transaction per write, an ordered
 // index per state, and an alarm at the next due time, so nothing polls.
-import { DurableObject } from 'cloudflare:workers';
-import { own } from './wasm.js';
-import { TaskQueue, PermanentError, isTask, checkId } from './queue.js';
+import { own } from '../wasm.js';
+import { isTask, checkId, nonEmpty } from './record.js';
 
 /** What a remote store may ask of the object (TaskQueueObject.taskStore). */
-const STORE_OPS = ['add', 'get', 'active', 'earliest', 'swap', 'purge', 'list'];
+export const STORE_OPS = ['add', 'get', 'active', 'earliest', 'swap', 'purge', 'list'];
 /** storage.get / delete take at most this many keys at once. */
 const BATCH = 128;
 
@@ -230,119 +228,10 @@ export class DurableObjectStore {
  * @param {any} namespace
  * @param {unknown} [name]
  */
-function objectOf(namespace, name = 'default') {
+export function objectOf(namespace, name = 'default') {
   if (typeof namespace?.idFromName !== 'function' || typeof namespace.get !== 'function') {
     throw new TypeError('namespace must be a Durable Object namespace binding (env.<BINDING>)');
   }
-  if (typeof name !== 'string' || !name) throw new TypeError('name must be a non-empty string');
+  nonEmpty(name, 'name');
   return namespace.get(namespace.idFromName(name));
-}
-
-/**
- * Enqueues `payload` in the TaskQueueObject named `options.name` (default
- * 'default') of `namespace`; resolves with the task id once the object
- * stored it. The other options are enqueue's (`id`, `notBefore`).
- * @param {any} namespace
- * @param {unknown} payload
- * @param {{ id?: string, notBefore?: number | Date, name?: string }} [options]
- * @returns {Promise<string>}
- */
-export function enqueueTo(namespace, payload, options) {
-  const { name, ...rest } = own(options);
-  // (checked here too: the object would see the id after the RPC's encoding)
-  if (rest.id !== undefined) checkId(rest.id);
-  return objectOf(namespace, name).enqueue(payload, rest);
-}
-
-/**
- * A Durable Object that keeps a task queue in its storage and runs it on its
- * alarm: extend it with `handler(task, context)` (and an `options` property
- * with the queue's options: leaseMs, maxFailures, backoff, maxRetentionMs,
- * concurrency, onCompensate…), export the subclass and bind it. Workers
- * enqueue through `enqueueTo` (or `enqueue` on its stub); Workers that also
- * process use `DurableObjectStore.remote`. Nothing polls: the alarm is
- * always at the next due time (a retry, a delayed task, a lease to sweep).
- */
-export class TaskQueueObject extends DurableObject {
-  #store;
-  #queue;
-
-  /**
-   * @param {any} ctx
-   * @param {any} env
-   */
-  constructor(ctx, env) {
-    super(ctx, env);
-    // An alarm lost while the object was down (or never set) is set again.
-    ctx.blockConcurrencyWhile(() => this.store.rearm(true));
-  }
-
-  /** The object's store. */
-  get store() {
-    return (this.#store ??= new DurableObjectStore(this.ctx.storage, { alarms: true }));
-  }
-
-  /** The object's queue (made on first use from `options`; never started: alarm() drains it). */
-  get queue() {
-    if (!this.#queue) {
-      // (`options`: a field or a getter of the subclass)
-      const options = /** @type {any} */ (this).options;
-      this.#queue = new TaskQueue({ ...options, store: this.store, handler: (task, context) => this.handler(task, context) });
-      // A store error or a malformed record (reported once, stepped past) goes to the object's log.
-      this.#queue.addEventListener('storeerror', (e) => console.error('TaskQueueObject storeerror:', /** @type {any} */ (e).error));
-    }
-    return this.#queue;
-  }
-
-  /**
-   * The work of one task: override it (resolve = processed, reject = retried,
-   * PermanentError = error at once). This one refuses every task.
-   * @param {any} _task
-   * @param {any} _context
-   * @returns {unknown}
-   */
-  handler(_task, _context) {
-    throw new PermanentError('TaskQueueObject has no handler: extend it with handler(task, context)');
-  }
-
-  /**
-   * RPC: enqueue's (`id`, `notBefore`); resolves with the id.
-   * @param {unknown} payload
-   * @param {{ id?: string, notBefore?: number | Date }} [options]
-   */
-  enqueue(payload, options) {
-    return this.queue.enqueue(payload, options);
-  }
-
-  /**
-   * RPC: the record of task `id`.
-   * @param {string} id
-   */
-  get(id) {
-    return this.store.get(id);
-  }
-
-  /**
-   * RPC: purge's (`olderThan`, `states`); resolves with how many records were deleted.
-   * @param {{ olderThan?: number, states?: ('processed' | 'error')[] }} [options]
-   */
-  purge(options) {
-    return this.queue.purge(options);
-  }
-
-  /**
-   * RPC: one TaskStore method on the object's store (DurableObjectStore.remote calls it).
-   * @param {string} op
-   * @param {unknown[]} args
-   */
-  taskStore(op, args) {
-    if (!STORE_OPS.includes(op)) throw new TypeError(`op must be one of ${STORE_OPS.join(', ')}`);
-    return this.store[op](...args);
-  }
-
-  /** Runs every task due now (and those that fall due meanwhile), then sets the alarm to the next due time. */
-  async alarm() {
-    await this.queue.drain();
-    await this.store.rearm();
-  }
 }

@@ -1,0 +1,45 @@
+/**
+ * A min-heap of index entries `{ at, seq, id }` (by time, then insertion
+ * order). An entry is live while the store's `#entries` maps its id to it;
+ * a record that changes gets a new entry and its old one is dropped when it
+ * reaches the top.
+ */
+export class Heap {
+  /** @type {{ at: number, seq: number, id: string }[]} */
+  a = [];
+
+  static less(x, y) {
+    return x.at < y.at || (x.at === y.at && x.seq < y.seq);
+  }
+
+  push(e) {
+    const a = this.a;
+    let i = a.push(e) - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!Heap.less(e, a[p])) break;
+      a[i] = a[p];
+      i = p;
+    }
+    a[i] = e;
+  }
+
+  pop() {
+    const a = this.a;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length) {
+      let i = 0;
+      for (;;) {
+        let c = 2 * i + 1;
+        if (c >= a.length) break;
+        if (c + 1 < a.length && Heap.less(a[c + 1], a[c])) c++;
+        if (!Heap.less(a[c], last)) break;
+        a[i] = a[c];
+        i = c;
+      }
+      a[i] = last;
+    }
+    return top;
+  }
+}

@@ -1,0 +1,42 @@
+// The queue's option readers (TaskQueue's constructor and purge) that are
+// not the core's: the policy's options are read in transitions.js.
+import { number } from '../wasm.js';
+import { MemoryStore } from './memory-store.js';
+import { FINAL } from './record.js';
+
+/** An integer or number option in [lo, hi]. */
+export const bounded = (o, key, dflt, lo, integer, hi = Infinity) =>
+  number(
+    o,
+    key,
+    dflt,
+    (v) => v >= lo && v <= hi && (!integer || Number.isInteger(v)),
+    `${integer ? 'an integer' : 'a number'} ${hi < Infinity ? `in [${lo}, ${hi}]` : `>= ${lo}`}`,
+  );
+
+/**
+ * The `store` option: a TaskStore (its required methods checked), or a new MemoryStore.
+ * @param {any} o
+ */
+export function storeOf(o) {
+  const store = o.store ?? new MemoryStore();
+  for (const m of ['add', 'get', 'active', 'swap']) {
+    if (typeof store?.[m] !== 'function') throw new TypeError(`store must have an ${m}() method (see the TaskStore interface)`);
+  }
+  return store;
+}
+
+/**
+ * purge's `states`: a non-empty array of final states (default: all of them).
+ * @param {unknown} states
+ * @returns {string[]}
+ */
+export function finalStates(states) {
+  states ??= FINAL;
+  if (!Array.isArray(states) || !states.length || !states.every((x) => FINAL.includes(x))) {
+    throw new (Array.isArray(states) ? RangeError : TypeError)(
+      `states must be a non-empty array of ${FINAL.map((x) => `'${x}'`).join(', ')}`,
+    );
+  }
+  return states;
+}

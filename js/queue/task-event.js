@@ -1,0 +1,15 @@
+/**
+ * The event of `processed`, `retry` and `error`: the task record after the
+ * transition, and what caused it (for `error`, the rule that ended the task:
+ * `reason` 'permanent', 'maxFailures' or 'maxRetention').
+ */
+export class TaskEvent extends Event {
+  constructor(type, init) {
+    super(type);
+    this.task = init.task;
+    this.error = init.error;
+    this.delayMs = init.delayMs;
+    this.compensationError = init.compensationError;
+    this.reason = init.reason;
+  }
+}
