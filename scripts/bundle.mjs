@@ -2,7 +2,8 @@
 // form of every subpath entry (js/entries/*.js), with esbuild's code
 // splitting, so the subpaths of one module share one chunk (the glue, the
 // loader, the calculator): a page importing two of them loads the module
-// once. Run by scripts/build.sh after the wasm modules are built:
+// once. Except the small module's browser form: each of its entries is one
+// file (fewer fetches in a row before the first call). Run by scripts/build.sh after the wasm modules are built:
 //
 //   node scripts/bundle.mjs [--only small|full|<entry>] [--dev]
 //
@@ -66,11 +67,9 @@ export async function bundle(mod, { dev = false } = {}) {
       in: join(ROOT, 'js/entries', `${src}.js`),
       out: dir === '.' ? file : `${dir}/${file}`,
     }));
-    await build({
-      entryPoints,
+    const options = {
       outdir: PKG,
       bundle: true,
-      splitting: true,
       format: 'esm',
       target: 'es2022',
       platform: 'neutral',
@@ -78,11 +77,22 @@ export async function bundle(mod, { dev = false } = {}) {
       chunkNames: `${mod}-[hash]`,
       outExtension: { '.js': ext },
       external: ['node:fs', 'cloudflare:workers'],
-      define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) },
-      // (the `js` module's single entry needs no chunk)
       plugins: [boundary(mod, form)],
       logLevel: 'warning',
-    });
+    };
+    // (the .wasm is in pkg/: named from the file that loads it)
+    const wasmFrom = (/** @type {string} */ out) => JSON.stringify(`${out.includes('/') ? '../' : './'}${MODULES[mod].wasm}`);
+    if (mod === 'small' && form === 'browser') {
+      // A page's entry of the small module is one file (then the .wasm): a
+      // chain of two fetches, not three, to the first call. Its two entries
+      // (`wasm-backoff`, `/backoff`) then each carry the calculator, which
+      // a page importing both downloads twice (~1.8 KB gzip); the other
+      // forms, and the full module's subpaths (often used together), share
+      // a chunk.
+      for (const e of entryPoints) await build({ ...options, entryPoints: [e], define: { WASM: wasmFrom(e.out) } });
+    } else {
+      await build({ ...options, entryPoints, splitting: true, define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) } });
+    }
   }
   for (const dir of Object.keys(entries)) {
     mkdirSync(join(PKG, dir), { recursive: true });
