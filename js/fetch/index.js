@@ -15,7 +15,7 @@ import { Call, drive } from '../engine/loop.js';
 import { scheduled } from '../engine/schedule.js';
 import { task } from '../engine/task.js';
 import { config, merge, snapshot } from './options.js';
-import { request } from './request.js';
+import { FetchJob } from './request.js';
 
 export { parseRetryAfter, serverWait };
 
@@ -34,7 +34,7 @@ function run(c, input, init, send) {
   if (signal?.aborted) return Promise.reject(signal.reason);
   let job, call, lane;
   try {
-    job = request(c, send, input, init);
+    job = new FetchJob(c, send, input, init);
     call = new Call(c, signal);
     // With a gate the waits are the target's: the call is held until the
     // gate lets it go, and its own schedule only counts its attempts.

@@ -13,80 +13,111 @@ import { judge } from '../engine/judge.js';
 import { attemptSignal } from '../engine/signal.js';
 
 /**
- * The job of one fetch call.
- * @param {import('./options.js').Config} c
- * @param {typeof fetch} send
- * @param {any} input
- * @param {RequestInit | undefined} init
+ * The job of one fetch call (the engine's Job: attempt, judge, before).
+ * The request as it stands: `input`/`init` (replaced when beforeRetry
+ * returns a Request), and the headers beforeRetry set over them.
  */
-export function request(c, send, input, init) {
-  let isReq = input instanceof Request;
+export class FetchJob {
   /** Headers changed by beforeRetry (over the request's). @type {Headers | undefined} */
-  let changed;
-  let headers = init?.headers ?? (isReq ? input.headers : undefined);
-  // (a bad header throws here fetch's own TypeError, and nothing is sent)
-  const keyed = () => new Headers(changed ?? headers).has('idempotency-key');
-  const key = c.idempotencyKey && !keyed() ? crypto.randomUUID() : undefined;
-  const body = replayable(init?.body);
-  /** Whether the request as it stands may be sent again. */
-  const idempotent = () =>
-    c.methods.has(String(init?.method ?? (isReq ? input.method : 'GET')).toUpperCase()) || c.retryNonIdempotent || !!key || keyed();
+  changed;
 
   /**
-   * fetch's arguments for attempt `k` (its headers, and `sig`).
+   * @param {import('./options.js').Config} c
+   * @param {typeof fetch} send
+   * @param {any} input
+   * @param {RequestInit | undefined} init
+   */
+  constructor(c, send, input, init) {
+    this.c = c;
+    this.send = send;
+    /** @type {any} */
+    this.input = input;
+    this.init = init;
+    this.isReq = input instanceof Request;
+    this.headers = init?.headers ?? (this.isReq ? input.headers : undefined);
+    // (a bad header throws here fetch's own TypeError, and nothing is sent)
+    /** The generated idempotency key, the same on every attempt. */
+    this.key = c.idempotencyKey && !this.keyed() ? crypto.randomUUID() : undefined;
+    this.body = replayable(init?.body);
+    // Only when there is a hook: a call without one builds no Request per retry.
+    if (!c.beforeRetry) /** @type {any} */ (this).before = undefined;
+  }
+
+  /** The request as it stands carries an idempotency key of the caller's. */
+  keyed() {
+    return new Headers(this.changed ?? this.headers).has('idempotency-key');
+  }
+
+  /** Whether the request as it stands may be sent again (its method, a key, or retryNonIdempotent). */
+  idempotent() {
+    const method = String(this.init?.method ?? (this.isReq ? this.input.method : 'GET')).toUpperCase();
+    return this.c.methods.has(method) || this.c.retryNonIdempotent || !!this.key || this.keyed();
+  }
+
+  /**
+   * fetch's arguments for attempt `k` (its headers, and `sig` unless it is the caller's `signal`).
    * @param {number} k
    * @param {AbortSignal | undefined} sig
-   * @param {AbortSignal | undefined} signal the caller's
+   * @param {AbortSignal | undefined} signal
    * @returns {[any, RequestInit | undefined]}
    */
-  const args = (k, sig, signal) => {
-    let o = init;
+  args(k, sig, signal) {
+    const { c, key, changed } = this;
+    let o = this.init;
     if (key || c.attemptHeader || changed) {
-      const hh = new Headers(changed ?? headers);
+      const hh = new Headers(changed ?? this.headers);
       if (c.attemptHeader) hh.set(c.attemptHeader, `attempt=${k}${c.max < Infinity ? `; max=${c.max}` : ''}`);
       if (key) hh.set('idempotency-key', key);
       o = { ...o, headers: hh };
     }
     if (sig !== signal) o = { ...o, signal: sig };
-    return [isReq ? input.clone() : input, o];
-  };
+    return [this.isReq ? this.input.clone() : this.input, o];
+  }
 
-  /** @type {import('../engine/loop.js').Job} */
-  return {
-    async attempt(call) {
-      const [sig, release, timeout] = attemptSignal(call, true);
-      try {
-        const p = send(...args(call.n, sig, call.signal));
-        const res = await (sig === call.signal ? p : abortable(p, sig));
-        return { failed: false, res, status: res.status, hintMs: res.status >= 400 ? serverWait(res.headers) : undefined };
-      } catch (error) {
-        call.alive();
-        return { failed: true, error, network: !!timeout?.signal.aborted || isNetworkError(error) };
-      } finally {
-        release();
-      }
-    },
+  /** @param {import('../engine/call.js').Call} call */
+  async attempt(call) {
+    const [sig, release, timeout] = attemptSignal(call, true);
+    try {
+      // (called as a plain function: workerd's fetch refuses another `this`)
+      const send = this.send;
+      const p = send(...this.args(call.n, sig, call.signal));
+      const res = await (sig === call.signal ? p : abortable(p, sig));
+      return { failed: false, res, status: res.status, hintMs: res.status >= 400 ? serverWait(res.headers) : undefined };
+    } catch (error) {
+      call.alive();
+      return { failed: true, error, network: !!timeout?.signal.aborted || isNetworkError(error) };
+    } finally {
+      release();
+    }
+  }
 
-    judge: (call, o) => judge(call, o, true, idempotent(), body),
+  /**
+   * @param {import('../engine/call.js').Call} call
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  judge(call, o) {
+    return judge(call, o, true, this.idempotent(), this.body);
+  }
 
-    /** beforeRetry: may swap the request, or change its headers for this and later attempts. */
-    before:
-      c.beforeRetry &&
-      (async (call, o) => {
-        const signal = call.signal;
-        const request = new Request(...args(call.n + 1, undefined, signal));
-        const info = { attempt: call.n + 1, request, status: o.status, error: o.error, response: o.res, signal: signal ?? call.ds };
-        const r = await abortable(/** @type {Function} */ (c.beforeRetry)(info), signal, call.ds);
-        if (r instanceof Request) {
-          [input, init, isReq, headers] = [r, signal && { signal }, true, r.headers];
-          changed = undefined;
-        } else if (r !== undefined) {
-          if (typeof r !== 'object' || r === null) throw new TypeError('beforeRetry must return a Request, headers or undefined');
-          changed = new Headers(changed ?? headers);
-          new Headers(/** @type {HeadersInit} */ (r)).forEach((v, k) => {
-            changed?.set(k, v);
-          });
-        }
-      }),
-  };
+  /**
+   * beforeRetry: may swap the request, or change its headers for this and later attempts.
+   * @param {import('../engine/call.js').Call} call
+   * @param {import('../engine/loop.js').Outcome} o
+   * @returns {Promise<void>}
+   */
+  async before(call, o) {
+    const signal = call.signal;
+    const request = new Request(...this.args(call.n + 1, undefined, signal));
+    const info = { attempt: call.n + 1, request, status: o.status, error: o.error, response: o.res, signal: signal ?? call.ds };
+    const r = await abortable(/** @type {Function} */ (this.c.beforeRetry)(info), signal, call.ds);
+    if (r instanceof Request) {
+      [this.input, this.init, this.isReq, this.headers, this.changed] = [r, signal && { signal }, true, r.headers, undefined];
+    } else if (r !== undefined) {
+      if (typeof r !== 'object' || r === null) throw new TypeError('beforeRetry must return a Request, headers or undefined');
+      const changed = (this.changed = new Headers(this.changed ?? this.headers));
+      new Headers(/** @type {HeadersInit} */ (r)).forEach((v, k) => {
+        changed.set(k, v);
+      });
+    }
+  }
 }
