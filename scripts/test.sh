@@ -4,7 +4,8 @@
 # formatting and lints (Rust and JS), the JS type check against the
 # published .d.ts, the no_std proof, native Rust tests, wasm tests in Node and
 # headless Chromium, and the JS package in Node, Chromium, workerd, Deno and
-# Bun, the bundler and install matrices. Its last line is `total: N passed, N failed`.
+# Bun, the bundler and install matrices (and, first, the engine's unit tests,
+# tests/engine/, on the js/ sources). Its last line is `total: N passed, N failed`.
 #
 #   bash scripts/test.sh          everything (npm test)
 #   bash scripts/test.sh rust     formatting, clippy, no_std, native and wasm Rust tests (npm run test:rust)
@@ -70,11 +71,11 @@ if [ "$what" = all ] || [ "$what" = js ]; then
   node_modules/.bin/biome check .
   node_modules/.bin/tsc -p tsconfig.json
 
-  step "the JS package in Node, Chromium (page, worker), workerd, Deno and Bun, against the scripted server"
+  step "the engine's and the gate's unit tests (js/ sources, fake timers); the JS package in Node, Chromium (page, worker), workerd, Deno and Bun, against the scripted server"
   if [ $# -gt 0 ]; then
     run node --test --test-force-exit --test-reporter=spec "$@"
   else
-    run node --test --test-force-exit --test-reporter=spec tests/js/ tests/server/ tests/bundlers/ tests/install/ tests/example/
+    run node --test --test-force-exit --test-reporter=spec tests/engine/ tests/js/ tests/server/ tests/bundlers/ tests/install/ tests/example/
   fi
 fi
 

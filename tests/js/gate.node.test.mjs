@@ -8,6 +8,7 @@ import { getEventListeners } from 'node:events';
 import { withBackoff, fetchWithBackoff } from 'wasm-backoff';
 import { createGate, Gate, GateOverflowError, GateTimeoutError } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
+import { until } from './wait.mjs';
 
 let srv;
 before(async () => {
@@ -17,13 +18,6 @@ after(() => srv?.close());
 
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(cond, what) {
-  for (let i = 0; i < 500; i++) {
-    if (cond()) return;
-    await sleep(2);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 let unique = 0;
 const path = (name) => `/${name}-${unique++}`;
 // No jitter, so the rounds are exactly 20, 40, 80, 80, … ms.
@@ -132,7 +126,7 @@ async function overflowRun(overflow) {
       (e) => (results[i] = e),
     );
   const all = [call(0)];
-  await until(() => gate.state(srv.url).phase === 'backing-off' && gate.state(srv.url).held === 1, 'the first failure');
+  await until('the first failure', () => gate.state(srv.url).phase === 'backing-off' && gate.state(srv.url).held === 1, 1000, 2);
   for (let i = 1; i <= 10; i++) all.push(call(i));
   assert.equal(gate.state(srv.url).held, 5, 'the queue is bounded');
   down = false;
@@ -166,7 +160,7 @@ test('per-call limits: maxAttempts counts the failed rounds a call waited throug
   const gate = createGate(ROUNDS);
   let doneA;
   const a = withBackoff(fetch, { gate, maxAttempts: 4, onDone: (d) => (doneA = d) })(`${srv.url}${p}?i=1`);
-  await until(() => gate.state(srv.url).held === 1, 'A held');
+  await until('A held', () => gate.state(srv.url).held === 1, 1000, 2);
   // B arrives during the backoff: it is never sent while A probes, and gives
   // up after two failed rounds (its two attempts, made by proxy).
   const b = withBackoff(fetch, { gate, maxAttempts: 2 })(`${srv.url}${p}?i=2`);
@@ -203,13 +197,13 @@ test('an aborted held call leaves the queue at once, with no listener or timer l
   const gate = createGate({ ...ROUNDS, baseMs: 60 });
   const gated = withBackoff(fetch, { gate, maxAttempts: Infinity, maxElapsedMs: 5000 });
   const a = gated(`${srv.url}${p}?i=1`);
-  await until(() => gate.state(srv.url).held === 1, 'A held');
+  await until('A held', () => gate.state(srv.url).held === 1, 1000, 2);
   const ac = new AbortController();
   let doneB;
   const b = withBackoff(fetch, { gate, maxAttempts: Infinity, maxElapsedMs: 5000, onDone: (d) => (doneB = d) })(`${srv.url}${p}?i=2`, {
     signal: ac.signal,
   });
-  await until(() => gate.state(srv.url).held === 2, 'B held');
+  await until('B held', () => gate.state(srv.url).held === 2, 1000, 2);
   const reason = new Error('stop');
   ac.abort(reason);
   await assert.rejects(b, (e) => e === reason);
@@ -229,7 +223,7 @@ test('a hung probe times out into the next round (probeTimeoutMs): the next held
   const gated = withBackoff(fetch, { gate, maxAttempts: Infinity, timeoutMs: 600 });
   const order = [];
   const a = gated(`${srv.url}${p}?i=1`).then((r) => (order.push('a'), r.status));
-  await until(() => gate.state(srv.url).held === 1, 'A held');
+  await until('A held', () => gate.state(srv.url).held === 1, 1000, 2);
   const b = gated(`${srv.url}${p}?i=2`).then((r) => (order.push('b'), r.status));
   // A probes and hangs; after 100 ms the next round starts and B probes.
   assert.equal(await b, 200);
@@ -473,7 +467,7 @@ test('with concurrency, a hung call stops occupying its slot after probeTimeoutM
   // (the clock starts before A is let through: its probe timeout runs from then)
   const t0 = performance.now();
   const hung = gated(`${srv.url}${p}?i=a`, { signal: ac.signal });
-  await until(() => srv.count(p) === 1, 'A sent');
+  await until('A sent', () => srv.count(p) === 1, 1000, 2);
   const rest = Promise.all(['b', 'c'].map((i) => gated(`${srv.url}${p}?i=${i}`).then((r) => r.text())));
   assert.deepEqual(gate.state(srv.url), { phase: 'healthy', held: 2, inFlight: 1 }, 'held behind A (concurrency)');
   let tid;
@@ -498,7 +492,7 @@ test('a held call whose deadline is beyond the longest timer keeps waiting when 
     if (n++ === 0) throw new Error('down');
     return 'a';
   });
-  await until(() => gate.state('far').held === 1, 'A held');
+  await until('A held', () => gate.state('far').held === 1, 1000, 2);
   // B's deadline (40 days) is past the longest timer (24.8 days): its timer is
   // clamped; made to fire at once here, it must re-arm, not reject B.
   const real = globalThis.setTimeout;
@@ -539,10 +533,10 @@ test('free() while calls are held or in flight: held calls reject, in-flight cal
   const reasons = [];
   const f = withBackoff(fetch, { gate, maxAttempts: 3, onDone: (d) => reasons.push(d.reason) });
   const first = f(`${srv.url}${p}`); // fails at once: a round starts, and the call is held
-  await until(() => gate.state(new URL(srv.url).origin).held === 1, 'the first call held');
+  await until('the first call held', () => gate.state(new URL(srv.url).origin).held === 1, 1000, 2);
   let inFlight;
   const run = gate.run('other', () => new Promise((r) => (inFlight = r)));
-  await until(() => inFlight, 'the task to start');
+  await until('the task to start', () => inFlight, 1000, 2);
   const before = timers();
   gate.free();
   await assert.rejects(first, (e) => e instanceof TypeError && /freed/.test(e.message), 'a held call rejects');

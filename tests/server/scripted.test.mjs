@@ -4,6 +4,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startScripted, spawnScripted } from './scripted.mjs';
+import { until } from '../js/wait.mjs';
 
 let srv;
 before(async () => {
@@ -18,14 +19,6 @@ const get = async (path, init) => {
   const r = await fetch(srv.url + path, init);
   return { status: r.status, body: await r.text(), headers: r.headers };
 };
-
-async function until(cond, ms = 2000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await sleep(2);
-  }
-}
 
 test('url is on 127.0.0.1 with a port', () => {
   assert.match(srv.url, /^http:\/\/127\.0\.0\.1:\d+$/);
@@ -64,7 +57,7 @@ test('delayMs delays the answer', async () => {
 test('requests are counted on arrival, before the delay', async () => {
   srv.script('/slow', [{ delayMs: 200 }]);
   const p = get('/slow');
-  await until(() => srv.count('/slow') === 1, 150);
+  await until('the request to be counted', () => srv.count('/slow') === 1, 150);
   await p;
 });
 
@@ -73,7 +66,7 @@ test('hang: the client aborts with AbortController; the server stays usable', as
   srv.script('/ok', [{ body: 'fine' }]);
   const ac = new AbortController();
   const p = fetch(srv.url + '/hang', { signal: ac.signal });
-  await until(() => srv.count('/hang') === 1);
+  await until('the request to arrive', () => srv.count('/hang') === 1);
   await sleep(20);
   ac.abort();
   await assert.rejects(p, { name: 'AbortError' });
@@ -262,7 +255,7 @@ test('close() resolves with a hung request open; the hung client then fails', as
     () => 'answered',
     (e) => e,
   );
-  await until(() => s2.count('/hang') === 1 && s2.count('/slow') === 1);
+  await until('both requests to arrive', () => s2.count('/hang') === 1 && s2.count('/slow') === 1);
   const t0 = performance.now();
   await s2.close();
   assert.ok(performance.now() - t0 < 1000);

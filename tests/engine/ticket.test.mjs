@@ -1,0 +1,212 @@
+// A gate's lane (the Ticket of js/gate.js: pass, after, cancel) under the
+// one loop, with a real Gate (the core's decisions, from the full module)
+// on fake time: rounds held and released in order, a held call that runs
+// out of time or attempts (GateTimeoutError), fail-fast (BrokenCircuitError),
+// an abort of a held call; nothing left pending afterwards.
+import { test, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import { createGate, BrokenCircuitError, GateTimeoutError } from '../../js/gate.js';
+import { withBackoff } from '../../js/fetch/index.js';
+import { already, install, settled } from './clock.mjs';
+
+/** @type {ReturnType<typeof install>} */
+let clock;
+beforeEach(() => (clock = install()));
+afterEach(() => clock.off());
+
+// No jitter, so the rounds are exactly 100, 200, 400, 400, … ms; the circuit
+// opens at the first failure.
+const ROUNDS = { baseMs: 100, maxDelayMs: 400, jitter: 'none', consecutive: 1 };
+
+/**
+ * A target that is down until `upAt` (fake ms): a task for `gate.run` that
+ * logs `name@ms` per attempt and fails while the target is down.
+ */
+function target(upAt = Infinity) {
+  const log = [];
+  const down = () => clock.now() < upAt;
+  const task = (name) => () => {
+    log.push(`${name}@${clock.now()}`);
+    if (down()) return Promise.reject(new Error(`${name}: down`));
+    return Promise.resolve(name);
+  };
+  return { log, task, up: (ms) => (upAt = ms) };
+}
+
+/** Catches `p` now (so it is never an unhandled rejection), to be checked later. */
+const caught = (p) => {
+  p.catch(() => {});
+  return p;
+};
+
+test('a failure starts a round: calls are held, then released in order, one probe first', async () => {
+  const gate = createGate(ROUNDS);
+  const t = target(100);
+  const a = caught(gate.run('k', t.task('a')));
+  await clock.tick(0);
+  assert.deepEqual(t.log, ['a@0']);
+  assert.deepEqual(gate.state('k'), { phase: 'backing-off', held: 1, inFlight: 0 }, 'a failed: it is held for the round');
+  await clock.tick(10);
+  const b = caught(gate.run('k', t.task('b')));
+  const c = caught(gate.run('k', t.task('c')));
+  await clock.tick(0);
+  assert.deepEqual(gate.state('k'), { phase: 'backing-off', held: 3, inFlight: 0 }, 'b and c arrive during the round: held');
+  await clock.to(99);
+  assert.deepEqual(t.log, ['a@0'], 'nothing is sent during the round');
+  await clock.to(100);
+  assert.deepEqual(await already(Promise.all([a, b, c]), 'a, b and c at 100'), ['a', 'b', 'c']);
+  assert.deepEqual(t.log, ['a@0', 'a@100', 'b@100', 'c@100'], 'a probes at the round’s end; b and c follow it in order');
+  assert.deepEqual(gate.state('k'), { phase: 'healthy', held: 0, inFlight: 0 });
+  assert.equal(clock.timers(), 0, 'no timer left');
+  gate.free();
+});
+
+test('a failed probe starts a longer round; the held calls wait it out', async () => {
+  const gate = createGate(ROUNDS);
+  const t = target(300);
+  const a = caught(gate.run('k', t.task('a'), { maxAttempts: 10 }));
+  await clock.tick(0);
+  const b = caught(gate.run('k', t.task('b'), { maxAttempts: 10 }));
+  assert.deepEqual(await clock.run(Promise.all([a, b])), ['a', 'b']);
+  // rounds: 0 → 100 (probe fails) → 300 (200 ms; probe succeeds, b follows)
+  assert.deepEqual(t.log, ['a@0', 'a@100', 'a@300', 'b@300']);
+  assert.equal(clock.timers(), 0);
+  gate.free();
+});
+
+test('a held call whose deadline falls inside the next round ends with GateTimeoutError (deadline), unsent', async () => {
+  const gate = createGate(ROUNDS);
+  const t = target();
+  const a = caught(gate.run('k', t.task('a'), { maxAttempts: Infinity }));
+  await clock.tick(0);
+  const b = caught(gate.run('k', t.task('b'), { maxElapsedMs: 150 }));
+  await clock.tick(0);
+  assert.equal(gate.state('k').held, 2, 'b can wait for the round at 100: held');
+  await clock.to(99);
+  assert.equal(await settled(b), false);
+  await clock.to(100); // a's probe fails: the next round ends at 300, past b's deadline (150)
+  await assert.rejects(already(b, 'b at 100'), (e) => e instanceof GateTimeoutError && e.reason === 'deadline' && e.key === 'k');
+  assert.equal(clock.now(), 100, 'b is let go as soon as the round that would outlast it starts');
+  assert.deepEqual(t.log, ['a@0', 'a@100'], 'b was never sent');
+  assert.equal(gate.state('k').held, 1, 'a is still held');
+  gate.free();
+  await assert.rejects(already(a, 'a once the gate is freed'), /freed/);
+  assert.equal(clock.timers(), 0, 'freeing the gate leaves no timer');
+});
+
+test('a held call that runs out of attempts (each round it waits through costs one) ends with GateTimeoutError (exhausted)', async () => {
+  const gate = createGate(ROUNDS);
+  const t = target();
+  const a = caught(gate.run('k', t.task('a'), { maxAttempts: Infinity }));
+  await clock.tick(0);
+  const b = caught(gate.run('k', t.task('b'), { maxAttempts: 2 }));
+  await clock.to(100); // round 2 starts: b has spent 1 of 2
+  assert.equal(await settled(b), false);
+  await clock.to(300); // round 3 starts: b has spent its 2
+  await assert.rejects(already(b, 'b at 300'), (e) => e instanceof GateTimeoutError && e.reason === 'exhausted');
+  assert.deepEqual(t.log, ['a@0', 'a@100', 'a@300'], 'b was never sent');
+  gate.free();
+  await assert.rejects(already(a, 'a once the gate is freed'), /freed/);
+  assert.equal(clock.timers(), 0);
+});
+
+test("fail-fast: while the circuit is open a call is refused at once with BrokenCircuitError, its retryAfterMs the round's rest", async () => {
+  const gate = createGate({ ...ROUNDS, mode: 'fail-fast' });
+  const t = target(100);
+  const e1 = new Error('a: down');
+  // a fails: the circuit opens, and a's own retry is refused too (the call ends with its error)
+  const a = caught(gate.run('k', () => (t.log.push(`a@${clock.now()}`), Promise.reject(e1)), { maxAttempts: 5 }));
+  await assert.rejects(already(a, 'a at 0'), (e) => e === e1);
+  await clock.to(30);
+  const b = caught(gate.run('k', t.task('b')));
+  await assert.rejects(already(b, 'b at once'), (e) => e instanceof BrokenCircuitError && e.retryAfterMs === 70 && e.isolated === false);
+  assert.deepEqual(t.log, ['a@0'], 'b was never sent');
+  await clock.to(100);
+  assert.equal(await clock.run(gate.run('k', t.task('c'))), 'c', 'after the round a call probes, and passes');
+  assert.deepEqual(t.log, ['a@0', 'c@100']);
+  assert.equal(clock.timers(), 0);
+  gate.free();
+});
+
+test('an abort of a held call rejects with its reason at once and leaves the others held', async () => {
+  const gate = createGate(ROUNDS);
+  const t = target(100);
+  const a = caught(gate.run('k', t.task('a')));
+  await clock.tick(0);
+  const ac = new AbortController();
+  const b = caught(gate.run('k', t.task('b'), { signal: ac.signal }));
+  await clock.tick(0);
+  assert.equal(gate.state('k').held, 2);
+  const reason = new Error('stop');
+  ac.abort(reason);
+  await assert.rejects(already(b, 'b at once'), (e) => e === reason);
+  assert.equal(gate.state('k').held, 1, 'b left the queue');
+  assert.equal(await clock.run(a), 'a');
+  assert.deepEqual(t.log, ['a@0', 'a@100']);
+  assert.equal(clock.timers(), 0);
+  gate.free();
+});
+
+test('a retryable that throws: the target is told of the failure, the call rejects with what it threw (hook-error)', async () => {
+  const boom = new Error('retryable threw');
+  const gate = createGate({
+    ...ROUNDS,
+    retryable: () => {
+      throw boom;
+    },
+  });
+  const t = target();
+  await assert.rejects(clock.run(gate.run('k', t.task('a'))), (e) => e === boom);
+  assert.equal(gate.state('k').phase, 'backing-off', 'the failure counted');
+  assert.deepEqual(t.log, ['a@0']);
+  gate.free();
+  assert.equal(clock.timers(), 0);
+});
+
+test('a gated fetch: held through the round, released in order; onDone says how each ended', async () => {
+  const gate = createGate(ROUNDS);
+  const sent = [];
+  const send = async (input) => {
+    sent.push(`${new URL(input).pathname}@${clock.now()}`);
+    const down = new URL(input).host === 'a.test' && clock.now() < 100;
+    return new Response(null, { status: down ? 503 : 200 });
+  };
+  const done = [];
+  const f = withBackoff(send, { gate, maxAttempts: 5, onDone: (i) => done.push(i) });
+  const a = caught(f('https://a.test/a'));
+  await clock.tick(0);
+  assert.deepEqual(gate.state('https://a.test'), { phase: 'backing-off', held: 1, inFlight: 0 }, 'keyed by origin');
+  const b = caught(f('https://a.test/b'));
+  const other = caught(f('https://b.test/x'));
+  const [ra, rb, rx] = await clock.run(Promise.all([a, b, other]));
+  assert.deepEqual([ra.status, rb.status, rx.status], [200, 200, 200]);
+  assert.deepEqual(sent, ['/a@0', '/x@0', '/a@100', '/b@100'], 'another origin is not held');
+  assert.deepEqual(
+    done.map((d) => [d.attempts, d.reason, d.elapsedMs]),
+    [
+      [1, 'success', 0],
+      [2, 'success', 100],
+      [1, 'success', 100],
+    ],
+  );
+  assert.equal(clock.timers(), 0);
+  gate.free();
+});
+
+test('a held call leaves no listener on its signal once released, or once out', async () => {
+  const gate = createGate(ROUNDS);
+  const t = target(100);
+  const ac = new AbortController();
+  const a = caught(gate.run('k', t.task('a'), { signal: ac.signal }));
+  await clock.tick(0);
+  const b = caught(gate.run('k', t.task('b'), { signal: ac.signal, maxElapsedMs: 50 }));
+  await clock.tick(0);
+  assert.equal(gate.state('k').held, 1, 'b cannot wait for the round (its deadline is before): out at once');
+  await assert.rejects(already(b, 'b at once'), (e) => e instanceof GateTimeoutError && e.reason === 'deadline');
+  assert.equal(getEventListeners(ac.signal, 'abort').length, 1, "a's, while it is held");
+  assert.equal(await clock.run(a), 'a');
+  assert.equal(getEventListeners(ac.signal, 'abort').length, 0, 'none once it is released');
+  assert.equal(clock.timers(), 0);
+  gate.free();
+});
