@@ -9,7 +9,7 @@ import { getEventListeners } from 'node:events';
 import { Call, drive } from '../../js/engine/loop.js';
 import { scheduled } from '../../js/engine/schedule.js';
 import { task } from '../../js/engine/task.js';
-import { request } from '../../js/fetch/request.js';
+import { FetchJob } from '../../js/fetch/request.js';
 import { config, snapshot } from '../../js/fetch/options.js';
 import { Backoff } from '../../js/backoff.js';
 import { already, install, settled, T0 } from './clock.mjs';
@@ -204,7 +204,7 @@ test("the fetch job on the plain lane: a 503's Retry-After lifts the wait, and o
   const retries = [];
   let done;
   const c = config(snapshot({ baseMs: 100, jitter: 'none', onRetry: (i) => retries.push(i), onDone: (i) => (done = i) }));
-  const p = drive(new Call(c, undefined), request(c, send, 'https://a.test/x', undefined), scheduled);
+  const p = drive(new Call(c, undefined), new FetchJob(c, send, 'https://a.test/x', undefined), scheduled);
   const res = await clock.run(p);
   assert.equal(await res.text(), 'ok');
   // the schedule's 100 ms lifted to the server's 3 s, with up to min(10 %, 1 s) of jitter above it
@@ -226,7 +226,7 @@ test("a Retry-After over maxRetryAfterMs ends the call at once ('retry-after') w
   const send = async () => new Response('busy', { status: 503, headers: { 'retry-after': '120' } });
   let done;
   const c = config(snapshot({ maxRetryAfterMs: 60_000, onDone: (i) => (done = i) }));
-  const res = await clock.run(drive(new Call(c, undefined), request(c, send, 'https://a.test/', undefined), scheduled));
+  const res = await clock.run(drive(new Call(c, undefined), new FetchJob(c, send, 'https://a.test/', undefined), scheduled));
   assert.equal(res.status, 503);
   assert.equal(done.reason, 'retry-after');
   assert.equal(clock.now(), 0);
