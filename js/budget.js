@@ -57,6 +57,12 @@ export class RetryBudget {
    * mistaken +1 day), starts the window again at `now` rather than
    * refusing retries until real time catches up.
    */
+  /** This budget, made by its constructor (an Object.create(RetryBudget.prototype) has none of its fields). */
+  static #own(/** @type {RetryBudget} */ b) {
+    if (!(#slot in b)) throw new TypeError('budget must be a RetryBudget made by new RetryBudget()');
+    return b;
+  }
+
   #advance(/** @type {number} */ now) {
     if (!Number.isFinite(now)) throw new RangeError('nowMs must be a finite number (ms)');
     const epoch = Math.floor(now / this.#slot);
@@ -75,13 +81,13 @@ export class RetryBudget {
   /** Records one request (a first attempt), or `count` of them. */
   deposit(now = Date.now(), count = 1) {
     if (count !== 1) option({ count }, 'count', 1);
-    this.#advance(now);
+    RetryBudget.#own(this).#advance(now);
     this.#deposits[this.#current] += count;
   }
 
   /** Retries available now (may be fractional; one retry needs >= 1). */
   available(now = Date.now()) {
-    this.#advance(now);
+    RetryBudget.#own(this).#advance(now);
     let d = 0;
     let w = 0;
     for (let i = 0; i < SLOTS; i++) (d += this.#deposits[i]), (w += this.#withdrawals[i]);

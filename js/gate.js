@@ -412,7 +412,8 @@ export class Gate {
       t.fails = v.slice(SAVED.length + BUCKETS);
       // A closed target with nothing counted has nothing to carry.
       const clean = t.state === 'closed' && t.round === 0 && t.failures === 0 && t.calls.every((x) => x === 0);
-      if (!clean) targets[k] = t;
+      // (defined, not assigned: a target keyed '__proto__' is a key like any other)
+      if (!clean) Object.defineProperty(targets, k, { value: t, enumerable: true, writable: true, configurable: true });
     }
     return { version: 1, savedAt, targets: /** @type {any} */ (targets) };
   }

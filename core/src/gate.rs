@@ -21,6 +21,7 @@ use crate::backoff::Backoff;
 use crate::breaker::{Counter, Trip, BUCKETS};
 use crate::limiter::Limiter;
 use crate::math::MAX_DELAY_MS;
+use crate::policy::DEFAULT_MAX_RETRY_AFTER_MS;
 use crate::rng::Rng;
 
 /// Identifies a sent request to the gate: the round it was sent in (31 bits,
@@ -679,8 +680,12 @@ impl<R: Rng> Gate<R> {
         self.last_delay = s[SAVED_PREV];
         self.epoch = (self.epoch + 1) & EPOCH_MASK;
         // Times are the shared clock's: a round restored in another isolate
-        // ends when it would have ended there.
-        self.until_ms = until;
+        // ends when it would have ended there; but no later than the
+        // longest round this gate could have started itself (its schedule's
+        // cap, or a server-named wait up to the drivers' default cap): a
+        // hostile or foreign state cannot pause the target for days.
+        let longest = self.backoff.config().cap().max(DEFAULT_MAX_RETRY_AFTER_MS);
+        self.until_ms = until.min(at + longest);
         self.phase = match phase as u8 {
             0 => Phase::Healthy,
             2 => Phase::Isolated,

@@ -146,7 +146,8 @@ export class Gate {
   toJSON(): GateState;
   /**
    * Takes up a state from {@link Gate.toJSON}: each target resumes where it was (a round still
-   * running ends when it would have; failure counts go on). The wrong shape throws `TypeError` and
+   * running ends when it would have, but at most `maxDelayMs` or one minute, whichever is longer,
+   * after it was saved; failure counts go on). The wrong shape throws `TypeError` and
    * changes nothing; a target out of range, or a state saved more than 1 s in the future, throws
    * `RangeError` and that target starts closed.
    */

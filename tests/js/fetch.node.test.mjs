@@ -186,3 +186,10 @@ test('per-call options of a wrapper never read Object.prototype', async () => {
   assert.equal(srv.count(p), 2, 'each POST sent once');
   assert.ok(srv.requests.filter((r) => r.path === p).every((r) => r.headers.authorization === undefined));
 });
+
+test('a budget that is no RetryBudget instance is named in the error', async () => {
+  const fake = Object.create(RetryBudget.prototype);
+  const e = await lib.fetchWithBackoff(`${srv.url}/none`, undefined, { budget: fake }).catch((x) => x);
+  assert.ok(e instanceof TypeError && /^budget must be a RetryBudget/.test(e.message), String(e));
+  assert.throws(() => fake.withdraw(), { name: 'TypeError', message: /^budget must be a RetryBudget/ });
+});

@@ -596,3 +596,31 @@ test('record(key, ok, failed): outcomes of calls sent elsewhere count against th
   assert.equal(gate.state('other').phase, 'healthy');
   gate.free();
 });
+
+test('restore(): a round longer than this gate could start is cut to its longest (maxDelayMs, or a minute), not days', () => {
+  const gate = createGate({ baseMs: 100, maxDelayMs: 1000, jitter: 'none' });
+  // A state as toJSON() makes it (a tripped target), its round pushed 20 days out.
+  gate.record('t', 0, 1);
+  const saved = gate.toJSON();
+  const now = saved.savedAt;
+  const day = 86_400_000;
+  const target = { ...saved.targets.t, state: 'open', untilMs: now + 20 * day };
+  gate.release('t');
+  gate.restore({ version: 1, savedAt: now, targets: { t: target } });
+  assert.equal(gate.state('t').phase, 'backing-off');
+  const until = gate.toJSON().targets.t.untilMs;
+  assert.ok(until - now <= 60_000 + 5, `the round ends ${until - now} ms after it was saved`);
+  gate.free();
+});
+
+test("toJSON() keeps a target keyed '__proto__', and restore() takes it up", () => {
+  const gate = createGate({ consecutive: 1 });
+  gate.record('__proto__', 0, 1);
+  const text = JSON.stringify(gate);
+  assert.ok(Object.hasOwn(JSON.parse(text).targets, '__proto__'), text);
+  const other = createGate({ consecutive: 1 });
+  other.restore(JSON.parse(text));
+  assert.equal(other.state('__proto__').phase, 'backing-off');
+  gate.free();
+  other.free();
+});
