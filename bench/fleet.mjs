@@ -1,6 +1,6 @@
-// A fleet behind one shared gate (sharedGate + GateObject, js/fleet.js)
+// A fleet behind one shared gate (sharedGate + GateObject, js/fleet/)
 // against per-isolate gates, in three parts, and a fourth for the shared
-// retry budget (sharedBudget, js/fleet-budget.js):
+// retry budget (sharedBudget, js/fleet/shared-budget.js):
 //
 // 1. The outage, in virtual time (the model of www/outage.js: the package's
 //    real code, a fake origin with a 50 ms round trip, C isolates × K calls in
@@ -40,12 +40,12 @@ export const POINT = { C: 50, K: 20, T: 10_000 };
 /** The modelled one-way latency of an RPC to the object (virtual time), ms. */
 export const RPC_MS = 5;
 
-/** js/fleet.js and the gate, bundled for Node (sharedGate is in the workerd build only). */
+/** js/fleet/ and the gate, bundled for Node (sharedGate is in the workerd build only). */
 export async function fleetLib(dir) {
   await build({
     stdin: {
       contents:
-        "export { sharedGate, GateHub } from './js/fleet.js'; export { createGate } from './js/gate.js'; export { sharedBudget, BudgetHub } from './js/fleet-budget.js'; export { RetryBudget } from './js/budget.js';",
+        "export { sharedGate } from './js/fleet/shared-gate.js'; export { GateHub } from './js/fleet/hub.js'; export { createGate } from './js/gate.js'; export { sharedBudget, BudgetHub } from './js/fleet/shared-budget.js'; export { RetryBudget } from './js/budget.js';",
       resolveDir: ROOT,
       loader: 'js',
     },

@@ -106,7 +106,7 @@ async function scenario(name, makeClient) {
 export async function overload() {
   const { withBackoff } = await import('wasm-backoff');
   const { createGate } = await import('wasm-backoff/gate');
-  // The fleet's shared limiter (workerd build only): js/fleet.js bundled for Node, its object in-process.
+  // The fleet's shared limiter (workerd build only): js/fleet/ bundled for Node, its object in-process.
   const dir = mkdtempSync(join(os.tmpdir(), 'wb-overload-'));
   const { sharedGate, GateHub } = await fleetLib(dir);
   rmSync(dir, { recursive: true, force: true });

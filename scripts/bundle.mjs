@@ -46,7 +46,7 @@ export function boundary(mod, form) {
       }));
       // The fleet's shared gate (GateObject, sharedGate): in workerd's /gate only; nothing elsewhere.
       b.onResolve({ filter: /^#fleet$/ }, () => ({
-        path: join(ROOT, 'js', form === 'workerd' ? 'fleet-workerd.js' : 'fleet-elsewhere.js'),
+        path: join(ROOT, 'js/fleet', form === 'workerd' ? 'workerd.js' : 'elsewhere.js'),
       }));
       b.onResolve({ filter: /^#wasm$/ }, () => ({ path: `./${name}`, external: true }));
       b.onResolve({ filter: /^#wasm-base64$/ }, () => ({ path: 'base64', namespace: 'wasm-base64' }));

@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
 import { startScripted } from '../server/scripted.mjs';
 import { answerOf, workerOptions } from './workerd.mjs';
-import { BudgetHub, SharedBudget } from '../../js/fleet-budget.js';
+import { BudgetHub, SharedBudget } from '../../js/fleet/shared-budget.js';
 
 const ISOLATES = ['a', 'b', 'c', 'd', 'e'];
 const K = 10; // calls per isolate

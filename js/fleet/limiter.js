@@ -28,16 +28,16 @@
 //   meanwhile (a down origin's waits are the gate's rounds, shared).
 // - The object unreachable: the isolate falls back to its own limiter
 //   (fed every answer all along), as the gate falls back to its local gate.
-import { w, check } from './wasm.js';
-import { sleep } from './hooks.js';
-import { ALL_MESSAGES } from './gen/boundary.js';
+import { w, check } from '../wasm.js';
+import { sleep } from '../hooks.js';
+import { ALL_MESSAGES } from '../gen/boundary.js';
 
 /** How long a share holds (ms) before its isolate asks again (while its calls flow). */
 export const LEASE_MS = 1000;
 /**
  * A request to the object unanswered this long (ms) is given up (in workerd,
  * one whose Worker request ended first is never answered): the isolate goes
- * on alone until its next request (js/fleet.js).
+ * on alone until its next request (js/fleet/shared-gate.js).
  */
 export const STALE_MS = 1000;
 /** An isolate not heard from for this long no longer counts in the fleet's rate or shares (ms). */

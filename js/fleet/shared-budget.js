@@ -1,7 +1,7 @@
 // @ts-check
 // One retry budget for a fleet of isolates (Cloudflare Workers): a real
 // RetryBudget (js/budget.js) per key, kept in the fleet's Durable Object
-// (GateObject, js/gate-object.js, which runs a BudgetHub), handed out to the
+// (GateObject, js/fleet/gate-object.js, which runs a BudgetHub), handed out to the
 // isolates as allotments of retry credit: a round trip per slice of
 // retries, not per request. Plain JavaScript over the budget (no
 // `cloudflare:workers` here), so the benchmark runs the same code in Node.
@@ -35,7 +35,7 @@
 //   succeeds (tried a slot later), the retries beyond the isolate's credit
 //   are taken from a local RetryBudget of the same options, fed with every
 //   deposit all along: the isolate then never refuses more than alone.
-import { RetryBudget, SLOTS, option } from './budget.js';
+import { RetryBudget, SLOTS, option } from '../budget.js';
 
 /** Most retries one request may ask for (maxSlice's bound). */
 const MAX_SLICE = 1000;
@@ -155,7 +155,7 @@ export class SharedBudget {
 
   /**
    * @param {any} namespace
-   * @param {import('../pkg/gate/index.js').SharedBudgetOptions} [options]
+   * @param {import('../../pkg/gate/index.js').SharedBudgetOptions} [options]
    */
   constructor(namespace, options) {
     if (typeof namespace?.idFromName !== 'function' || typeof namespace.get !== 'function') {
@@ -317,7 +317,7 @@ export class SharedBudget {
  * (default 'default'). Make it once per isolate (module scope, from the
  * first request's `env`).
  * @param {any} namespace
- * @param {import('../pkg/gate/index.js').SharedBudgetOptions} [options]
+ * @param {import('../../pkg/gate/index.js').SharedBudgetOptions} [options]
  */
 export function sharedBudget(namespace, options) {
   return new SharedBudget(namespace, options);

@@ -1,6 +1,6 @@
 // @ts-check
 // The fleet's exports in every build but workerd's (scripts/bundle.mjs
-// resolves `#fleet` to js/fleet-workerd.js there): the same names, which say
+// resolves `#fleet` to js/fleet/workerd.js there): the same names, which say
 // where they work, so that the .d.ts holds everywhere and browsers do not
 // download the shared gate's code (as js/queue/durable-elsewhere.js for the queue).
 function only(what) {

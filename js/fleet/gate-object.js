@@ -2,13 +2,13 @@
 // The Durable Object of a fleet's shared gate (workerd build only: the other
 // builds of `wasm-backoff/gate` do not export it; scripts/bundle.mjs). Each
 // object keeps the circuits of the keys named after it (one per key with
-// sharedGate's default `name`) in a GateHub (js/fleet.js): a real gate, the
+// sharedGate's default `name`) in a GateHub (js/fleet/hub.js): a real gate, the
 // Rust core's state machine, driven by the isolates' RPCs. Its circuit
 // states are written to the object's storage on every change and taken up
 // when the object starts again, so an eviction does not close an open circuit.
 import { DurableObject } from 'cloudflare:workers';
-import { GateHub } from './fleet.js';
-import { BudgetHub } from './fleet-budget.js';
+import { GateHub } from './hub.js';
+import { BudgetHub } from './shared-budget.js';
 
 const SAVED = 'gate';
 
@@ -66,7 +66,7 @@ export class GateObject extends DurableObject {
     return this.#hub.probed(key, id, ok, options);
   }
 
-  /** @param {string} key @param {import('./fleet-limiter.js').Report} report */
+  /** @param {string} key @param {import('./limiter.js').Report} report */
   lease(key, report) {
     return this.#hub.lease(key, report);
   }

@@ -1,0 +1,162 @@
+// @ts-check
+// One call's passage through a fleet's shared gate (js/fleet/protocol.js):
+// the local gate's ticket, and the object consulted when the local gate probes.
+import { BrokenCircuitError, GateTimeoutError } from '../gate.js';
+import { STALE, within } from './protocol.js';
+import { STALE_MS } from './limiter.js';
+
+/** @typedef {import('./protocol.js').Answer} Answer */
+/** @typedef {import('./shared-gate.js').SharedGate} SharedGate */
+
+/** One call's passage through a shared gate: the local ticket, and the object consulted when the local gate probes. */
+export class SharedTicket {
+  /** The object's probe id while this call is the fleet's probe. */
+  probe = 0;
+  /** @type {string | undefined} */
+  #why;
+
+  /**
+   * @param {SharedGate} g
+   * @param {string} key
+   * @param {AbortSignal | undefined} signal
+   * @param {number} deadline
+   * @param {any} inner the local gate's ticket
+   */
+  constructor(g, key, signal, deadline, inner) {
+    /** @type {SharedGate} */ this.g = g;
+    /** @type {string} */ this.key = key;
+    /** @type {AbortSignal | undefined} */ this.signal = signal;
+    /** @type {number} */ this.deadline = deadline;
+    /** @type {any} */ this.inner = inner;
+  }
+
+  get why() {
+    return this.#why ?? this.inner.why;
+  }
+
+  async pass() {
+    const { g, key, inner, signal } = this;
+    if (g.k(key).pending) {
+      try {
+        await g.reported(key, this);
+      } catch (e) {
+        if (e instanceof GateTimeoutError) this.#why = 'deadline';
+        throw e;
+      }
+    }
+    // A new attempt (not one held by the gate, as in the local gate) waits for its token first.
+    if (inner.state === 0) {
+      try {
+        await g.limited(key, this);
+      } catch (e) {
+        if (e instanceof GateTimeoutError) this.#why = 'deadline';
+        throw e;
+      }
+    }
+    await inner.pass();
+    // Healthy: straight out. Probing: this call is the local gate's probe; the object decides.
+    if (g.state(key).phase !== 'probing') return;
+    for (;;) {
+      const asked = g.rpc('admit', key, g.pollMs);
+      /** @type {Answer | typeof STALE} */
+      let a;
+      try {
+        a = await within(asked, this, Date.now() + g.pollMs + STALE_MS);
+      } catch (e) {
+        if (!(e instanceof GateTimeoutError || signal?.aborted)) return; // the object unreachable: this isolate probes on its own
+        // The call's deadline or abort: a probe granted later is handed back.
+        this.#abandon(asked);
+        inner.cancel();
+        if (e instanceof GateTimeoutError) this.#why = 'deadline';
+        throw e;
+      }
+      if (a === STALE) {
+        this.#abandon(asked);
+        return; // unanswered: as if the object could not be reached
+      }
+      if (a.kind === 'probe') {
+        this.probe = /** @type {number} */ (a.id);
+        return;
+      }
+      if (a.kind === 'go') return;
+      if (a.kind === 'refused') {
+        inner.cancel();
+        g.follow(key, a);
+        this.#why = 'circuit-open';
+        throw new BrokenCircuitError(key, /** @type {number} */ (a.retryAfterMs), false);
+      }
+      // 'wait': the poll ran out; ask again, within this call's limits.
+      if (signal?.aborted) {
+        inner.cancel();
+        throw signal.reason;
+      }
+      if (Date.now() >= this.deadline) {
+        inner.cancel();
+        this.#why = 'deadline';
+        throw new GateTimeoutError(key, 'deadline');
+      }
+    }
+  }
+
+  /** An admit no one waits for: if it makes this isolate the fleet's probe, the probe is reported cancelled. */
+  #abandon(/** @type {Promise<Answer>} */ asked) {
+    asked.then(
+      (a) => {
+        if (a?.kind !== 'probe') return;
+        this.probe = /** @type {number} */ (a.id);
+        this.#note(null);
+      },
+      () => {},
+    );
+  }
+
+  /** Reports the outcome where the object needs it: the probe's always (null: cancelled), a failure while healthy. */
+  #note(/** @type {boolean | null} */ hurt) {
+    const { g, key } = this;
+    if (this.probe) {
+      const id = this.probe;
+      this.probe = 0;
+      g.track(
+        g.rpc('probed', key, id, hurt === null ? null : !hurt).then(
+          (a) => {
+            // A failed probe: the local round follows the object's (which every isolate waits for).
+            if (hurt) g.follow(key, a);
+          },
+          () => {},
+        ),
+      );
+    } else if (hurt !== null) g.note(key, hurt);
+  }
+
+  /**
+   * @param {boolean} hurt
+   * @param {boolean} [retry]
+   * @param {number} [hintMs]
+   */
+  settle(hurt, retry, hintMs) {
+    this.#note(hurt);
+    return this.inner.settle(hurt, retry, hintMs);
+  }
+
+  cancel() {
+    // (a cancelled probe says nothing about the target: the object's next request probes)
+    if (this.probe) this.#note(null);
+    this.inner.cancel();
+  }
+
+  /**
+   * The lane's step after an attempt (Ticket.after in gate.js), with the outcome noted for the object first.
+   * @param {import('../engine/call.js').Call} call
+   * @param {string} why
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  after(call, why, o) {
+    this.#note(!!o.hurt);
+    if (!o.failed) this.g.answered(this.key, o.status, o.hintMs);
+    return this.inner.after(call, why, o);
+  }
+
+  waitMs() {
+    return this.inner.waitMs();
+  }
+}
