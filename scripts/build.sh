@@ -54,8 +54,7 @@ done
 say "bundling js/ into pkg/ ($modules)"
 node scripts/bundle.mjs "$@"
 
-# Types for CommonJS consumers (TypeScript's node16 resolution reads .d.cts
-# for require), and the README and licence that npm shows and ships.
-sed "s#'./gate/index.js'#'./gate/index.cjs'#g" pkg/index.d.ts >pkg/index.d.cts
-for sub in backoff budget stats queue gate; do sed "s#'../index.js'#'../index.cjs'#g" "pkg/$sub/index.d.ts" >"pkg/$sub/index.d.cts"; done
+# The declarations (written in types/) and their CommonJS twins (.d.cts),
+# and the README and licence that npm shows and ships.
+node scripts/types.mjs
 cp README.md LICENSE pkg/
