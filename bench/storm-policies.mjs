@@ -12,9 +12,8 @@
 // do; Backoff options' own maxAttempts/maxElapsedMs are lifted for the run
 // and counted the same way).
 import { BROOKER, mulberry32 } from '../www/storm.js';
-
-/** Preset names, in the core's order (core/src/preset.rs). */
-export const PRESETS = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];
+// The presets, in the core's order (core/src/preset.rs; rendered by the build).
+import { PRESETS } from '../js/gen/boundary.js';
 
 export const OUR_POLICIES = [
   // Brooker's post, as in the demo (www/storm.js): base 5 ms, cap 2 s.

@@ -62,7 +62,7 @@ const counters = (h) => (w.backoff_counters(h), mem());
 export class Backoff {
   #h;
 
-  /** @param {import('../pkg/index.js').BackoffOptions} [options] */
+  /** @param {import('../types/index.js').BackoffOptions} [options] */
   constructor(options) {
     this.#h = schedule(options);
     registry.register(this, this.#h, this);
@@ -127,7 +127,7 @@ export class Backoff {
 
   /**
    * `count` independent draws of the delay before retry `attempt` (1 = first retry).
-   * @param {import('../pkg/index.js').BackoffOptions | undefined} options
+   * @param {import('../types/index.js').BackoffOptions | undefined} options
    * @param {number} attempt
    * @param {number} count
    */

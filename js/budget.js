@@ -39,7 +39,7 @@ export class RetryBudget {
   /** Index of the current slot on the time axis (floor(now / slot)). */
   #epoch = -Infinity;
 
-  /** @param {import('../pkg/budget/index.js').RetryBudgetOptions} [options] */
+  /** @param {import('../types/budget/index.js').RetryBudgetOptions} [options] */
   constructor(options) {
     if (options != null && typeof options !== 'object') throw new TypeError('options must be an object');
     // Own properties only, each read once (as every options object here).

@@ -196,7 +196,7 @@ export class Gate {
   #failFast;
   #throttleOn;
 
-  /** @param {import('../pkg/gate/index.js').GateOptions} [options] */
+  /** @param {import('../types/gate/index.js').GateOptions} [options] */
   constructor(options) {
     const o = own(options, 'gate options');
     // The rounds' schedule and the gate's limits, as the record each
@@ -337,7 +337,7 @@ export class Gate {
   /**
    * Where the target `key` stands: phase, held and in-flight calls.
    * @param {unknown} key
-   * @returns {{ phase: import('../pkg/gate/index.js').GatePhase, held: number, inFlight: number }}
+   * @returns {{ phase: import('../types/gate/index.js').GatePhase, held: number, inFlight: number }}
    */
   state(key) {
     const s = this.#slots.get(key);
@@ -394,7 +394,7 @@ export class Gate {
    * The state of every target with one worth carrying (string keys only)
    * to another isolate or invocation: `JSON.stringify(gate)` to store it,
    * `gate.restore(JSON.parse(text))` in the next. Times are epoch ms.
-   * @returns {import('../pkg/gate/index.js').GateState}
+   * @returns {import('../types/gate/index.js').GateState}
    */
   toJSON() {
     const savedAt = Date.now();
@@ -425,7 +425,7 @@ export class Gate {
    * A state of the wrong shape throws a TypeError and changes nothing; a
    * target whose numbers are out of range, or a state saved in the future,
    * throws a RangeError naming it, and that target starts closed.
-   * @param {import('../pkg/gate/index.js').GateState} state
+   * @param {import('../types/gate/index.js').GateState} state
    */
   restore(state) {
     const what = 'state (from gate.toJSON())';
@@ -817,7 +817,7 @@ function sync(s) {
 
 /**
  * A gate for `run(key, task)` and for the `gate` option of the fetch driver.
- * @param {import('../pkg/gate/index.js').GateOptions} [options]
+ * @param {import('../types/gate/index.js').GateOptions} [options]
  */
 export function createGate(options) {
   return new Gate(options);

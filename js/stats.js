@@ -7,9 +7,9 @@ import { Backoff } from './backoff.js';
 import { MAX_RETRY, SCHEDULE, STAT_EXACT, STAT_MAX, STAT_MEAN, STAT_MIN, STAT_P50, STAT_P90 } from './gen/boundary.js';
 
 /**
- * @param {import('../pkg/stats/index.js').BackoffOptions | undefined} options
+ * @param {import('../types/stats/index.js').BackoffOptions | undefined} options
  * @param {number} attempt
- * @returns {import('../pkg/stats/index.js').DelayStats}
+ * @returns {import('../types/stats/index.js').DelayStats}
  */
 export function backoffStats(options, attempt) {
   const n = integer(attempt, 'attempt', 1, MAX_RETRY);

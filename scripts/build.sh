@@ -34,6 +34,12 @@ module() { # <name> <features> <wasm file in pkg/>
   cargo build --quiet --release --target wasm32-unknown-unknown -p wasm-backoff --lib --no-default-features --features "$features"
   rm -rf "$stage" && mkdir -p "$stage" pkg
   wasm-bindgen --target web --out-dir "$stage" target/wasm32-unknown-unknown/release/wasm_backoff.wasm
+  # The raw exports, as tsc checks js/load/instantiate.js against them (`#exports`):
+  # committed, so that `npm run lint` needs no build; refreshed here (commit a change).
+  if [ "$name" = full ] && ! cmp -s "$stage/wasm_backoff_bg.wasm.d.ts" js/load/exports.d.ts; then
+    cp "$stage/wasm_backoff_bg.wasm.d.ts" js/load/exports.d.ts
+    say "js/load/exports.d.ts: the full module's exports changed; commit it"
+  fi
   # wasm-bindgen's runtime for JS values and panics, unused here: out (scripts/dce.mjs).
   node scripts/dce.mjs "$stage/wasm_backoff_bg.wasm" "$stage/dce.wasm"
   # (the target_features section is only informative: 134 B gzip less)
@@ -54,8 +60,7 @@ done
 say "bundling js/ into pkg/ ($modules)"
 node scripts/bundle.mjs "$@"
 
-# Types for CommonJS consumers (TypeScript's node16 resolution reads .d.cts
-# for require), and the README and licence that npm shows and ships.
-sed "s#'./gate/index.js'#'./gate/index.cjs'#g" pkg/index.d.ts >pkg/index.d.cts
-for sub in backoff budget stats queue gate; do sed "s#'../index.js'#'../index.cjs'#g" "pkg/$sub/index.d.ts" >"pkg/$sub/index.d.cts"; done
+# The declarations (written in types/) and their CommonJS twins (.d.cts),
+# and the README and licence that npm shows and ships.
+node scripts/types.mjs
 cp README.md LICENSE pkg/

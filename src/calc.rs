@@ -12,16 +12,6 @@ use wasm_bindgen::prelude::*;
 /// Largest integer a JS number holds exactly.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
-/// Strategies in `schema::STRATEGIES` order.
-const STRATEGY_ORDER: [Strategy; 6] = [
-    Strategy::Exponential,
-    Strategy::Constant,
-    Strategy::Linear,
-    Strategy::Fibonacci,
-    Strategy::Decorrelated,
-    Strategy::Slotted,
-];
-
 /// The record's field `f`, when given (not NaN). (`get`, not indexing: a
 /// bounds-check panic would drag `core::fmt` into the module.)
 pub fn given(r: &[f64; RECORD_LEN], f: Field) -> Option<f64> {
@@ -59,7 +49,7 @@ pub fn count(x: f64, min: f64, err: Error) -> Result<u32, Error> {
 pub fn decode(r: &[f64; RECORD_LEN]) -> Result<(Config, u64), Error> {
     let preset = pick(r, Field::Preset, &Preset::ALL);
     let mut cfg = preset.map_or(Config::new(), Preset::config);
-    if let Some(s) = pick(r, Field::Strategy, &STRATEGY_ORDER) {
+    if let Some(s) = pick(r, Field::Strategy, &Strategy::ALL) {
         cfg.strategy = s;
         // Without a preset, the strategies that are random by themselves
         // default to no extra jitter, and decorrelated to Brooker's factor 3.

@@ -11,7 +11,7 @@
 //! the generator, natively, and never reach the wasm module (nothing on the
 //! wasm path refers to them, so the linker drops them).
 
-use wasm_backoff_core::{ConfigError, Preset};
+use wasm_backoff_core::{ConfigError, Preset, Strategy};
 
 /// A field of the options record: one f64 at offset `Field as usize`, NaN
 /// meaning "not given". The record is shared by every constructor: a
@@ -199,9 +199,10 @@ pub const SECTIONS: [(&str, Field, usize); 3] = [
     ("queue", Field::LeaseMs, RECORD_LEN),
 ];
 
-/// `preset` values, in [`Preset::ALL`] order.
+/// `preset` values, in [`Preset::ALL`] order (the core's list: a preset
+/// is added there only).
 pub const PRESETS: &[&str] = &{
-    let mut names = [""; 9];
+    let mut names = [""; Preset::ALL.len()];
     let mut i = 0;
     while i < Preset::ALL.len() {
         names[i] = Preset::ALL[i].name();
@@ -209,15 +210,17 @@ pub const PRESETS: &[&str] = &{
     }
     names
 };
-/// `strategy` values, in `STRATEGY_ORDER` order.
-pub const STRATEGIES: &[&str] = &[
-    "exponential",
-    "constant",
-    "linear",
-    "fibonacci",
-    "decorrelated",
-    "slotted",
-];
+/// `strategy` values, in [`Strategy::ALL`] order (the core's list, which
+/// `crate::calc` decodes by the same index).
+pub const STRATEGIES: &[&str] = &{
+    let mut names = [""; Strategy::ALL.len()];
+    let mut i = 0;
+    while i < Strategy::ALL.len() {
+        names[i] = Strategy::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 /// `jitter` values: the three strings, then the two object shapes.
 pub const JITTERS: &[&str] = &["none", "full", "equal", "ratio", "addMaxMs"];
 /// `atCeiling` values.

@@ -4,7 +4,7 @@
 // exactly as a user would: no init call.
 import { Backoff, backoffStats } from '../pkg/stats/index.js';
 import { lineChart, histogram, fmtMs, fmtCount } from './chart.js';
-import { readForm, writeForm, fromQuery, toQuery, options, cloneForB } from './state.js';
+import { readForm, writeForm, fromQuery, toQuery, options, cloneForB, fillPickers } from './state.js';
 import { Swimlanes } from './swimlane.js';
 import { WorkerClient } from './worker-client.js';
 import { OutageView } from './outage-view.js';
@@ -13,6 +13,7 @@ import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict, sa
 
 const $ = (id) => document.getElementById(id);
 const form = /** @type {HTMLFormElement} */ ($('controls'));
+fillPickers(form.querySelector('fieldset[data-policy="a"]'));
 cloneForB(form.querySelector('fieldset[data-policy="a"]'));
 
 /** The two policies as the charts use them: name, CSS class (colour), fields, library options. */

@@ -3,6 +3,8 @@
 // links from the first edition still open), B's are `b.<field>`; a URL with
 // no B field at all shows the default B. Only what is set is written.
 
+import { PRESETS, STRATEGIES, JITTER_KINDS } from './gen/lists.js';
+
 /** The fields of one policy (the names of its form elements, B's with `b.` before them). */
 export const POLICY_FIELDS = [
   'preset',
@@ -90,6 +92,23 @@ export function options(s) {
   else if (s.jitter) o.jitter = s.jitter;
   if (o.seed === undefined) o.seed = DEFAULT_SEED;
   return o;
+}
+
+/**
+ * Fills the pickers of A's fieldset with the library's lists, each after
+ * its "(none)" or "(default)" entry: the presets, the strategies and the
+ * jitters that are plain strings (www/gen/lists.js, rendered from the Rust
+ * lists by `cargo run -p xtask`: a preset added in the core shows up here).
+ */
+export function fillPickers(fieldsetA) {
+  for (const [name, values] of [
+    ['preset', PRESETS],
+    ['strategy', STRATEGIES],
+    ['jitter', JITTER_KINDS],
+  ]) {
+    const select = /** @type {HTMLSelectElement} */ (fieldsetA.querySelector(`select[name="${name}"]`));
+    select.options[0].after(...values.map((v) => new Option(v)));
+  }
 }
 
 /**

@@ -29,6 +29,37 @@ pub enum Strategy {
     Slotted,
 }
 
+impl Strategy {
+    /// Every strategy, in documentation order (the JavaScript API's
+    /// `strategy` values, and their order in the options record).
+    pub const ALL: [Strategy; 6] = [
+        Strategy::Exponential,
+        Strategy::Constant,
+        Strategy::Linear,
+        Strategy::Fibonacci,
+        Strategy::Decorrelated,
+        Strategy::Slotted,
+    ];
+
+    /// The name used by the JavaScript API (`{ strategy: 'linear' }`).
+    ///
+    /// ```
+    /// use wasm_backoff_core::Strategy;
+    /// assert_eq!(Strategy::Fibonacci.name(), "fibonacci");
+    /// assert!(Strategy::ALL.iter().enumerate().all(|(i, s)| *s as usize == i));
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Strategy::Exponential => "exponential",
+            Strategy::Constant => "constant",
+            Strategy::Linear => "linear",
+            Strategy::Fibonacci => "fibonacci",
+            Strategy::Decorrelated => "decorrelated",
+            Strategy::Slotted => "slotted",
+        }
+    }
+}
+
 /// Randomisation applied to the capped unjittered wait `v`.
 ///
 /// ```

@@ -9,14 +9,7 @@ use wasm_backoff_core::{
 };
 
 fn strategy() -> impl proptest::strategy::Strategy<Value = Strategy> {
-    prop_oneof![
-        Just(Strategy::Exponential),
-        Just(Strategy::Constant),
-        Just(Strategy::Linear),
-        Just(Strategy::Fibonacci),
-        Just(Strategy::Decorrelated),
-        Just(Strategy::Slotted),
-    ]
+    proptest::sample::select(Strategy::ALL.to_vec())
 }
 
 fn jitter() -> impl proptest::strategy::Strategy<Value = Jitter> {

@@ -52,7 +52,7 @@ function run(c, input, init, send) {
  * the last try, the last response); rejects only where fetch would.
  * @param {RequestInfo | URL} input
  * @param {RequestInit} [init]
- * @param {import('../../pkg/index.js').RetryOptions} [options]
+ * @param {import('../../types/index.js').RetryOptions} [options]
  * @returns {Promise<Response>}
  */
 export function fetchWithBackoff(input, init, options) {
@@ -69,8 +69,8 @@ export function fetchWithBackoff(input, init, options) {
  * Wraps a fetch function (validating `options` now, on a copy); the result
  * has fetch's signature plus per-call options, and `extend(options)`.
  * @param {typeof fetch} fetchFn
- * @param {import('../../pkg/index.js').RetryOptions} [options]
- * @returns {import('../../pkg/index.js').FetchWithBackoff}
+ * @param {import('../../types/index.js').RetryOptions} [options]
+ * @returns {import('../../types/index.js').FetchWithBackoff}
  */
 export function withBackoff(fetchFn, options) {
   if (typeof fetchFn !== 'function') throw new TypeError('fetchFn must be a function');
@@ -95,7 +95,7 @@ export function withBackoff(fetchFn, options) {
  * rejection is retried unless `shouldRetry` returns false.
  * @template T
  * @param {(ctx: { attempt: number, signal?: AbortSignal }) => T | PromiseLike<T>} fn
- * @param {import('../../pkg/index.js').RetryFnOptions} [options]
+ * @param {import('../../types/index.js').RetryFnOptions} [options]
  * @returns {Promise<T>}
  */
 export function retry(fn, options) {

@@ -1,6 +1,7 @@
 // @ts-check
 // The Durable Object of a fleet's shared gate (workerd build only: the other
-// builds of `wasm-backoff/gate` do not export it; scripts/bundle.mjs). Each
+// builds of `wasm-backoff/gate` export a stub that throws, from
+// js/fleet-elsewhere.js; scripts/bundle.mjs). Each
 // object keeps the circuits of the keys named after it (one per key with
 // sharedGate's default `name`) in a GateHub (js/fleet/hub.js): a real gate, the
 // Rust core's state machine, driven by the isolates' RPCs. Its circuit

@@ -117,5 +117,5 @@ export function sharedPart(/** @type {Record<string, any>} */ o) {
 /**
  * What the object answers: its gate's phase for the key and the target's
  * saved state (null when closed and clean), and what the request gets.
- * @typedef {import('../../pkg/gate/index.js').GateAnswer} Answer
+ * @typedef {import('../../types/gate/index.js').GateAnswer} Answer
  */

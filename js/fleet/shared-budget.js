@@ -155,7 +155,7 @@ export class SharedBudget {
 
   /**
    * @param {any} namespace
-   * @param {import('../../pkg/gate/index.js').SharedBudgetOptions} [options]
+   * @param {import('../../types/gate/index.js').SharedBudgetOptions} [options]
    */
   constructor(namespace, options) {
     if (typeof namespace?.idFromName !== 'function' || typeof namespace.get !== 'function') {
@@ -317,7 +317,7 @@ export class SharedBudget {
  * (default 'default'). Make it once per isolate (module scope, from the
  * first request's `env`).
  * @param {any} namespace
- * @param {import('../../pkg/gate/index.js').SharedBudgetOptions} [options]
+ * @param {import('../../types/gate/index.js').SharedBudgetOptions} [options]
  */
 export function sharedBudget(namespace, options) {
   return new SharedBudget(namespace, options);

@@ -12,6 +12,7 @@ import { serverAndBrowser, watchedPage } from './browser.mjs';
 import { serve, ROOT } from '../../scripts/serve.mjs';
 import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';
+import { PRESETS, STRATEGIES, JITTERS, JITTER_RATIO } from '../../js/gen/boundary.js';
 import { OUTAGE_POLICIES } from '../../www/outage.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
 
@@ -32,8 +33,6 @@ async function values(page, id) {
 }
 const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
 
-const PRESETS = ['gcs', 'aws', 'decorrelated', 'equal', 'grpc', 'ethernet', 'akka', 'flume', 'hadoop'];
-
 /** The schedule view of policy `fields` checked against backoffStats and a seeded Backoff in Node. */
 function checkSchedule(shown, fields, what) {
   const o = options(fields);
@@ -50,6 +49,13 @@ test('A and B: every preset against another redraws both schedules with the libr
   timeout: 60_000,
 }, async () => {
   const page = await open();
+  // The pickers offer the library's lists (src/schema.rs, from the core), in A and B alike.
+  const shown = (name) => page.$$eval(`select[name="${name}"] option`, (os) => os.map((o) => o.value));
+  for (const p of ['', 'b.']) {
+    assert.deepEqual(await shown(`${p}preset`), ['', ...PRESETS], `${p}preset picker`);
+    assert.deepEqual(await shown(`${p}strategy`), ['', ...STRATEGIES], `${p}strategy picker`);
+    assert.deepEqual(await shown(`${p}jitter`), ['', ...JITTERS.slice(0, JITTER_RATIO), 'ratio', 'add'], `${p}jitter picker`);
+  }
   for (const [i, preset] of PRESETS.entries()) {
     const other = PRESETS[(i + 4) % PRESETS.length];
     await page.selectOption('select[name="preset"]', preset);

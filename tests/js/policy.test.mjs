@@ -23,10 +23,10 @@ test('timing: exhausted, then a server wait over the cap, then the deadline: the
 });
 
 test("the reasons onDone is told are the core's (END_REASONS), and the .d.ts DoneReason names each", () => {
-  const dts = readFileSync(new URL('../../pkg/index.d.ts', import.meta.url), 'utf8');
+  const dts = readFileSync(new URL('../../types/index.d.ts', import.meta.url), 'utf8');
   const union = dts.slice(dts.indexOf('export type DoneReason ='), dts.indexOf('\n\n', dts.indexOf('export type DoneReason =')));
   const named = [...union.matchAll(/\| '([a-z-]+)'/g)].map((m) => m[1]);
-  assert.deepEqual(named, END_REASONS, 'pkg/index.d.ts DoneReason: one line per reason of core/src/policy.rs End, in its order');
+  assert.deepEqual(named, END_REASONS, 'types/index.d.ts DoneReason: one line per reason of core/src/policy.rs End, in its order');
 });
 
 test('network failures are told from other TypeErrors by their wording in each runtime (core/tests/network_error_vectors.json, shared with the Rust is_network_error)', () => {

@@ -1,8 +1,9 @@
 //! `cargo run -p xtask [-- <out file>]`: renders the boundary description
 //! (`src/schema.rs`) as an ES module for the JavaScript side (default
 //! `js/gen/boundary.js`), and beside it `network.js`, the wordings of
-//! network failures (the core's `NETWORK_ERROR_PREFIXES`). scripts/build.sh
-//! runs it; the output is not committed.
+//! network failures (the core's `NETWORK_ERROR_PREFIXES`), and
+//! `www/gen/lists.js`, the lists the demo page's pickers show.
+//! scripts/build.sh and `npm run lint` run it; the output is not committed.
 
 use std::fmt::Write as _;
 use wasm_backoff::schema::{self, Error, Kind, FIELDS, SECTIONS};
@@ -261,6 +262,23 @@ fn render_policy() -> String {
     )
 }
 
+/// The demo page's pickers (www/state.js fills them): the presets, the
+/// strategies and the jitters that are plain strings. A module of its own:
+/// the page is served without js/.
+fn render_www() -> String {
+    let mut js = String::from(
+        "// Generated from src/schema.rs by `cargo run -p xtask`: do not edit (scripts/build.sh regenerates it).\n\n",
+    );
+    for (name, items) in [
+        ("PRESETS", schema::PRESETS),
+        ("STRATEGIES", schema::STRATEGIES),
+        ("JITTER_KINDS", &schema::JITTERS[..schema::JITTER_RATIO]),
+    ] {
+        writeln!(js, "export const {name} = {};", list(items)).unwrap();
+    }
+    js
+}
+
 /// `MaxAttempts` / `inFlight` → `MAX_ATTEMPTS` / `IN_FLIGHT`.
 fn snake(s: &str) -> String {
     let mut out = String::new();
@@ -291,4 +309,5 @@ fn main() {
     let out = std::path::Path::new(&out);
     write(out, &render());
     write(&out.with_file_name("policy.js"), &render_network());
+    write(std::path::Path::new("www/gen/lists.js"), &render_www());
 }

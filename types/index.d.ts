@@ -346,10 +346,10 @@ export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): Fetc
 export function retry<T>(fn: (context: { attempt: number; signal?: AbortSignal }) => T | PromiseLike<T>, options?: RetryFnOptions): Promise<T>;
 
 /**
- * The wait a response's headers name, in ms: `Retry-After` first, then
- * `retry-after-ms`, `x-ms-retry-after-ms`, `RateLimit-Reset`, `RateLimit`
- * (its `t` or `reset`), `X-RateLimit-Retry-After`, `X-RateLimit-Reset`,
- * `X-Rate-Limit-Reset`: the first that names a wait wins. Seconds of 1e9 or
+ * The wait a response's headers name, in ms: `Retry-After` first, then the
+ * rate-limit headers (`retry-after-ms`, `RateLimit`, `X-RateLimit-Reset`, …:
+ * the README's "Server-named waits" lists them, in the order they are read):
+ * the first that names a wait wins. Seconds of 1e9 or
  * more are a Unix time (GitHub's `X-RateLimit-Reset`). The fetch driver
  * waits at least this long (jitter above), up to `maxRetryAfterMs`.
  */
