@@ -17,6 +17,7 @@ export const gate_hold: (a: number) => number;
 export const gate_isolate: (a: number) => void;
 export const gate_left: (a: number, b: number) => void;
 export const gate_new: (a: number) => number;
+export const gate_record: (a: number, b: number, c: number, d: number) => void;
 export const gate_release: (a: number) => void;
 export const gate_restore: (a: number, b: number) => number;
 export const gate_save: (a: number, b: number) => void;
