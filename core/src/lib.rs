@@ -56,6 +56,6 @@ pub use network::{is_network_error, NETWORK_ERROR_PREFIXES, REFUSED_REQUEST_CODE
 pub use preset::Preset;
 pub use retry_after::{server_wait, SERVER_WAIT_HEADERS};
 #[cfg(feature = "getrandom")]
-pub use rng::entropy_rng;
+pub use rng::{entropy_rng, entropy_seed};
 pub use rng::{seeded_rng, unit_f64, DefaultRng, Rng, Xoshiro256pp};
 pub use stats::{delay_stats, DelayStats};

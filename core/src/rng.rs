@@ -134,7 +134,23 @@ pub fn unit_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 /// ```
 #[cfg(feature = "getrandom")]
 pub fn entropy_rng() -> Result<DefaultRng, getrandom::Error> {
+    entropy_seed().map(seeded_rng)
+}
+
+/// The seed of [`entropy_rng`] itself (feature `getrandom`): 8 bytes of the
+/// platform's entropy, for an API that takes a seed rather than a
+/// generator (`retry`'s `seed_with`, made at the first retry only).
+/// `seeded_rng(entropy_seed()?)` is `entropy_rng()`.
+///
+/// ```
+/// # #[cfg(feature = "getrandom")] {
+/// use wasm_backoff_core::entropy_seed;
+/// assert_ne!(entropy_seed().unwrap(), entropy_seed().unwrap()); // (2^-64 odds)
+/// # }
+/// ```
+#[cfg(feature = "getrandom")]
+pub fn entropy_seed() -> Result<u64, getrandom::Error> {
     let mut seed = [0u8; 8];
     getrandom::fill(&mut seed)?;
-    Ok(seeded_rng(u64::from_le_bytes(seed)))
+    Ok(u64::from_le_bytes(seed))
 }

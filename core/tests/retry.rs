@@ -122,3 +122,183 @@ fn the_blocking_variant_sleeps_the_thread() {
 fn an_invalid_schedule_is_a_programming_error() {
     let _ = retry(|| Ok::<(), ()>(())).with(Config::new().base_ms(-1.0));
 }
+
+// `drive`: the loop under a policy (what the web crate's fetch_with_backoff
+// runs), on the same paused clock.
+
+use std::cell::RefCell;
+use wasm_backoff_core::policy::End;
+use wasm_backoff_core::retry::{Done, Pause, Policy, Verdict};
+
+/// A policy that retries every `Err` (with the server-named wait it
+/// carries) and ends on `Ok`, and records what it was told.
+#[derive(Default)]
+struct Recorder {
+    verdicts: RefCell<Vec<u32>>,
+    pauses: RefCell<Vec<Pause>>,
+}
+
+type Answer = Result<&'static str, Option<f64>>;
+
+impl Policy<Answer> for &Recorder {
+    fn verdict(&mut self, attempt: u32, outcome: &Answer) -> Verdict {
+        self.verdicts.borrow_mut().push(attempt);
+        match outcome {
+            Ok(_) => Verdict::Stop(End::Success),
+            Err(hint_ms) => Verdict::Retry { hint_ms: *hint_ms },
+        }
+    }
+
+    fn notify(&mut self, _: &Answer, pause: &Pause) {
+        self.pauses.borrow_mut().push(*pause);
+    }
+}
+
+/// Milliseconds of tokio's (paused) clock since `t0`.
+fn ms_since(t0: Instant) -> impl FnMut() -> f64 {
+    move || t0.elapsed().as_secs_f64() * 1e3
+}
+
+async fn sleep_ok(d: Duration) -> Result<(), &'static str> {
+    sleep(d).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn drive_a_server_named_wait_lifts_the_delay() {
+    let seen = Recorder::default();
+    let t0 = Instant::now();
+    let answers: [Answer; 2] = [Err(Some(300.0)), Ok("done")];
+    let done = retry(|n: u32| async move { answers[n as usize - 1] })
+        .with(no_jitter()) // the schedule says 100 ms
+        .seed(1)
+        .policy(&seen)
+        .drive(sleep_ok)
+        .await
+        .unwrap();
+    assert_eq!(
+        (done.end, done.attempts, done.last),
+        (End::Success, 2, Ok("done"))
+    );
+    let pause = seen.pauses.borrow()[0];
+    assert_eq!((pause.attempt, pause.hint_ms), (1, Some(300.0)));
+    // The server's 300 ms, plus up to 10 % of jitter above it (never below).
+    assert!((300.0..330.0).contains(&pause.delay_ms), "{pause:?}");
+    // (tokio's timer rounds up to the millisecond)
+    let slept = t0.elapsed();
+    assert!(
+        slept >= pause.wait() && slept < pause.wait() + Duration::from_millis(1),
+        "the sleep was given that wait: {slept:?}"
+    );
+    assert_eq!(*seen.verdicts.borrow(), [1, 2], "the attempt numbers");
+}
+
+#[tokio::test(start_paused = true)]
+async fn drive_a_deadline_stops_a_wait_that_would_pass_it() {
+    let seen = Recorder::default();
+    let t0 = Instant::now();
+    let done = retry(|_| async { Err::<&str, _>(None) })
+        .with(no_jitter()) // 100, 200, 400 … ms
+        .deadline(250.0, ms_since(t0))
+        .policy(&seen)
+        .drive(sleep_ok)
+        .await
+        .unwrap();
+    // 0 + 100 ms fits in 250 ms; 100 + 200 ms would not: not started.
+    assert_eq!((done.end, done.attempts), (End::Deadline, 2));
+    assert_eq!(t0.elapsed(), Duration::from_millis(100));
+    assert_eq!(seen.pauses.borrow().len(), 1, "told only of the wait taken");
+}
+
+#[tokio::test(start_paused = true)]
+async fn drive_an_abort_in_the_sleep_ends_the_loop_with_its_reason() {
+    let tries = AtomicU32::new(0);
+    let sleeps = AtomicU32::new(0);
+    let t0 = Instant::now();
+    let r = retry(|_| async {
+        tries.fetch_add(1, Ordering::SeqCst);
+        Err::<(), _>(Error::Busy)
+    })
+    .with(no_jitter())
+    .drive(|d| {
+        let n = sleeps.fetch_add(1, Ordering::SeqCst);
+        async move {
+            sleep(d / 2).await;
+            // The second wait is cut short halfway, as by an AbortSignal.
+            if n == 1 {
+                Err("aborted")
+            } else {
+                sleep(d / 2).await;
+                Ok(())
+            }
+        }
+    })
+    .await;
+    assert_eq!(r, Err("aborted"));
+    assert_eq!(
+        tries.load(Ordering::SeqCst),
+        2,
+        "no attempt after the abort"
+    );
+    assert_eq!(t0.elapsed(), Duration::from_millis(100 + 100));
+}
+
+#[tokio::test(start_paused = true)]
+async fn drive_returns_the_policys_stop_reason_and_the_last_outcome() {
+    let done: Done<u16> = retry(|n: u32| async move { [503, 409, 200][n as usize - 1] })
+        .with(no_jitter())
+        .policy(|_: u32, status: &u16| match status {
+            503 => Verdict::Retry { hint_ms: None },
+            409 => Verdict::Stop(End::Vetoed),
+            _ => Verdict::Stop(End::Success),
+        })
+        .drive(sleep_ok)
+        .await
+        .unwrap();
+    assert_eq!((done.end, done.attempts, done.last), (End::Vetoed, 2, 409));
+}
+
+#[tokio::test(start_paused = true)]
+async fn drive_ends_with_the_timing_reasons() {
+    // A server wait over max_retry_after_ms: that outcome at once, no wait.
+    let t0 = Instant::now();
+    let done = retry(|_| async { Err::<&str, _>(Some(5_000.0)) })
+        .with(no_jitter())
+        .max_retry_after_ms(1_000.0)
+        .policy(&Recorder::default())
+        .drive(sleep_ok)
+        .await
+        .unwrap();
+    assert_eq!(
+        (done.end, done.attempts, t0.elapsed()),
+        (End::RetryAfter, 1, Duration::ZERO)
+    );
+    // The schedule's limit: max_attempts tries, then Exhausted.
+    let done = retry(|_| async { Err::<&str, _>(None) })
+        .with(no_jitter().max_attempts(Some(3)))
+        .policy(&Recorder::default())
+        .drive(sleep_ok)
+        .await
+        .unwrap();
+    assert_eq!(
+        (done.end, done.attempts, done.last),
+        (End::Exhausted, 3, Err(None))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn run_keeps_to_the_deadline_too() {
+    let t0 = Instant::now();
+    let tries = AtomicU32::new(0);
+    let v: Result<(), _> = retry(|| async {
+        tries.fetch_add(1, Ordering::SeqCst);
+        Err(Error::Busy)
+    })
+    .with(no_jitter())
+    .deadline(350.0, ms_since(t0))
+    .run(sleep)
+    .await;
+    // 100 + 200 ms fit in 350 ms; 300 + 400 would not: the last error.
+    assert_eq!((v, tries.load(Ordering::SeqCst)), (Err(Error::Busy), 3));
+    assert_eq!(t0.elapsed(), Duration::from_millis(300));
+}

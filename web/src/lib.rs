@@ -83,15 +83,17 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::Rc;
+use std::time::Duration;
 
 use js_sys::{Array, Function, JsString, Promise};
-use wasm_backoff_core::policy::{timing, verdict, Facts, Wait, IDEMPOTENT_METHODS};
+use wasm_backoff_core::policy::{verdict, End, Facts, IDEMPOTENT_METHODS};
+use wasm_backoff_core::retry::{retry, Pause, Policy, Verdict};
 use wasm_backoff_core::{
-    entropy_rng, is_network_error, seeded_rng, server_wait, Backoff, Config, ConfigError,
-    DefaultRng, MAX_DELAY_MS, SERVER_WAIT_HEADERS,
+    entropy_seed, is_network_error, server_wait, Config, ConfigError, MAX_DELAY_MS,
+    SERVER_WAIT_HEADERS,
 };
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -467,9 +469,29 @@ impl Failure {
     }
 }
 
+/// An attempt's outcome as the core's retry loop carries it from the
+/// attempt to the policy ([`Call`]) and back to the caller.
+type Outcome = Result<Response, Miss>;
+
+/// How an attempt ended without a response.
+enum Miss {
+    /// `fetch` failed: the rule decides whether that is retried.
+    Failed(Failure, JsValue),
+    /// The call ends here, whatever the rule says: the signal aborted or
+    /// the deadline passed (before or during the attempt), or the request
+    /// could not be cloned.
+    Ended(FetchError),
+}
+
 /// `fetch(request)` with retries, on the schedule and rules of `options`
 /// (see the [crate documentation](crate)). Resolves with the response whatever
 /// its status; the responses of attempts that are retried are cancelled.
+///
+/// The loop is the core's ([`wasm_backoff_core::retry`]'s `drive`, the
+/// one the core's `run` and `call` run too), so the retry rules live in one
+/// place: this function brings the attempt, the policy (the core's
+/// [`verdict`] plus [`Options::should_retry`] and the abort checks) and
+/// the sleep (cut short by the signal or the deadline).
 ///
 /// # Errors
 ///
@@ -490,10 +512,6 @@ pub async fn fetch_with_backoff(
     if signal.aborted() {
         return Err(FetchError::Aborted(signal.reason()));
     }
-    let idempotent = options.retry_non_idempotent
-        || IDEMPOTENT_METHODS.contains(&request.method().to_ascii_uppercase().as_str())
-        || request.headers().has("idempotency-key").unwrap_or(false);
-    let start = js_sys::Date::now();
     // The hard deadline: a controller that its timer aborts, held until the
     // call returns (however it returns: the timer is cleared then).
     let held = match max_elapsed_ms {
@@ -504,117 +522,190 @@ pub async fn fetch_with_backoff(
         }
         None => None,
     };
-    let deadline = held.as_ref().map(|(ac, _)| ac);
-    let stopped = || stop_reason(&signal, deadline);
-    // Made at the first retry: most calls succeed at once and need no seed.
-    let mut schedule: Option<Backoff<DefaultRng>> = None;
-    let mut attempt: u32 = 0;
-    loop {
-        attempt = attempt.saturating_add(1);
-        if let Some(e) = stopped() {
-            return Err(e);
+    let call = Call {
+        options,
+        idempotent: options.retry_non_idempotent
+            || IDEMPOTENT_METHODS.contains(&request.method().to_ascii_uppercase().as_str())
+            || request.headers().has("idempotency-key").unwrap_or(false),
+        signal,
+        deadline: held.as_ref().map(|(ac, _)| ac),
+        timeout_ms,
+        stop: Cell::new(None),
+    };
+    let calls = retry(|_| call.attempt(request))
+        .try_with(options.config)
+        .map_err(FetchError::InvalidConfig)?
+        .max_retry_after_ms(options.max_retry_after_ms)
+        // The core's timing rule: a wait that would end past it is not started.
+        .deadline(max_elapsed_ms.unwrap_or(f64::INFINITY), js_sys::Date::now)
+        .policy(&call)
+        // (a closure whether or not a seed is given: one type, so one copy
+        // of the loop in the wasm)
+        .seed_with(|| options.seed.unwrap_or_else(entropy_or_clock));
+    let done = calls.drive(|wait| call.sleep(wait)).await?;
+    if let Some(e) = call.stop.take() {
+        return Err(e);
+    }
+    match done.last {
+        Ok(response) => Ok(response),
+        Err(Miss::Failed(failure, e)) => Err(failure.into_error(e)),
+        Err(Miss::Ended(e)) => Err(e),
+    }
+}
+
+/// One call of [`fetch_with_backoff`]: what its attempts, its policy and its
+/// sleeps share.
+struct Call<'a> {
+    options: &'a Options,
+    /// The request may be sent twice: an idempotent method, an
+    /// `Idempotency-Key` header, or [`Options::retry_non_idempotent`].
+    idempotent: bool,
+    /// The caller's signal (else the request's own).
+    signal: AbortSignal,
+    /// The hard deadline's controller, aborted by its timer.
+    deadline: Option<&'a AbortController>,
+    timeout_ms: Option<f64>,
+    /// Why the call stopped, when the signal or the deadline aborted while
+    /// [`Options::should_retry`] was asked: the policy can only say "stop",
+    /// so it leaves the error here for [`fetch_with_backoff`] to return.
+    stop: Cell<Option<FetchError>>,
+}
+
+impl Call<'_> {
+    /// Why the call stops now, if it does: the caller's signal aborted, or
+    /// the deadline passed (in that order, as in the JavaScript package).
+    #[inline(never)] // (asked at four places of the call's state machine: one copy)
+    fn stopped(&self) -> Option<FetchError> {
+        if self.signal.aborted() {
+            return Some(FetchError::Aborted(self.signal.reason()));
         }
-        let req = Request::clone(request).map_err(FetchError::InvalidRequest)?;
-        let outcome = send(&req, &signal, deadline, timeout_ms).await;
-        if let (Err(_), Some(e)) = (&outcome, stopped()) {
-            return Err(e);
+        let d = self.deadline?.signal();
+        d.aborted().then(|| FetchError::Deadline(d.reason()))
+    }
+
+    /// One attempt: nothing is sent once the call stopped, and an attempt
+    /// that fails because the call stopped (its fetch aborted) ends the
+    /// call with that reason rather than as a failure to retry.
+    async fn attempt(&self, request: &Request) -> Outcome {
+        if let Some(e) = self.stopped() {
+            return Err(Miss::Ended(e));
         }
-        let response = outcome.as_ref().ok();
-        let error = outcome.as_ref().err().map(|(_, e)| e);
+        let req =
+            Request::clone(request).map_err(|e| Miss::Ended(FetchError::InvalidRequest(e)))?;
+        let outcome = send(&req, &self.signal, self.deadline, self.timeout_ms).await;
+        match (outcome, self.stopped()) {
+            (Err(_), Some(e)) => Err(Miss::Ended(e)),
+            (outcome, _) => outcome.map_err(|(failure, e)| Miss::Failed(failure, e)),
+        }
+    }
+
+    /// The wait between attempts, on the JavaScript timers; when the signal
+    /// or the deadline aborts it, the call ends with that reason.
+    async fn sleep(&self, wait: Duration) -> Result<(), FetchError> {
+        let ms = wait.as_secs_f64() * 1000.0;
+        sleep(ms, &self.signal, self.deadline).await.map_err(|_| {
+            self.stopped()
+                .unwrap_or(FetchError::Aborted(JsValue::UNDEFINED))
+        })
+    }
+
+    /// [`Options::should_retry`]'s answer about an attempt (`info` is made
+    /// only when there is a callback to tell). A callback that re-enters
+    /// (through another call sharing these options) is not asked, rather
+    /// than panicking.
+    fn wants(&self, info: impl FnOnce() -> AttemptInfo) -> Option<bool> {
+        let f = self.options.should_retry.as_ref()?;
+        f.try_borrow_mut().ok().and_then(|mut f| f(&info()))
+    }
+}
+
+/// The response, the error and the failure of an attempt that got one.
+fn parts(outcome: &Outcome) -> (Option<&Response>, Option<&JsValue>, Option<Failure>) {
+    match outcome {
+        Ok(r) => (Some(r), None, None),
+        Err(Miss::Failed(failure, e)) => (None, Some(e), Some(*failure)),
+        Err(Miss::Ended(_)) => (None, None, None),
+    }
+}
+
+/// The call's policy, run by the core's loop after every attempt: the
+/// caller's [`Options::should_retry`], the abort checks, then the core's
+/// rule ([`verdict`]: what failed, the method, the hook); the loop then
+/// applies the core's timing. A retry honours the wait the server named.
+impl Policy<Outcome> for &Call<'_> {
+    fn verdict(&mut self, attempt: u32, outcome: &Outcome) -> Verdict {
+        if let Err(Miss::Ended(e)) = outcome {
+            return Verdict::Stop(end_of(e));
+        }
+        let (response, error, failure) = parts(outcome);
         let status = response.map(Response::status);
         let retry_after_ms = match (response, status) {
             (Some(r), Some(400..)) => named_wait(r),
             _ => None,
         };
-        let wants = match &options.should_retry {
-            // A callback that re-enters (through another call sharing these
-            // options) is not asked, rather than panicking.
-            Some(f) => f.try_borrow_mut().ok().and_then(|mut f| {
-                f(&AttemptInfo {
-                    attempt,
-                    status,
-                    response: response.cloned(),
-                    error: error.cloned(),
-                    retry_after_ms,
-                })
-            }),
-            None => None,
-        };
-        if let Some(e) = stopped() {
+        let wants = self.wants(|| AttemptInfo {
+            attempt,
+            status,
+            response: response.cloned(),
+            error: error.cloned(),
+            retry_after_ms,
+        });
+        // The hook may have taken a while (or aborted the signal itself).
+        if let Some(e) = self.stopped() {
             if let Some(r) = response {
                 discard(r);
             }
-            return Err(e);
+            let end = end_of(&e);
+            self.stop.set(Some(e));
+            return Verdict::Stop(end);
         }
-        // The core's rule: what failed, the method, then the hook.
         let facts = Facts {
-            failed: outcome.is_err(),
-            network: matches!(&outcome, Err((f, _)) if *f != Failure::Other),
+            failed: failure.is_some(),
+            network: failure.is_some_and(|f| f != Failure::Other),
             status,
             hint_ms: retry_after_ms,
-            in_retry_on: status.is_some_and(|s| options.retry_on.contains(&s)),
-            idempotent,
+            in_retry_on: status.is_some_and(|s| self.options.retry_on.contains(&s)),
+            idempotent: self.idempotent,
             // (the request is cloned per attempt: a body that cannot be is InvalidRequest)
             replayable: true,
             wants,
         };
-        // The call's answer when this attempt is its last.
-        let last = |outcome: Result<Response, (Failure, JsValue)>| {
-            outcome.map_err(|(failure, e)| failure.into_error(e))
-        };
-        if verdict(&facts).is_some() {
-            return last(outcome);
+        match verdict(&facts) {
+            Some(end) => Verdict::Stop(end),
+            None => Verdict::Retry {
+                hint_ms: retry_after_ms,
+            },
         }
-        let backoff = match &mut schedule {
-            Some(b) => b,
-            None => schedule.insert(new_schedule(options)?),
-        };
-        let delay = backoff
-            .next_delay()
-            .map(|d| retry_after_ms.map_or(d, |hint| backoff.with_hint(d, hint)));
-        // The core's timing: the schedule, the server's wait, the deadline (a
-        // wait that would end past it is not started).
-        let wait = Wait {
-            delay_ms: delay,
-            hint_ms: retry_after_ms,
-            max_retry_after_ms: options.max_retry_after_ms,
-            elapsed_ms: js_sys::Date::now() - start,
-            max_elapsed_ms: max_elapsed_ms.unwrap_or(f64::INFINITY),
-        };
-        let (None, Some(delay)) = (timing(&wait), delay) else {
-            return last(outcome);
-        };
-        if let Some(cb) = &options.on_retry {
-            // As for should_retry: a callback that re-enters is skipped.
-            if let Ok(mut cb) = cb.try_borrow_mut() {
-                cb(&RetryInfo {
-                    attempt,
-                    delay_ms: delay,
-                    status,
-                    response: response.cloned(),
-                    error: error.cloned(),
-                    retry_after_ms,
-                });
-            }
+    }
+
+    /// Tells [`Options::on_retry`] (a callback that re-enters is skipped,
+    /// as for `should_retry`), then lets the retried response go.
+    fn notify(&mut self, outcome: &Outcome, pause: &Pause) {
+        let (response, error, _) = parts(outcome);
+        if let Some(Ok(mut cb)) = self.options.on_retry.as_ref().map(|cb| cb.try_borrow_mut()) {
+            cb(&RetryInfo {
+                attempt: pause.attempt,
+                delay_ms: pause.delay_ms,
+                status: response.map(Response::status),
+                response: response.cloned(),
+                error: error.cloned(),
+                retry_after_ms: pause.hint_ms,
+            });
         }
         if let Some(r) = response {
             discard(r);
         }
-        if sleep(delay, &signal, deadline).await.is_err() {
-            return Err(stopped().unwrap_or(FetchError::Aborted(JsValue::UNDEFINED)));
-        }
     }
 }
 
-/// Why the call stops now, if it does: the caller's signal aborted, or the
-/// deadline passed (in that order, as in the JavaScript package).
-#[inline(never)] // (asked at four places of the call's state machine: one copy)
-fn stop_reason(signal: &AbortSignal, deadline: Option<&AbortController>) -> Option<FetchError> {
-    if signal.aborted() {
-        return Some(FetchError::Aborted(signal.reason()));
+/// The core's name for why a call stopped with `e` (the loop reports it;
+/// the caller gets `e` itself).
+fn end_of(e: &FetchError) -> End {
+    match e {
+        FetchError::Aborted(_) => End::Aborted,
+        FetchError::Deadline(_) => End::Deadline,
+        _ => End::NotRetryable,
     }
-    let d = deadline?.signal();
-    d.aborted().then(|| FetchError::Deadline(d.reason()))
 }
 
 /// One attempt: `fetch(req)` under the caller's `signal`, and, when there
@@ -674,18 +765,14 @@ async fn send(
     })
 }
 
-fn new_schedule(options: &Options) -> Result<Backoff<DefaultRng>, FetchError> {
-    let rng = match options.seed {
-        Some(seed) => seeded_rng(seed),
-        // Without crypto.getRandomValues (unusual hosts), the clock and Math.random.
-        None => entropy_rng().unwrap_or_else(|_| {
-            seeded_rng(
-                js_sys::Date::now().to_bits()
-                    ^ (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64,
-            )
-        }),
-    };
-    Backoff::new(options.config, rng).map_err(FetchError::InvalidConfig)
+/// The jitter's seed when the options give none, drawn at the first retry
+/// only: the platform's entropy (`crypto.getRandomValues`), else (unusual
+/// hosts) the clock and `Math.random`. Never std's random keys, which are
+/// constant on wasm32-unknown-unknown: clients would retry in lockstep.
+fn entropy_or_clock() -> u64 {
+    entropy_seed().unwrap_or_else(|_| {
+        js_sys::Date::now().to_bits() ^ (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64
+    })
 }
 
 /// The wait the response's headers name, in ms, by
