@@ -2,7 +2,7 @@
 // and the throttled-call scenario of both runtimes), for the test files.
 import assert from 'node:assert/strict';
 
-/** What `limiterAlone` must find in every runtime. */
+/** What `limiterAlone` must find in every runtime (the wait asked for: a token at the floor rate, not the named 300 ms). */
 export function assertLimiterAlone(r) {
   assert.equal(r.off, 'Infinity');
   assert.ok(r.freeMs < 50, `off: acquire() took ${r.freeMs} ms`);
@@ -21,7 +21,8 @@ export function assertLimiterAlone(r) {
 /**
  * A gate with `limit: 'adaptive'` after 30 warm-up calls and a 429 naming
  * 300 ms: the next first attempt reached the server (arrival times `at`)
- * after the named 300 ms plus one token at the throttled rate.
+ * within one token at the throttled rate, not after the named 300 ms (a
+ * server-named wait delays the retry of the call that got it, nothing else).
  */
 export function assertThrottledGap(r, at, t) {
   assert.ok(
@@ -32,6 +33,5 @@ export function assertThrottledGap(r, at, t) {
   assert.equal(at.length, 32);
   const gap = at[31] - at[30];
   t.diagnostic(`429 → next first attempt: ${gap.toFixed(0)} ms`);
-  assert.ok(gap >= 295, `the next first attempt went ${gap.toFixed(0)} ms after the 429`);
-  assert.ok(gap < 1300, `${gap.toFixed(0)} ms: the server's 300 ms and one token at the throttled rate`);
+  assert.ok(gap < 250, `the next first attempt went ${gap.toFixed(0)} ms after the 429: the named 300 ms paused it`);
 }
