@@ -201,25 +201,15 @@ fn the_rate_follows_a_capacity_that_halves_then_doubles() {
     );
 }
 
-#[test]
-#[ignore]
-fn trace() {
-    let n: usize = std::env::var("N").map(|v| v.parse().unwrap()).unwrap_or(20);
-    let c: f64 = std::env::var("CAP")
-        .map(|v| v.parse().unwrap())
-        .unwrap_or(200.0);
-    let r = run(n, 30.0, |_| c);
-    for s in 0..30 {
-        let rate = r
-            .rates
-            .iter()
-            .find(|x| x.0 >= s as f64 * 1000.0)
-            .map(|x| x.1)
-            .unwrap_or(0.0);
+/// Prints a run second by second: the limiter's rate, successes, 429s.
+fn print(r: &Run, from: usize, to: usize) {
+    for s in from..to {
+        let at = s as f64 * 1000.0;
+        let rate = r.rates.iter().find(|x| x.0 >= at).map_or(0.0, |x| x.1);
         let th = r
             .throttled
             .iter()
-            .filter(|&&t| t >= s as f64 * 1000.0 && t < (s + 1) as f64 * 1000.0)
+            .filter(|&&t| t >= at && t < at + 1000.0)
             .count();
         println!(
             "{s}s rate {rate:.1} ok {} 429 {th}",
@@ -228,6 +218,16 @@ fn trace() {
     }
 }
 
+/// `N=100 CAP=1000 cargo test -p wasm-backoff-core --test limiter trace -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn trace() {
+    let n: usize = std::env::var("N").map_or(20, |v| v.parse().unwrap());
+    let c: f64 = std::env::var("CAP").map_or(200.0, |v| v.parse().unwrap());
+    print(&run(n, 30.0, |_| c), 0, 30);
+}
+
+/// The step scenario, second by second.
 #[test]
 #[ignore]
 fn trace_step() {
@@ -238,22 +238,5 @@ fn trace_step() {
             200.0
         }
     };
-    let r = run(20, 30.0, cap);
-    for s in 8..30 {
-        let rate = r
-            .rates
-            .iter()
-            .find(|x| x.0 >= s as f64 * 1000.0)
-            .map(|x| x.1)
-            .unwrap_or(0.0);
-        let th = r
-            .throttled
-            .iter()
-            .filter(|&&t| t >= s as f64 * 1000.0 && t < (s + 1) as f64 * 1000.0)
-            .count();
-        println!(
-            "{s}s rate {rate:.1} ok {} 429 {th}",
-            r.goodput(s as f64, s as f64 + 1.0)
-        );
-    }
+    print(&run(20, 30.0, cap), 8, 30);
 }
