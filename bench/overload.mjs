@@ -48,6 +48,15 @@ const pct = (xs, p) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
 };
 
+/** Runs virtual time for `seconds`, then on until every loop ended (calls still waiting at the end: their clients stop after them). */
+async function runOut(clock, loops, seconds) {
+  let done = false;
+  const all = Promise.all(loops).then(() => (done = true));
+  await clock.tickAsync(seconds * 1000);
+  while (!done) await clock.tickAsync(1000);
+  await all;
+}
+
 /** Runs C closed-loop clients of `call` for SECONDS of virtual time. */
 async function scenario(name, makeClient) {
   const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: 1_700_000_000_000 });
@@ -67,12 +76,7 @@ async function scenario(name, makeClient) {
         else failed++;
       }
     });
-    let done = false;
-    const all = Promise.all(loops).then(() => (done = true));
-    await clock.tickAsync(SECONDS * 1000);
-    // (calls still waiting at the end: their clients stop after them)
-    while (!done) await clock.tickAsync(1000);
-    await all;
+    await runOut(clock, loops, SECONDS);
     return {
       name,
       goodput: lat.length / SECONDS,
@@ -315,11 +319,7 @@ async function matrixRun(spec, make, { pauseAll = false } = {}) {
         );
       }
     }
-    let done = false;
-    const all = Promise.all(loops).then(() => (done = true));
-    await clock.tickAsync(seconds * 1000);
-    while (!done) await clock.tickAsync(1000);
-    await all;
+    await runOut(clock, loops, seconds);
     const perSecond = Array.from({ length: seconds }, (_, i) => okAt.filter((t) => t >= i * 1000 && t < (i + 1) * 1000).length);
     return {
       seconds,
