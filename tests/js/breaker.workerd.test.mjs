@@ -140,7 +140,7 @@ test("limit: 'adaptive' in workerd — a 429 naming a wait (retry-after-ms) paus
   assertThrottledGap(r, arrivals('/limited'), t);
 });
 
-test('AdaptiveLimiter alone in workerd: off until throttled; a named wait is asked for; refused and aborted acquires give the token back', async () => {
+test('AdaptiveLimiter alone in workerd: off until throttled; a wait is asked for (a token, not the named wait); refused and aborted acquires give the token back', async () => {
   const r = await call('/limiter', '');
   assertLimiterAlone(r);
 });
