@@ -31,25 +31,8 @@ const LATENCY_MS = 20; // server time per request
 const SECONDS = 30;
 const RUNS = Number(process.env.RUNS) || 20; // each scenario, interleaved; a single run's 429 count varies by ±20 %
 
-/** The server: a token bucket of R/s; 429 with Retry-After: 1 beyond it. */
-function server() {
-  let tokens = BURST;
-  let at = Date.now();
-  const s = { ok: 0, throttled: 0 };
-  s.handle = () => {
-    const now = Date.now();
-    tokens = Math.min(BURST, tokens + ((now - at) / 1000) * R);
-    at = now;
-    if (tokens >= 1) {
-      tokens -= 1;
-      s.ok++;
-      return 200;
-    }
-    s.throttled++;
-    return 429;
-  };
-  return s;
-}
+/** The server: a token bucket of R/s (burst R/10 = BURST); 429 with Retry-After: 1 beyond it. */
+const server = () => bucketServer(() => R);
 
 /** A fetch function answering from `srv` after LATENCY_MS (virtual). */
 const fetchOf = (srv) => () =>
@@ -64,6 +47,15 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
 };
+
+/** Runs virtual time for `seconds`, then on until every loop ended (calls still waiting at the end: their clients stop after them). */
+async function runOut(clock, loops, seconds) {
+  let done = false;
+  const all = Promise.all(loops).then(() => (done = true));
+  await clock.tickAsync(seconds * 1000);
+  while (!done) await clock.tickAsync(1000);
+  await all;
+}
 
 /** Runs C closed-loop clients of `call` for SECONDS of virtual time. */
 async function scenario(name, makeClient) {
@@ -84,12 +76,7 @@ async function scenario(name, makeClient) {
         else failed++;
       }
     });
-    let done = false;
-    const all = Promise.all(loops).then(() => (done = true));
-    await clock.tickAsync(SECONDS * 1000);
-    // (calls still waiting at the end: their clients stop after them)
-    while (!done) await clock.tickAsync(1000);
-    await all;
+    await runOut(clock, loops, SECONDS);
     return {
       name,
       goodput: lat.length / SECONDS,
@@ -196,7 +183,382 @@ export function table(rows) {
   return lines;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+// ---------------------------------------------------------------------------
+// The scenario matrix (issue 24): the adaptive limiter in every traffic shape
+// its users produce, ours and the AWS SDK's in the same run, in virtual time.
+//
+//   node bench/overload.mjs --matrix [--json]   (run.mjs section 'limiter')
+//   node bench/overload.mjs --http [--json]     (real time, 127.0.0.1: the shared shape)
+//
+// Shapes: one limiter shared by `callers` closed loops ("shared ×N": one gate
+// with `limit: 'adaptive'` behind withBackoff; the SDK: one
+// AdaptiveRetryStrategy, i.e. one DefaultRateLimiter, shared by the callers,
+// its retry delay slept as its middleware does); one limiter per client
+// ("per client ×10"); the fleet's (ours: sharedGate, ten isolates; the SDK has
+// none, so its row is per client); calls with a deadline (maxElapsedMs 300;
+// the SDK's calls race a 300 ms timer and send nothing after it); a capacity
+// that halves at 10 s and doubles at 20 s. Each with the server's 429 naming
+// `Retry-After: 1` and without. A call is 3 attempts at most.
+
+const M_LATENCY_MS = 20;
+const M_SECONDS = Number(process.env.SECONDS) || 30;
+
+/** The rows: [label, { groups, callers (per group), cap(t s), ra, deadline, fleet }]. */
+export function matrixRows(only) {
+  const rows = [];
+  for (const ra of [true, false]) {
+    const w = ra ? 'RA' : 'no RA';
+    rows.push([`shared ×1, 20 req/s, ${w}`, { groups: 1, callers: 1, cap: () => 20, ra }]);
+    // (at 1000 req/s, 10 ms a request: 20 callers could send 2000)
+    for (const c of [50, 200, 1000]) {
+      const latency = c === 1000 ? 10 : M_LATENCY_MS;
+      rows.push([`shared ×20, ${c} req/s${c === 1000 ? ' (10 ms)' : ''}, ${w}`, { groups: 1, callers: 20, cap: () => c, ra, latency }]);
+    }
+    for (const c of [200, 1000]) rows.push([`shared ×100, ${c} req/s, ${w}`, { groups: 1, callers: 100, cap: () => c, ra }]);
+    rows.push([`per client ×10, 200 req/s, ${w}`, { groups: 10, callers: 1, cap: () => 200, ra }]);
+    rows.push([`fleet ×10, 200 req/s, ${w}`, { groups: 10, callers: 1, cap: () => 200, ra, fleet: true }]);
+    rows.push([`deadline 300 ms, shared ×30, 20 req/s, ${w}`, { groups: 1, callers: 30, cap: () => 20, ra, deadline: 300 }]);
+    rows.push([
+      `step 200→100→200 req/s, shared ×20, ${w}`,
+      { groups: 1, callers: 20, cap: (t) => (t >= 10 && t < 20 ? 100 : 200), ra, step: true, seconds: 30 },
+    ]);
+  }
+  return only ? rows.filter(([name]) => only.test(name)) : rows;
+}
+
+/** The server of a row: a token bucket of cap(t) req/s (burst cap/10), 429 beyond. */
+function bucketServer(cap) {
+  const t0 = Date.now();
+  let tokens = Math.max(1, cap(0) / 10);
+  let at = t0;
+  const s = { ok: 0, throttled: 0 };
+  s.handle = () => {
+    const now = Date.now();
+    const rate = cap((now - t0) / 1000);
+    tokens = Math.min(Math.max(1, rate / 10), tokens + ((now - at) / 1000) * rate);
+    at = now;
+    if (tokens >= 1) {
+      tokens -= 1;
+      s.ok++;
+      return 200;
+    }
+    s.throttled++;
+    return 429;
+  };
+  return s;
+}
+
+/** Times each call's wait before its first send (a call's id is its URL's `c`), on clock `now`. */
+function firstSends(now) {
+  const started = new Map(); // call id -> start, until its first send
+  const w = {
+    longest: 0,
+    start: (id) => started.set(id, now()),
+    end: (id) => started.delete(id),
+    sent: (input) => {
+      const id = new URL(typeof input === 'string' ? input : input.url).searchParams.get('c');
+      const t = started.get(id);
+      if (t === undefined) return;
+      w.longest = Math.max(w.longest, now() - t);
+      started.delete(id);
+    },
+  };
+  return w;
+}
+
+/**
+ * Runs one row for one client kind in virtual time. `make(fetchFn, hubs)`
+ * returns a group's call function `(url, deadline) => Promise<boolean>`.
+ */
+async function matrixRun(spec, make, { pauseAll = false } = {}) {
+  const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: 1_700_000_000_000 });
+  try {
+    const srv = bucketServer(spec.cap);
+    const t0 = Date.now();
+    const seconds = spec.seconds ?? M_SECONDS;
+    const end = t0 + seconds * 1000;
+    const lat = [];
+    const okAt = [];
+    let failed = 0;
+    const waits = firstSends(Date.now);
+    let pausedUntil = 0; // (pauseAll: the old rule, every call waits for a named wait)
+    const fetchFn = async (input) => {
+      waits.sent(input);
+      if (pauseAll && Date.now() < pausedUntil) await new Promise((r) => setTimeout(r, pausedUntil - Date.now()));
+      await new Promise((r) => setTimeout(r, spec.latency ?? M_LATENCY_MS));
+      const status = srv.handle();
+      if (status === 429 && spec.ra) pausedUntil = Math.max(pausedUntil, Date.now() + 1000);
+      return new Response(null, { status, headers: status === 429 && spec.ra ? { 'retry-after': '1' } : {} });
+    };
+    const hubs = new Map();
+    let n = 0;
+    const loops = [];
+    for (let g = 0; g < spec.groups; g++) {
+      const call = make(fetchFn, hubs);
+      for (let c = 0; c < spec.callers; c++) {
+        loops.push(
+          (async () => {
+            while (Date.now() < end) {
+              const id = String(n++);
+              const t = Date.now();
+              waits.start(id);
+              const ok = await call(`http://origin/?c=${id}`, spec.deadline);
+              waits.end(id);
+              if (Date.now() > end) break;
+              if (ok) {
+                lat.push(Date.now() - t);
+                okAt.push(Date.now() - t0);
+              } else {
+                failed++;
+                // (a call refused at once, e.g. a token wait past its deadline: the caller
+                // pauses a request time before the next, rather than spin without time passing)
+                if (Date.now() === t) await new Promise((r) => setTimeout(r, M_LATENCY_MS));
+              }
+            }
+          })(),
+        );
+      }
+    }
+    await runOut(clock, loops, seconds);
+    const perSecond = Array.from({ length: seconds }, (_, i) => okAt.filter((t) => t >= i * 1000 && t < (i + 1) * 1000).length);
+    return {
+      seconds,
+      goodput: lat.length / seconds,
+      throttled: srv.throttled,
+      failed,
+      p50: pct(lat, 50),
+      p99: pct(lat, 99),
+      longest: waits.longest,
+      perSecond,
+    };
+  } finally {
+    clock.uninstall();
+  }
+}
+
+/** A call of ours: a gate with `limit: 'adaptive'` (or the fleet's) behind withBackoff, 3 attempts. */
+function oursClient(withBackoff, gateOf) {
+  return (f, hubs) => {
+    const gate = gateOf(hubs);
+    const g = withBackoff(f, { maxAttempts: 3, gate });
+    return (url, deadline) =>
+      g(url, undefined, deadline ? { maxElapsedMs: deadline } : undefined).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+  };
+}
+
+/** A call through the SDK: its AdaptiveRetryStrategy as its retry middleware runs it, 3 attempts. */
+function sdkClient(AdaptiveRetryStrategy) {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  return (f) => {
+    const strategy = new AdaptiveRetryStrategy(async () => 3);
+    return async (url, deadline) => {
+      const end = deadline ? Date.now() + deadline : Infinity;
+      // (the SDK has no deadline: its waits race one, and nothing is sent after it)
+      const within = (p) => (end === Infinity ? p : Promise.race([p, sleep(Math.max(0, end - Date.now())).then(() => null)]));
+      let token = await within(strategy.acquireInitialRetryToken('origin'));
+      for (;;) {
+        if (!token || Date.now() >= end) return false;
+        const res = await f(url);
+        if (res.status === 200) {
+          strategy.recordSuccess(token);
+          return true;
+        }
+        const ra = res.headers.get('retry-after');
+        try {
+          token = await within(
+            strategy.refreshRetryTokenForRetry(token, {
+              errorType: 'THROTTLING',
+              retryAfterHint: ra ? new Date(Date.now() + Number(ra) * 1000) : undefined,
+            }),
+          );
+        } catch {
+          return false;
+        }
+        if (!token) return false;
+        await within(sleep(token.getRetryDelay()));
+      }
+    };
+  };
+}
+
+export async function matrix({
+  only,
+  pauseRows = /shared ×20, 200 req\/s, RA|per client ×10, 200 req\/s, RA|fleet ×10, 200 req\/s, RA/,
+} = {}) {
+  const { withBackoff } = await import('wasm-backoff');
+  const { createGate } = await import('wasm-backoff/gate');
+  const dir = mkdtempSync(join(os.tmpdir(), 'wb-overload-'));
+  const { sharedGate, GateHub } = await fleetLib(dir);
+  rmSync(dir, { recursive: true, force: true });
+  const { AdaptiveRetryStrategy } = await import('@smithy/util-retry');
+  const local = oursClient(withBackoff, () => createGate({ limit: 'adaptive', consecutive: Infinity }));
+  const fleet = oursClient(withBackoff, (hubs) => sharedGate(fakeNamespace(GateHub, hubs), { limit: 'adaptive', consecutive: Infinity }));
+  const sdk = sdkClient(AdaptiveRetryStrategy);
+  const out = [];
+  for (const [name, spec] of matrixRows(only)) {
+    const row = { name, step: !!spec.step, capacity: spec.cap(0) };
+    row.ours = await matrixRun(spec, spec.fleet ? fleet : local);
+    row.sdk = await matrixRun(spec, sdk);
+    if (spec.fleet) row.perClient = await matrixRun({ ...spec, fleet: false }, local);
+    if (pauseRows?.test(name)) row.pauseAll = await matrixRun(spec, spec.fleet ? fleet : local, { pauseAll: true });
+    process.stderr.write(
+      `[overload] ${name}: ours ${row.ours.goodput.toFixed(1)} ok/s ${row.ours.throttled} 429s; SDK ${row.sdk.goodput.toFixed(1)} ok/s ${row.sdk.throttled} 429s\n`,
+    );
+    out.push(row);
+  }
+  return out;
+}
+
+const f0 = (x) => (Number.isFinite(x) ? x.toFixed(0) : '–');
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '–');
+const ratio = (a, b) => (b > 0 ? `${(a / b).toFixed(2)}×` : a > 0 ? '∞' : '–');
+
+/** Which targets of issue 24 a row meets (a list of the missed ones). */
+function missed(r) {
+  const o = r.ours;
+  const s = r.sdk;
+  const m = [];
+  if (!r.step && o.goodput < 0.9 * r.capacity) m.push('goodput < 0.9× capacity');
+  if (o.goodput < s.goodput) m.push('goodput < SDK');
+  if (o.throttled > 0.5 * s.throttled) m.push('429s > 0.5× SDK');
+  if (o.p99 > s.p99) m.push('p99 > SDK');
+  if (o.failed > s.failed) m.push('failed > SDK');
+  if (r.step) {
+    // ≥ 0.8× the new capacity within 5 s of the step up (at 20 s)
+    const back = o.perSecond.slice(20, 25).some((n) => n >= 0.8 * 200);
+    if (!back) m.push('not ≥ 0.8× capacity within 5 s of the step up');
+  }
+  return m;
+}
+
+export function matrixTable(rows) {
+  const seconds = rows.find((r) => !r.step)?.ours.seconds ?? M_SECONDS;
+  const lines = [
+    `Virtual time (@sinonjs/fake-timers over the real package code and the real @smithy/util-retry ${'`'}AdaptiveRetryStrategy${'`'}/${'`'}DefaultRateLimiter${'`'}), ${seconds} s per run (the step rows 30 s), one run per row, ${M_LATENCY_MS} ms per request; the server is a token bucket of the row's capacity (burst a tenth of it), 429 beyond (${'`'}Retry-After: 1${'`'} in the RA rows). Ours: ${'`'}withBackoff(fetch, { maxAttempts: 3, gate: createGate({ limit: 'adaptive', consecutive: Infinity }) })${'`'}; the fleet row: ${'`'}sharedGate${'`'} (its GateObject in-process, ${RPC_MS} ms RPC). The SDK: one ${'`'}AdaptiveRetryStrategy${'`'} per limiter, 3 attempts, its retry delay slept. Goodput: successful calls per second over the whole run (warm-up included); latency: of successful calls; wait: the longest from a call's start to its first send.`,
+    '',
+    '| shape | ours ok/s | SDK ok/s | goodput ratio | ours 429s | SDK 429s | 429 ratio | ours failed | SDK failed | ours p50/p99 ms | SDK p50/p99 ms | ours longest wait ms | SDK longest wait ms | targets missed |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const r of rows) {
+    const o = r.ours;
+    const s = r.sdk;
+    const m = missed(r);
+    lines.push(
+      `| ${r.name} | ${f1(o.goodput)} | ${f1(s.goodput)} | ${ratio(o.goodput, s.goodput)} | ${o.throttled} | ${s.throttled} | ${ratio(o.throttled, s.throttled)} | ${o.failed} | ${s.failed} | ${f0(o.p50)}/${f0(o.p99)} | ${f0(s.p50)}/${f0(s.p99)} | ${f0(o.longest)} | ${f0(s.longest)} | ${m.length ? m.join('; ') : 'all met'} |`,
+    );
+  }
+  const fleetRows = rows.filter((r) => r.perClient);
+  if (fleetRows.length) {
+    lines.push('', 'The fleet against a limiter per isolate (ours, same run): goodput and 429s (targets: ≥ 0.95×, ≤ 0.5×).', '');
+    for (const r of fleetRows) {
+      lines.push(
+        `- ${r.name}: fleet ${f1(r.ours.goodput)} ok/s, ${r.ours.throttled} 429s; per isolate ${f1(r.perClient.goodput)} ok/s, ${r.perClient.throttled} 429s: goodput ${ratio(r.ours.goodput, r.perClient.goodput)}, 429s ${ratio(r.ours.throttled, r.perClient.throttled)}.`,
+      );
+    }
+  }
+  const pauseRows = rows.filter((r) => r.pauseAll);
+  if (pauseRows.length) {
+    lines.push(
+      '',
+      "Whom a server-named wait pauses (the same rows, same run): the shipped rule (the call that got it waits before its retry; other calls keep their token times) against the old one (every call to the target waits until the named time: the benchmark's fetch holds every send until then).",
+      '',
+    );
+    for (const r of pauseRows) {
+      lines.push(
+        `- ${r.name}: this call only ${f1(r.ours.goodput)} ok/s, ${r.ours.throttled} 429s, ${r.ours.failed} failed, p99 ${f0(r.ours.p99)} ms; every call ${f1(r.pauseAll.goodput)} ok/s, ${r.pauseAll.throttled} 429s, ${r.pauseAll.failed} failed, p99 ${f0(r.pauseAll.p99)} ms.`,
+      );
+    }
+  }
+  for (const r of rows.filter((x) => x.step)) {
+    lines.push('', `Rate over time, ${r.name} (successful calls per second; capacity 200, 100 from 10 s, 200 from 20 s):`, '');
+    lines.push(`- ours: ${r.ours.perSecond.join(' ')}`, `- SDK:  ${r.sdk.perSecond.join(' ')}`);
+  }
+  return lines;
+}
+
+/**
+ * The shared shape in real time: 20 callers on one limiter (ours: a gate
+ * with `limit: 'adaptive'`; the SDK: one AdaptiveRetryStrategy) against the
+ * scripted server's token bucket on 127.0.0.1, `seconds` each, one after the other.
+ */
+export async function httpRun({ seconds = 8, callers = 20, rate = 200 } = {}) {
+  const { startScripted } = await import('../tests/server/scripted.mjs');
+  const { withBackoff } = await import('wasm-backoff');
+  const { createGate } = await import('wasm-backoff/gate');
+  const { AdaptiveRetryStrategy } = await import('@smithy/util-retry');
+  const srv = await startScripted();
+  const out = {};
+  try {
+    for (const [kind, make] of [
+      ['ours', oursClient(withBackoff, () => createGate({ limit: 'adaptive', consecutive: Infinity }))],
+      ['sdk', sdkClient(AdaptiveRetryStrategy)],
+    ]) {
+      const path = `/bucket-${kind}`;
+      srv.script(path, { rate, burst: rate / 10, status: 429, headers: { 'retry-after': '1' } });
+      let throttled = 0;
+      const waits = firstSends(() => performance.now());
+      const f = async (input) => {
+        waits.sent(input);
+        const res = await fetch(input);
+        await res.arrayBuffer();
+        if (res.status === 429) throttled++;
+        return res;
+      };
+      const call = make(f);
+      const t0 = performance.now();
+      const end = t0 + seconds * 1000;
+      const lat = [];
+      let failed = 0;
+      let n = 0;
+      await Promise.all(
+        Array.from({ length: callers }, async () => {
+          while (performance.now() < end) {
+            const t = performance.now();
+            const id = String(n++);
+            waits.start(id);
+            const ok = await call(`${srv.url}${path}?c=${id}`);
+            waits.end(id);
+            if (performance.now() > end) break;
+            if (ok) lat.push(performance.now() - t);
+            else failed++;
+          }
+        }),
+      );
+      out[kind] = { goodput: lat.length / seconds, throttled, failed, p50: pct(lat, 50), p99: pct(lat, 99), longest: waits.longest };
+    }
+  } finally {
+    await srv.close();
+  }
+  return { seconds, callers, rate, ...out };
+}
+
+export function httpTable(r) {
+  const row = (k, x) => `| ${k} | ${f1(x.goodput)} | ${x.throttled} | ${x.failed} | ${f0(x.p50)} | ${f0(x.p99)} |`;
+  return [
+    `Real time, 127.0.0.1: ${r.callers} callers sharing one limiter for ${r.seconds} s each (ours, then the SDK's), against tests/server/scripted.mjs's token bucket of ${r.rate} req/s (burst ${r.rate / 10}, 429 + ${'`'}Retry-After: 1${'`'} beyond).`,
+    '',
+    '| client | ok/s | 429s | calls failed | p50 ms | p99 ms |',
+    '|---|---:|---:|---:|---:|---:|',
+    row("ours (gate `limit: 'adaptive'`, 3 attempts)", r.ours),
+    row('SDK (one AdaptiveRetryStrategy, 3 attempts)', r.sdk),
+    '',
+    `Ours vs the SDK: goodput ${ratio(r.ours.goodput, r.sdk.goodput)}, 429s ${ratio(r.ours.throttled, r.sdk.throttled)}.`,
+  ];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--matrix')) {
+  const only = process.argv.find((a) => a.startsWith('--rows='))?.slice(7);
+  const rows = await matrix({ only: only ? new RegExp(only) : undefined });
+  if (process.argv.includes('--json')) console.log(JSON.stringify(rows));
+  else console.log(matrixTable(rows).join('\n'));
+} else if (import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--http')) {
+  const r = await httpRun();
+  if (process.argv.includes('--json')) console.log(JSON.stringify(r));
+  else console.log(httpTable(r).join('\n'));
+} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const rows = await overload();
   if (process.argv.includes('--json')) console.log(JSON.stringify(rows));
   else console.log(table(rows).join('\n'));

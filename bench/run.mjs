@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload,queue,fleet
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload,limiter,queue,fleet
 //            --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
@@ -22,7 +22,7 @@ import { BENCH, ROOT, ensureBuilt, ensurePeers, version, PEER_PACKAGES } from '.
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const QUICK = args.has('quick');
-const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage', 'overload', 'queue', 'fleet'];
+const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage', 'overload', 'limiter', 'queue', 'fleet'];
 const only = args.get('only')?.split(',') ?? ALL;
 for (const s of only) if (!ALL.includes(s)) throw new RangeError(`--only: unknown section ${s} (one of ${ALL.join(', ')})`);
 const partial = QUICK || args.has('only');
@@ -124,6 +124,18 @@ try {
     const out = await run(process.execPath, [join(BENCH, 'overload.mjs'), '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const { table } = await import('./overload.mjs');
     return table(JSON.parse(out));
+  });
+
+  await section('limiter', '7a. The adaptive limiter in every traffic shape (bench/overload.mjs --matrix, --http)', async () => {
+    // Spawned, as above; then the shared shape in real time against the scripted server.
+    const env = { ...process.env, ...(QUICK ? { SECONDS: '5' } : {}) };
+    const rows = await run(process.execPath, [join(BENCH, 'overload.mjs'), '--matrix', '--json'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env,
+    });
+    const http = await run(process.execPath, [join(BENCH, 'overload.mjs'), '--http', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const { matrixTable, httpTable } = await import('./overload.mjs');
+    return [...matrixTable(JSON.parse(rows)), '', ...httpTable(JSON.parse(http))];
   });
 
   await section('queue', '8. Task queue: a pass with 10^3, 10^4 and 10^5 records in each store', async () => {

@@ -512,6 +512,10 @@ class Ticket {
   onAbort;
   /** Its own backoff before the next admission (a failure below the threshold), ms. */
   delayMs = 0;
+  /** When it took the adaptive limiter's token (NaN: it did not): the rate its attempt was paced by. */
+  paced = Number.NaN;
+  /** When its attempt went, after the token's wait (its round trip, for the limiter). */
+  sent = Number.NaN;
 
   /**
    * @param {() => Slot} slot
@@ -537,14 +541,18 @@ class Ticket {
       // Its own backoff (below the threshold), then the adaptive limiter's wait.
       if (this.delayMs > 0) await this.nap(this.delayMs);
       this.delayMs = 0;
+      this.paced = Number.NaN;
       if (s.limited && !s.dead) {
-        const d = w.gate_acquire(s.h, Date.now());
+        // (negative: its token wait and a round trip end past its deadline; refused now, no token taken)
+        const d = w.gate_acquire(s.h, (this.paced = Date.now()), this.deadline);
+        if (d < 0) return this.nap(Infinity);
         try {
           if (d > 0) await this.nap(d);
         } catch (e) {
           if (!s.dead) w.gate_unacquire(s.h);
           throw e;
         }
+        this.sent = Date.now();
       }
       s = this.s = this.slot();
       const r = op(s, w.gate_admit, Date.now());
@@ -639,11 +647,14 @@ class Ticket {
     // The gate was freed while the call was out: it ends with its own outcome.
     const s = this.s;
     if (s.dead) return why || 'freed';
-    // Every answer feeds the adaptive limiter: throttling slows it down.
+    // Every answer feeds the adaptive limiter: throttling slows it down (once per round trip: the
+    // core ignores throttles of attempts paced before its last cut). A server-named wait delays this
+    // call's retry only; the limiter stores none (README: what a server-named wait pauses).
     if (s.limited && !o.failed) {
       const throttled = s.throttleOn.has(/** @type {number} */ (o.status)) || (o.status === 503 && o.hintMs !== undefined);
-      w.gate_throttled(s.h, +throttled, o.hintMs ?? NaN, Date.now());
+      w.gate_throttled(s.h, +throttled, this.paced, this.sent, Date.now());
     }
+    this.paced = this.sent = Number.NaN; // (a held call's next attempt takes no token)
     let ra = o.hurt ? o.hintMs : undefined;
     // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
     const most = call.c.maxRetryAfterMs ?? Infinity;
@@ -826,9 +837,16 @@ export function createGate(options) {
 /** Frees the limiters not freed by hand once they are garbage. */
 const limiters = new FinalizationRegistry((/** @type {number} */ h) => w.limiter_free(h));
 
+/** Acquire times kept for record() at most (older ones go first). */
+const PACED_MAX = 10_000;
+/** An acquire time older than this is dropped unanswered at the next record() (ms). */
+const PACED_MS = 60_000;
+
 /** The adaptive limiter alone; see gate/index.d.ts. */
 export class AdaptiveLimiter {
   #h;
+  /** The calls let go and not yet answered (oldest first), when each took its token and when it was let go: record() pairs them in order. */
+  #paced = /** @type {[number, number][]} */ ([]);
 
   constructor() {
     this.#h = check(w.limiter_new(Date.now()), ALL_MESSAGES);
@@ -847,15 +865,21 @@ export class AdaptiveLimiter {
     const max = number(o, 'maxWaitMs', Infinity, (v) => v >= 0, 'a number >= 0');
     if (signal?.aborted) throw signal.reason;
     const h = this.#live();
-    const d = w.limiter_acquire(h, Date.now());
-    if (d <= 0) return;
-    try {
-      if (d > max) throw new RangeError(`the adaptive limiter's wait (${Math.ceil(d)} ms) exceeds maxWaitMs`);
-      await sleep(d, signal);
-    } catch (e) {
-      if (this.#h) w.limiter_cancel(h);
-      throw e;
+    const now = Date.now();
+    const d = w.limiter_acquire(h, now);
+    if (d > max) {
+      w.limiter_cancel(h);
+      throw new RangeError(`the adaptive limiter's wait (${Math.ceil(d)} ms) exceeds maxWaitMs`);
     }
+    if (d > 0) {
+      try {
+        await sleep(d, signal);
+      } catch (e) {
+        if (this.#h) w.limiter_cancel(h);
+        throw e;
+      }
+    }
+    if (this.#paced.push([now, Date.now()]) > PACED_MAX) this.#paced.shift();
   }
 
   /**
@@ -865,9 +889,13 @@ export class AdaptiveLimiter {
   record(throttled, retryAfterMs) {
     if (typeof throttled !== 'boolean') throw new TypeError('throttled must be a boolean');
     if (retryAfterMs !== undefined && !(typeof retryAfterMs === 'number' && retryAfterMs >= 0)) {
-      throw new (typeof retryAfterMs === 'number' ? RangeError : TypeError)('retryAfterMs must be a number >= 0');
+      throw new (typeof retryAfterMs === 'number' ? RangeError : TypeError)('retryAfterMs must be a number >= 0 (Infinity included)');
     }
-    return w.limiter_record(this.#live(), +throttled, retryAfterMs ?? NaN, Date.now());
+    const h = this.#live();
+    const now = Date.now();
+    while (this.#paced.length && this.#paced[0][1] < now - PACED_MS) this.#paced.shift();
+    const [paced, sent] = this.#paced.shift() ?? [Number.NaN, Number.NaN];
+    return w.limiter_record(h, +throttled, paced, sent, now);
   }
 
   get rate() {
@@ -879,6 +907,7 @@ export class AdaptiveLimiter {
     limiters.unregister(this);
     w.limiter_free(this.#h);
     this.#h = 0;
+    this.#paced.length = 0;
   }
 }
 

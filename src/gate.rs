@@ -224,10 +224,11 @@ pub fn gate_restore(h: usize, now: f64) -> u32 {
     r
 }
 
-/// The limiter's wait in ms for one more send at `now` (0 without one).
+/// The limiter's wait in ms for one more send at `now` by a call due by
+/// `deadline` (0 without a limiter; negative: it cannot make it, no token).
 #[wasm_bindgen]
-pub fn gate_acquire(h: usize, now: f64) -> f64 {
-    gate(h).acquire(now)
+pub fn gate_acquire(h: usize, now: f64, deadline: f64) -> f64 {
+    gate(h).acquire(now, deadline)
 }
 
 /// Gives back the token of `gate_acquire` (the call did not go).
@@ -236,12 +237,13 @@ pub fn gate_unacquire(h: usize) {
     gate(h).unacquire();
 }
 
-/// An answer for the limiter: `throttled`, a named wait `hint` (NaN none).
-/// Answers the limiter's rate (req/s; Infinity while not enabled).
+/// An answer for the limiter: `throttled`, of a call that took its token at
+/// `paced` and was sent at `sent` (NaN unknown). Answers the limiter's rate
+/// (req/s; Infinity while not enabled).
 #[wasm_bindgen]
-pub fn gate_throttled(h: usize, throttled: bool, hint: f64, now: f64) -> f64 {
+pub fn gate_throttled(h: usize, throttled: bool, paced: f64, sent: f64, now: f64) -> f64 {
     let g = gate(h);
-    g.throttled(throttled, hint, now);
+    g.throttled(throttled, paced, sent, now);
     g.limiter().map_or(f64::INFINITY, Limiter::rate)
 }
 
@@ -322,9 +324,9 @@ pub fn limiter_cancel(h: usize) {
 
 /// See `gate_throttled`.
 #[wasm_bindgen]
-pub fn limiter_record(h: usize, throttled: bool, hint: f64, now: f64) -> f64 {
+pub fn limiter_record(h: usize, throttled: bool, paced: f64, sent: f64, now: f64) -> f64 {
     let l = limiter(h);
-    l.record(throttled, hint, now);
+    l.record(throttled, paced, sent, now);
     l.rate()
 }
 
@@ -337,9 +339,9 @@ pub fn limiter_rate(h: usize) -> f64 {
 /// `Limiter::record_rate` (a fleet's object: the send rate its isolates
 /// report); answers the new rate.
 #[wasm_bindgen]
-pub fn limiter_record_rate(h: usize, throttled: bool, hint: f64, rate: f64, now: f64) -> f64 {
+pub fn limiter_record_rate(h: usize, throttled: bool, rate: f64, now: f64) -> f64 {
     let l = limiter(h);
-    l.record_rate(throttled, hint, rate, now);
+    l.record_rate(throttled, rate, now);
     l.rate()
 }
 

@@ -429,16 +429,17 @@ impl<R: Rng> Gate<R> {
     /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
     /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
     /// let mut g = Gate::new(rounds, limits).with_limiter(Limiter::new(0.0));
-    /// assert_eq!(g.acquire(0.0), 0.0);
+    /// assert_eq!(g.acquire(0.0, f64::INFINITY), 0.0);
     /// ```
     pub fn with_limiter(mut self, limiter: Limiter) -> Self {
         self.limiter = Some(limiter);
         self
     }
 
-    /// The limiter's wait for one more send at `now_ms` (a token taken; 0
-    /// without a limiter). Give it back with [`Gate::unacquire`] if the call
-    /// does not go.
+    /// The limiter's wait for one more send at `now_ms` by a call due by
+    /// `deadline_ms` (a token taken; 0 without a limiter; negative: no
+    /// token, the call cannot make it, see [`Limiter::acquire_within`]).
+    /// Give the token back with [`Gate::unacquire`] if the call does not go.
     ///
     /// ```
     /// use wasm_backoff_core::gate::*;
@@ -446,10 +447,12 @@ impl<R: Rng> Gate<R> {
     /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
     /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
     /// let mut g = Gate::new(rounds, limits);
-    /// assert_eq!(g.acquire(0.0), 0.0, "no limiter");
+    /// assert_eq!(g.acquire(0.0, f64::INFINITY), 0.0, "no limiter");
     /// ```
-    pub fn acquire(&mut self, now_ms: f64) -> f64 {
-        self.limiter.as_mut().map_or(0.0, |l| l.acquire(now_ms))
+    pub fn acquire(&mut self, now_ms: f64, deadline_ms: f64) -> f64 {
+        self.limiter
+            .as_mut()
+            .map_or(0.0, |l| l.acquire_within(now_ms, deadline_ms))
     }
 
     /// Gives back the token of [`Gate::acquire`].
@@ -469,7 +472,8 @@ impl<R: Rng> Gate<R> {
     }
 
     /// An answer came back from the target at `now_ms`, for the limiter:
-    /// `throttled` (429, or 503 naming a wait), `hint_ms` the named wait.
+    /// `throttled` (429, or 503 naming a wait), for a call that took its
+    /// token at `paced_ms` and was sent at `sent_ms` (see [`Limiter::record`]).
     ///
     /// ```
     /// use wasm_backoff_core::gate::*;
@@ -478,12 +482,12 @@ impl<R: Rng> Gate<R> {
     /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
     /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
     /// let mut g = Gate::new(rounds, limits).with_limiter(Limiter::new(0.0));
-    /// g.throttled(true, 1000.0, 0.0);
-    /// assert!(g.acquire(0.0) >= 1000.0);
+    /// g.throttled(true, 0.0, 0.0, 20.0);
+    /// assert!(g.acquire(20.0, f64::INFINITY) > 0.0, "limited now");
     /// ```
-    pub fn throttled(&mut self, throttled: bool, hint_ms: f64, now_ms: f64) {
+    pub fn throttled(&mut self, throttled: bool, paced_ms: f64, sent_ms: f64, now_ms: f64) {
         if let Some(l) = self.limiter.as_mut() {
-            l.record(throttled, hint_ms, now_ms);
+            l.record(throttled, paced_ms, sent_ms, now_ms);
         }
     }
 

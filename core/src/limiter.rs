@@ -1,55 +1,124 @@
 //! Adaptive client-side rate limiting: a token bucket whose fill rate
-//! follows the measured send rate, drops multiplicatively when the server
-//! throttles and recovers along a CUBIC curve — the AWS SDKs' adaptive
-//! retry mode (`DefaultRateLimiter`: the same constants, the same
-//! formulas), with four changes found by measurement (bench/overload.mjs):
+//! drops multiplicatively when the server throttles and recovers along a
+//! CUBIC curve — the AWS SDKs' adaptive retry mode (`DefaultRateLimiter`:
+//! the same β and C, the same half-second send-rate measure), with changes
+//! found by measurement (bench/overload.mjs, its scenario matrix):
 //!
+//! - **One cut per round trip.** A throttle cuts the rate only if its call
+//!   was sent after the last cut (TCP's one decrease per window): `n`
+//!   calls in flight that the server refuses together cut once, not `n`
+//!   times (the SDK cuts per throttle: 20 callers sharing one limiter
+//!   took it to its floor of 0.5 req/s within a second). A caller that
+//!   does not know when its call went (`sent_ms` NaN) is taken to have
+//!   sent it one smoothed round trip ago.
+//! - **The cut is from the rate in force** (or, if lower, the send rate
+//!   measured), and the first throttle's send rate is estimated from the
+//!   answers so far when no half-second has been measured yet (the SDK's
+//!   measure is 0 then: a first burst cut it to its floor).
+//! - **Growth is capped by demand**, not only by sends: `acquire` counts
+//!   every call that asked, so calls that gave up before their token (a
+//!   deadline shorter than the wait) still let the rate grow; the SDK's
+//!   cap (2 × the send rate) stayed near 0 when they did. A half-second
+//!   after an idle gap counts alone (the SDK divides by the whole gap).
 //! - **Reservations.** [`Limiter::acquire`] takes its token at once and
 //!   answers how long to wait for it, so the bucket may go into debt: `n`
 //!   callers arriving together wait 1, 2, …, `n` token times. The SDK's
 //!   callers each sleep until *a* token is there, wake together and race
 //!   for it, which sends bursts at a server that just said it is full.
-//! - **A plateau.** Back at the rate that was throttled, the rate stays
-//!   there for [`PLATEAU`] times CUBIC's K before probing above it: each
-//!   probe above the server's capacity costs a 429, and the capacity
-//!   rarely moved in the meantime (bench/overload.mjs: 429s 0.6–0.7× the
-//!   SDK's at the same goodput; PLATEAU 2 gave 0.77×, 8 gave 0.55–0.65×
-//!   with a p99 of 2 s).
-//! - **A longer plateau after a failed probe.** A throttle at no more
-//!   than [`PROBE_GAIN`] times the rate throttled before means the
-//!   capacity has not moved: the next plateau is twice as long (up to
-//!   2^[`PLATEAU_MAX_DOUBLINGS`] times); a throttle higher up resets it.
-//!   Clients sharing a server otherwise each pay a 429 per probe, however
-//!   small their share (bench/overload.mjs, 20 runs: 429s 0.65× → 0.52×
-//!   the SDK's at the same goodput).
-//! - **Server-named waits.** A throttling answer that names a wait
-//!   (`Retry-After` and the rate-limit headers) pauses the bucket until
-//!   then: no first attempt goes out before the server said it would take
-//!   one. The SDK only lengthens the retry of that one call.
+//! - **A short plateau, a faster curve.** Back at the rate that was
+//!   throttled, the rate stays there for [`PLATEAU`] × K (at most
+//!   [`PLATEAU_MAX_MS`], doubled after a probe throttled no higher than
+//!   the last, up to 2^[`PLATEAU_MAX_DOUBLINGS`] times) before probing
+//!   above it; the curve runs [`SPEED`] times as fast as the SDK's, so
+//!   that a capacity that doubled is found within seconds (4 times as fast
+//!   above it found a doubled capacity sooner, but overshot it and cut
+//!   from a send rate measured half a second late).
+//! - **Server-named waits pause nothing here.** The limiter takes no
+//!   `Retry-After`: the call that got it waits that long before its retry
+//!   (the driver's business), and every other call keeps its token time
+//!   (bench/overload.mjs: pausing every caller cost goodput and did not
+//!   save 429s). So no wait a server names is ever stored.
 //!
 //! Time is passed in (ms). A clock that goes back refills nothing (and
-//! re-anchors there); a jump ahead refills at most to capacity.
+//! re-anchors there); a jump ahead refills at most to capacity. The
+//! longest [`Limiter::acquire`] wait is (tokens reserved ahead + 1) / rate:
+//! `n` callers waiting at the floor rate of [`MIN_RATE`] wait up to
+//! 2·`n` s (the JS drivers refuse a wait past a call's deadline).
 
 /// The multiplicative decrease on throttling (CUBIC's β).
 pub const BETA: f64 = 0.7;
 /// CUBIC's scaling constant C.
 pub const SCALE: f64 = 0.4;
+/// How many times as fast as the SDK's the CUBIC curve runs.
+pub const SPEED: f64 = 2.0;
 /// Weight of the newest half-second in the measured send rate.
 pub const SMOOTH: f64 = 0.8;
 /// The lowest fill rate, in requests per second.
 pub const MIN_RATE: f64 = 0.5;
 /// The smallest bucket, in tokens.
 pub const MIN_CAPACITY: f64 = 1.0;
+/// The bucket holds this many ms of tokens (the SDK's holds a second's: a
+/// caller back from a pause sent a second's worth at once, into a server
+/// whose own bucket is usually far smaller).
+pub const BURST_MS: f64 = 100.0;
 /// How long (in units of CUBIC's K, the time to get back to the rate that
 /// was throttled) the rate stays at that rate before probing above it.
-pub const PLATEAU: f64 = 4.0;
+pub const PLATEAU: f64 = 0.5;
+/// The longest plateau before doubling, ms.
+pub const PLATEAU_MAX_MS: f64 = 500.0;
 /// How many times the plateau may double (see [`Limiter`]).
-pub const PLATEAU_MAX_DOUBLINGS: u32 = 4;
+pub const PLATEAU_MAX_DOUBLINGS: u32 = 2;
 /// A throttle at no more than this times the last throttled rate counts
 /// as a failed probe.
 pub const PROBE_GAIN: f64 = 1.5;
 /// The send rate is measured in buckets of this many ms.
 pub const RATE_BUCKET_MS: f64 = 500.0;
+/// The shortest span a first estimate of the send rate divides by, ms
+/// (one answer of unknown send time counts as 10 req/s).
+const MIN_SPAN_MS: f64 = 100.0;
+
+/// A send rate measured in half-second buckets (the SDK's), smoothed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Meter {
+    rate: f64,
+    count: u32,
+    bucket_ms: f64,
+    /// The first event of the current bucket (ms).
+    first_ms: f64,
+}
+
+impl Meter {
+    fn new(now_ms: f64) -> Self {
+        Meter {
+            rate: 0.0,
+            count: 0,
+            bucket_ms: bucket(now_ms),
+            first_ms: now_ms,
+        }
+    }
+
+    /// One event at `now_ms`. A half-second with events is measured from
+    /// its first event to its end (so a limiter made late in a half-second
+    /// does not read a burst as a trickle); idle ones are skipped (the SDK
+    /// divides by the whole gap, so a burst after an idle minute measured
+    /// near 0).
+    fn tick(&mut self, now_ms: f64) {
+        let b = bucket(now_ms);
+        if b > self.bucket_ms && self.count > 0 {
+            let span = self.bucket_ms + RATE_BUCKET_MS - self.first_ms;
+            let span = crate::math::max(span, MIN_SPAN_MS);
+            let rate = self.count as f64 * 1000.0 / span;
+            self.rate = rate * SMOOTH + self.rate * (1.0 - SMOOTH);
+        }
+        if b != self.bucket_ms || self.count == 0 {
+            // (a clock that went back starts a new bucket too)
+            self.bucket_ms = b;
+            self.count = 0;
+            self.first_ms = now_ms;
+        }
+        self.count = self.count.saturating_add(1);
+    }
+}
 
 /// One target's adaptive limiter. Off (no wait at all) until the first
 /// throttling answer.
@@ -58,8 +127,8 @@ pub const RATE_BUCKET_MS: f64 = 500.0;
 /// use wasm_backoff_core::limiter::Limiter;
 /// let mut l = Limiter::new(0.0);
 /// assert_eq!(l.acquire(0.0), 0.0, "no throttling seen: no limit");
-/// for t in 0..10 { l.record(false, -1.0, t as f64 * 100.0); } // ~10 req/s
-/// l.record(true, -1.0, 1000.0); // 429: the rate drops below what was sent
+/// for t in 0..10 { l.record(false, f64::NAN, f64::NAN, t as f64 * 100.0); } // ~10 req/s
+/// l.record(true, f64::NAN, f64::NAN, 1000.0); // 429: the rate drops below what was sent
 /// assert!(l.enabled() && l.rate() < 10.0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,16 +141,22 @@ pub struct Limiter {
     fill_rate: f64,
     /// When `tokens` was last refilled (ms).
     refilled_ms: f64,
-    /// No token before this time (a server-named wait), ms.
-    paused_ms: f64,
     last_max_rate: f64,
+    /// The last cut (ms): throttles of calls sent before it cut nothing.
     last_throttle_ms: f64,
     /// Doubles the plateau each time a probe is throttled no higher than
     /// the rate throttled before (up to [`PLATEAU_MAX_DOUBLINGS`] times).
     doublings: u32,
-    measured: f64,
-    count: u32,
-    rate_bucket_ms: f64,
+    /// Answers (the send rate).
+    sent: Meter,
+    /// Successes (what the server takes: at a throttle, its capacity).
+    ok: Meter,
+    /// Calls that asked for a token (the demand, sent or not).
+    asked: Meter,
+    /// The earliest send of the answers counted so far (NaN: none yet).
+    first_ms: f64,
+    /// Smoothed round trip of answers with a known send time, ms.
+    rtt_ms: f64,
 }
 
 /// Cube root of `x >= 0` by Newton's method (no_std has no `cbrt`).
@@ -128,13 +203,14 @@ impl Limiter {
             capacity: MIN_CAPACITY,
             fill_rate: MIN_RATE,
             refilled_ms: now,
-            paused_ms: 0.0,
             last_max_rate: 0.0,
             last_throttle_ms: now,
             doublings: 0,
-            measured: 0.0,
-            count: 0,
-            rate_bucket_ms: bucket(now),
+            sent: Meter::new(now),
+            ok: Meter::new(now),
+            asked: Meter::new(now),
+            first_ms: f64::NAN,
+            rtt_ms: 0.0,
         }
     }
 
@@ -143,7 +219,7 @@ impl Limiter {
     /// ```
     /// use wasm_backoff_core::limiter::Limiter;
     /// let mut l = Limiter::new(0.0);
-    /// l.record(true, -1.0, 0.0);
+    /// l.record(true, f64::NAN, f64::NAN, 0.0);
     /// assert!(l.enabled());
     /// ```
     pub fn enabled(&self) -> bool {
@@ -169,11 +245,11 @@ impl Limiter {
     /// ```
     /// use wasm_backoff_core::limiter::Limiter;
     /// let mut l = Limiter::new(0.0);
-    /// for t in 0..20 { l.record(false, -1.0, t as f64 * 100.0); }
+    /// for t in 0..20 { l.record(false, f64::NAN, f64::NAN, t as f64 * 100.0); }
     /// assert!((5.0..15.0).contains(&l.measured()));
     /// ```
     pub fn measured(&self) -> f64 {
-        self.measured
+        self.sent.rate
     }
 
     fn refill(&mut self, now_ms: f64) {
@@ -192,28 +268,55 @@ impl Limiter {
 
     /// Takes one token at `now_ms` and answers how long to wait for it, in
     /// ms (0 = send now). A caller that then gives up (aborted, or past its
-    /// deadline) hands the token back with [`Limiter::cancel`].
+    /// deadline) hands the token back with [`Limiter::cancel`]; it still
+    /// counts as demand (the rate may grow towards what callers ask for).
     ///
     /// ```
     /// use wasm_backoff_core::limiter::Limiter;
     /// let mut l = Limiter::new(0.0);
-    /// l.record(true, -1.0, 0.0); // throttled: 0.5 req/s, one token of capacity
+    /// l.record_rate(true, 0.0, 0.0); // throttled at the floor: 0.5 req/s, one token of capacity
     /// assert_eq!(l.acquire(0.0), 2000.0);
     /// assert_eq!(l.acquire(0.0), 4000.0, "the next waits behind it");
     /// ```
     pub fn acquire(&mut self, now_ms: f64) -> f64 {
-        if !self.enabled || !now_ms.is_finite() {
+        if !now_ms.is_finite() || now_ms < 0.0 {
+            return 0.0;
+        }
+        self.asked.tick(now_ms);
+        if !self.enabled {
             return 0.0;
         }
         self.refill(now_ms);
         self.tokens -= 1.0;
-        let pause = if self.paused_ms > now_ms {
-            self.paused_ms - now_ms
+        if self.tokens < 0.0 {
+            -self.tokens / self.fill_rate * 1000.0
         } else {
             0.0
-        };
-        let debt = if self.tokens < 0.0 { -self.tokens } else { 0.0 };
-        pause + debt / self.fill_rate * 1000.0
+        }
+    }
+
+    /// As [`Limiter::acquire`], for a call that must be answered by
+    /// `deadline_ms`: when it would wait and its wait plus one smoothed
+    /// round trip ends past that, it takes no token and the answer is
+    /// negative (refuse it now: sent at the end of its wait, it would run
+    /// out of time in flight, after the server did the work).
+    ///
+    /// ```
+    /// use wasm_backoff_core::limiter::Limiter;
+    /// let mut l = Limiter::new(0.0);
+    /// l.record(false, 0.0, 0.0, 100.0); // a round trip of 100 ms
+    /// l.record_rate(true, 0.0, 100.0); // throttled at the floor: about 2 s a token
+    /// assert!(l.acquire_within(100.0, 2000.0) < 0.0, "about 2 s + 100 ms > 1 900 ms left");
+    /// let d = l.acquire_within(100.0, 5000.0);
+    /// assert!(d > 1800.0 && d < 2000.0, "no token was kept: {d}");
+    /// ```
+    pub fn acquire_within(&mut self, now_ms: f64, deadline_ms: f64) -> f64 {
+        let d = self.acquire(now_ms);
+        if d > 0.0 && now_ms + d + self.rtt_ms > deadline_ms {
+            self.cancel();
+            return -1.0;
+        }
+        d
     }
 
     /// Gives back a token taken by [`Limiter::acquire`] and not used.
@@ -221,7 +324,7 @@ impl Limiter {
     /// ```
     /// use wasm_backoff_core::limiter::Limiter;
     /// let mut l = Limiter::new(0.0);
-    /// l.record(true, -1.0, 0.0);
+    /// l.record_rate(true, 0.0, 0.0);
     /// l.acquire(0.0);
     /// l.cancel();
     /// assert_eq!(l.acquire(0.0), 2000.0, "as if the first had never asked");
@@ -235,56 +338,87 @@ impl Limiter {
         }
     }
 
-    fn measure(&mut self, now_ms: f64) {
-        let b = bucket(now_ms);
-        self.count = self.count.saturating_add(1);
-        if b > self.rate_bucket_ms {
-            let rate = self.count as f64 / ((b - self.rate_bucket_ms) / 1000.0);
-            self.measured = rate * SMOOTH + self.measured * (1.0 - SMOOTH);
-            self.count = 0;
-            self.rate_bucket_ms = b;
-        } else if b < self.rate_bucket_ms {
-            self.rate_bucket_ms = b; // a clock that went back
-        }
-    }
-
-    /// The answer to one call sent at the target came back at `now_ms`:
-    /// `throttled` = the server said it is over capacity (429, or 503 with a
-    /// named wait); `hint_ms` the wait it named (negative or NaN = none).
+    /// The answer to one call came back at `now_ms`: `throttled` = the
+    /// server said it is over capacity (429, or 503 with a named wait). The
+    /// call took its token at `paced_ms` and was sent at `sent_ms` (its
+    /// round trip; the two differ by its token wait). Either NaN (or not in
+    /// `[0, now_ms]`): unknown, `paced_ms` then taken as `sent_ms`, or one
+    /// smoothed round trip ago. A throttle of a call paced before the last
+    /// cut cuts nothing more: the cut was not in force when it took its token.
     ///
     /// ```
     /// use wasm_backoff_core::limiter::Limiter;
     /// let mut l = Limiter::new(0.0);
-    /// l.record(true, 3000.0, 0.0); // 429 with Retry-After: 3
-    /// assert!(l.acquire(0.0) >= 3000.0, "nothing goes out before the server said");
+    /// for t in 0..20 { let t = t as f64 * 50.0; l.record(false, t, t, t + 20.0); }
+    /// l.record(true, 980.0, 980.0, 1000.0);
+    /// let cut = l.rate();
+    /// l.record(true, 990.0, 990.0, 1010.0); // paced before that cut: in the same window
+    /// assert_eq!(l.rate(), cut, "one cut per round trip");
     /// ```
-    pub fn record(&mut self, throttled: bool, hint_ms: f64, now_ms: f64) {
+    pub fn record(&mut self, throttled: bool, paced_ms: f64, sent_ms: f64, now_ms: f64) {
         if !now_ms.is_finite() || now_ms < 0.0 {
             return;
         }
-        self.measure(now_ms);
-        self.react(throttled, hint_ms, now_ms);
+        let known = |t: f64| t >= 0.0 && t <= now_ms;
+        let sent = if known(sent_ms) {
+            let sample = now_ms - sent_ms;
+            self.rtt_ms = if self.rtt_ms > 0.0 {
+                0.875 * self.rtt_ms + 0.125 * sample
+            } else {
+                sample
+            };
+            sent_ms
+        } else {
+            now_ms - self.rtt_ms
+        };
+        let sent = if known(paced_ms) { paced_ms } else { sent };
+        if self.first_ms.is_nan() || sent < self.first_ms {
+            self.first_ms = sent;
+        }
+        self.sent.tick(now_ms);
+        if !throttled {
+            self.ok.tick(now_ms);
+        }
+        if throttled && self.enabled && sent <= self.last_throttle_ms {
+            return; // sent before the last cut: that cut answers it
+        }
+        // What the server took lately (at a throttle: about its capacity).
+        let base = if self.ok.rate > 0.0 {
+            self.ok.rate
+        } else {
+            // (no half-second measured yet: the successes so far, or the calls that asked if
+            // more (most answers of a first burst are still in flight), over the time since
+            // the first went; too high costs a cut more a round trip later, too low a collapse)
+            let span = crate::math::max(now_ms - self.first_ms, MIN_SPAN_MS);
+            let n = if self.asked.count > self.ok.count {
+                self.asked.count
+            } else {
+                self.ok.count
+            };
+            n as f64 * 1000.0 / span
+        };
+        self.react(throttled, base, now_ms);
     }
 
     /// As [`Limiter::record`], for a caller that measures the send rate
-    /// itself: `rate` (req/s) replaces the limiter's own measurement. A
-    /// fleet's Durable Object adds up the send rates its isolates report
-    /// (js/fleet.js); one [`Limiter::record`] per reported answer would
-    /// count a batch that arrives at once as a burst. Non-finite or negative
-    /// rates and times are ignored.
+    /// itself and keeps its own window: `rate` (req/s) replaces the
+    /// limiter's measurement, and every throttle cuts. A fleet's Durable
+    /// Object adds up the send rates its isolates report (js/fleet.js) and
+    /// cuts once per lease period. Non-finite or negative rates and times
+    /// are ignored.
     ///
     /// ```
     /// use wasm_backoff_core::limiter::Limiter;
     /// let mut l = Limiter::new(0.0);
-    /// l.record_rate(true, -1.0, 200.0, 1000.0); // 50 isolates sending 4 req/s each: throttled
+    /// l.record_rate(true, 200.0, 1000.0); // 50 isolates sending 4 req/s each: throttled
     /// assert_eq!(l.rate(), 140.0, "β × the fleet's rate");
     /// ```
-    pub fn record_rate(&mut self, throttled: bool, hint_ms: f64, rate: f64, now_ms: f64) {
+    pub fn record_rate(&mut self, throttled: bool, rate: f64, now_ms: f64) {
         if !now_ms.is_finite() || now_ms < 0.0 || !rate.is_finite() || rate < 0.0 {
             return;
         }
-        self.measured = rate;
-        self.react(throttled, hint_ms, now_ms);
+        self.sent.rate = rate;
+        self.react(throttled, rate, now_ms);
     }
 
     /// A sender that was not counted when the limiter was throttled turns
@@ -298,7 +432,7 @@ impl Limiter {
     /// ```
     /// use wasm_backoff_core::limiter::Limiter;
     /// let mut l = Limiter::new(0.0);
-    /// l.record_rate(true, -1.0, 10.0, 0.0);
+    /// l.record_rate(true, 10.0, 0.0);
     /// l.grow(10.0);
     /// assert_eq!(l.rate(), 14.0, "as if throttled at 20 req/s");
     /// ```
@@ -307,25 +441,35 @@ impl Limiter {
             return;
         }
         self.last_max_rate += rate;
-        self.measured += rate;
+        self.sent.rate += rate;
         self.fill_rate += BETA * rate;
-        if self.fill_rate > self.capacity {
-            self.capacity = self.fill_rate;
-        }
+        self.capacity = crate::math::max(self.fill_rate * (BURST_MS / 1000.0), MIN_CAPACITY);
     }
 
-    /// The rate's reaction to one answer (the measurement already taken).
-    fn react(&mut self, throttled: bool, hint_ms: f64, now_ms: f64) {
-        let window = |max: f64| cbrt(max * (1.0 - BETA) / SCALE);
+    /// How long the rate stays at the rate throttled before probing above
+    /// it, in s, given CUBIC's `k` (s).
+    fn plateau(&self, k: f64) -> f64 {
+        crate::math::min(PLATEAU * k, PLATEAU_MAX_MS / 1000.0) * (1u32 << self.doublings) as f64
+    }
+
+    /// The rate's reaction to one answer; `sending` is the rate a throttle
+    /// cuts from (what the server took, or the send rate of a fleet).
+    fn react(&mut self, throttled: bool, sending: f64, now_ms: f64) {
+        let window = |max: f64| cbrt(max * (1.0 - BETA) / SCALE) / SPEED;
         let rate = if throttled {
-            let r = if self.enabled && self.fill_rate < self.measured {
+            // From what the server took lately, or the rate in force if lower.
+            let r = if self.enabled && self.fill_rate < sending {
                 self.fill_rate
             } else {
-                self.measured
+                sending
             };
-            // Throttled again without getting above the last rate that was:
-            // the capacity has not moved, so probe less often.
-            self.doublings = if self.enabled && r <= self.last_max_rate * PROBE_GAIN {
+            // Throttled while probing, no higher than the last rate that was: the
+            // capacity has not moved, so probe less often. (Throttled before
+            // probing: the capacity dropped; a plateau of one again.)
+            let k = window(self.last_max_rate);
+            let since = (now_ms - self.last_throttle_ms) / 1000.0;
+            let probing = since > k + self.plateau(k);
+            self.doublings = if self.enabled && probing && r <= self.last_max_rate * PROBE_GAIN {
                 (self.doublings + 1).min(PLATEAU_MAX_DOUBLINGS)
             } else {
                 0
@@ -333,36 +477,24 @@ impl Limiter {
             self.last_max_rate = r;
             self.last_throttle_ms = now_ms;
             self.enabled = true;
-            if hint_ms > 0.0 {
-                let until = now_ms + crate::math::clamp_delay(hint_ms);
-                if until > self.paused_ms {
-                    self.paused_ms = until;
-                }
-                self.refill(now_ms);
-                if self.tokens > 0.0 {
-                    self.tokens = 0.0;
-                }
-            }
             r * BETA
         } else {
             let k = window(self.last_max_rate);
             let mut t = (now_ms - self.last_throttle_ms) / 1000.0 - k;
-            // Back at the rate that was throttled, stay there for PLATEAU·K
-            // before probing above it.
+            // Back at the rate that was throttled, stay there a while before probing above it.
             if t > 0.0 {
-                let plateau = PLATEAU * k * (1u32 << self.doublings) as f64;
+                let plateau = self.plateau(k);
                 t = if t > plateau { t - plateau } else { 0.0 };
             }
+            let t = t * SPEED;
             SCALE * t * t * t + self.last_max_rate
         };
-        let rate = crate::math::min(rate, 2.0 * self.measured);
+        // Never more than twice what is sent or asked for (a rate no one uses is untested).
+        let used = crate::math::max(crate::math::max(self.asked.rate, self.sent.rate), sending);
+        let rate = crate::math::min(rate, 2.0 * used);
         self.refill(now_ms);
         self.fill_rate = if rate > MIN_RATE { rate } else { MIN_RATE };
-        self.capacity = if rate > MIN_CAPACITY {
-            rate
-        } else {
-            MIN_CAPACITY
-        };
+        self.capacity = crate::math::max(rate * (BURST_MS / 1000.0), MIN_CAPACITY);
         if self.tokens > self.capacity {
             self.tokens = self.capacity;
         }
@@ -382,63 +514,34 @@ mod tests {
         assert_eq!(cbrt(0.0), 0.0);
     }
 
-    /// The AWS SDK's DefaultRateLimiter, step for step (its formulas,
-    /// without its 8-digit rounding, plus our plateau), fed the same
-    /// outcomes: the same rates.
+    /// The send rate: half-second buckets, smoothed (the SDK's), each
+    /// measured over itself, so that idle time reads as no data.
     #[test]
-    fn rates_follow_the_sdk() {
+    fn the_send_rate_is_measured_per_busy_half_second() {
         let mut l = Limiter::new(0.0);
-        let (mut fill, mut measured, mut count, mut last_bucket) = (MIN_RATE, 0.0f64, 0u32, 0.0);
-        let (mut last_max, mut last_throttle, mut enabled) = (0.0f64, 0.0f64, false);
         for i in 0..400u32 {
-            let t = i as f64 * 0.037; // seconds
-            let throttled = i % 50 == 49;
-            l.record(throttled, -1.0, t * 1000.0);
-            let b = (t * 2.0).floor() / 2.0;
-            count += 1;
-            if b > last_bucket {
-                measured = count as f64 / (b - last_bucket) * SMOOTH + measured * (1.0 - SMOOTH);
-                count = 0;
-                last_bucket = b;
-            }
-            let calc = if throttled {
-                let r = if enabled {
-                    measured.min(fill)
-                } else {
-                    measured
-                };
-                last_max = r;
-                last_throttle = t;
-                enabled = true;
-                r * BETA
-            } else {
-                let w = (last_max * (1.0 - BETA) / SCALE).cbrt();
-                let x = t - last_throttle - w;
-                // (ours holds the throttled rate for PLATEAU·K before probing above it)
-                let x = if x > 0.0 {
-                    (x - PLATEAU * w).max(0.0)
-                } else {
-                    x
-                };
-                SCALE * x.powi(3) + last_max
-            };
-            fill = calc.min(2.0 * measured).max(MIN_RATE);
-            assert!((l.measured() - measured).abs() < 1e-9, "measured at {i}");
-            if enabled {
-                assert!(
-                    (l.rate() - fill).abs() < 1e-6 * fill.max(1.0),
-                    "rate at {i}: {} vs {fill}",
-                    l.rate()
-                );
-            }
+            l.record(false, f64::NAN, f64::NAN, i as f64 * 37.0); // 27 req/s
         }
+        assert!((l.measured() - 27.0).abs() < 2.0, "{}", l.measured());
+        // An idle minute, then 5 answers in 100 ms: still the busy rate, not 0.
+        for i in 0..5u32 {
+            l.record(false, f64::NAN, f64::NAN, 80_000.0 + i as f64 * 20.0);
+        }
+        l.record(false, f64::NAN, f64::NAN, 80_600.0);
+        assert!(l.measured() > 10.0, "{}", l.measured());
+    }
+
+    /// How long after a cut the rate probes above the rate throttled (ms).
+    fn probe_after(l: &Limiter) -> f64 {
+        let k = cbrt(l.last_max_rate * (1.0 - BETA) / SCALE) / SPEED;
+        (k + l.plateau(k)) * 1000.0
     }
 
     /// Successes every `every` ms from `*t` until `until`.
     fn steady(l: &mut Limiter, t: &mut f64, every: f64, until: f64) {
         while *t < until {
             *t += every;
-            l.record(false, -1.0, *t);
+            l.record(false, f64::NAN, f64::NAN, *t);
         }
     }
 
@@ -447,47 +550,46 @@ mod tests {
         let mut l = Limiter::new(0.0);
         let mut t = 0.0;
         steady(&mut l, &mut t, 100.0, 5000.0); // 10 req/s
-        l.record(true, -1.0, t);
+        l.record(true, f64::NAN, f64::NAN, t);
         let max = l.last_max_rate;
-        let k = cbrt(max * (1.0 - BETA) / SCALE) * 1000.0;
-        let until = t + (1.0 + PLATEAU) * k + 1000.0;
+        let until = t + probe_after(&l) + 1000.0;
         steady(&mut l, &mut t, 100.0, until);
-        assert!(l.rate() > max, "probing above after K + PLATEAU·K");
+        assert!(l.rate() > max, "probing above after K + the plateau");
         assert_eq!(l.doublings, 0);
 
         // Throttled again, no higher: the capacity did not move.
-        l.record(true, -1.0, t);
+        l.record(true, f64::NAN, f64::NAN, t);
         assert_eq!(l.doublings, 1);
-        let (max, from) = (l.last_max_rate, t);
-        let k = cbrt(max * (1.0 - BETA) / SCALE) * 1000.0;
-        steady(&mut l, &mut t, 100.0, from + (1.0 + PLATEAU) * k + 1000.0);
+        let (max, from, p) = (l.last_max_rate, t, probe_after(&l));
+        steady(&mut l, &mut t, 100.0, from + p - 100.0);
         assert_eq!(l.rate(), max, "still on the plateau: it is twice as long");
-        steady(
-            &mut l,
-            &mut t,
-            100.0,
-            from + (1.0 + 2.0 * PLATEAU) * k + 1000.0,
-        );
+        steady(&mut l, &mut t, 100.0, from + p + 500.0);
         assert!(l.rate() > max, "then probing");
 
         for n in 2..=PLATEAU_MAX_DOUBLINGS + 2 {
-            l.record(true, -1.0, t);
+            let until = t + probe_after(&l) + 500.0;
+            steady(&mut l, &mut t, 100.0, until);
+            l.record(true, f64::NAN, f64::NAN, t);
             assert_eq!(l.doublings, n.min(PLATEAU_MAX_DOUBLINGS), "bounded");
         }
+        // Throttled again before probing: the capacity dropped, a plateau of one.
+        t += 100.0;
+        l.record(true, f64::NAN, f64::NAN, t);
+        assert_eq!(l.doublings, 0);
 
         // Sending 4× as fast, until the rate is well above: a throttle there
         // means the capacity grew, and the plateau is one again.
-        let until = t + 200_000.0;
+        let until = t + 20_000.0;
         steady(&mut l, &mut t, 25.0, until);
         assert!(l.rate() > PROBE_GAIN * l.last_max_rate);
-        l.record(true, -1.0, t);
+        l.record(true, f64::NAN, f64::NAN, t);
         assert_eq!(l.doublings, 0);
     }
 
     #[test]
     fn reservations_queue_and_time_jumps_are_harmless() {
         let mut l = Limiter::new(1000.0);
-        l.record(true, -1.0, 1000.0);
+        l.record_rate(true, 0.0, 1000.0);
         let waits: [f64; 3] = core::array::from_fn(|_| l.acquire(1000.0));
         assert_eq!(waits, [2000.0, 4000.0, 6000.0]);
         // A jump ahead refills at most the capacity (1 token), then back.

@@ -36,6 +36,15 @@ pub fn min(a: f64, b: f64) -> f64 {
     }
 }
 
+/// The larger of `a` and `b` (`b` when they are unordered: NaN).
+pub fn max(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
 /// `a * b`, except that zero times anything (infinity included) is zero.
 pub fn mul(a: f64, b: f64) -> f64 {
     if a == 0.0 || b == 0.0 {

@@ -249,7 +249,7 @@ fn the_limiter_converges_to_the_servers_capacity() {
             tokens -= 1.0;
             sent.push(now);
         }
-        l.record(throttled, -1.0, now);
+        l.record(throttled, f64::NAN, f64::NAN, now);
     }
     // The served rate over the last minute.
     let last = sent.iter().filter(|t| **t >= 60_000.0).count() as f64 / 60.0;

@@ -23,9 +23,11 @@
 //   wants is split evenly, room to grow), and asks again once the lease
 //   is LEASE_MS old, in the background, while calls flow: one round trip
 //   per isolate per second at most, none for an idle isolate.
-// - A server-named wait (Retry-After on a 429) pauses the isolate that got
-//   it, not the fleet: a server at capacity takes other clients' calls
-//   meanwhile (a down origin's waits are the gate's rounds, shared).
+// - A server-named wait (Retry-After on a 429) delays the retry of the call
+//   that got it, and nothing else: not the isolate, not the fleet (a server
+//   at capacity takes other calls meanwhile; bench/overload.mjs's matrix:
+//   pausing every call to the target cost half the goodput or more; a down
+//   origin's waits are the gate's rounds, shared). No named wait is stored.
 // - The object unreachable: the isolate falls back to its own limiter
 //   (fed every answer all along), as the gate falls back to its local gate.
 import { w, check } from '../wasm.js';
@@ -44,8 +46,6 @@ export const STALE_MS = 1000;
 const GONE_MS = 3 * LEASE_MS;
 /** The least an isolate is taken to want (req/s): the core's lowest rate. */
 const MIN_WANT = 0.5;
-/** The longest server-named pause taken up (ms): a day. */
-const MAX_PAUSE_MS = 86_400_000;
 
 /** A finite number >= 0 from an RPC's report (anything else: 0). */
 const count = (/** @type {unknown} */ v) => (typeof v === 'number' && v >= 0 && Number.isFinite(v) ? v : 0);
@@ -94,11 +94,11 @@ export class FleetLimiter {
       if (rate === Infinity || (r.version === this.version && now - this.cutAt >= LEASE_MS)) {
         // The cut is from the fleet's rate, not from what it was measured to send: isolates paused by
         // a server-named wait send little meanwhile, and a cut from their sum would collapse the fleet.
-        rate = w.limiter_record_rate(this.h, 1, Number.NaN, rate === Infinity ? sending : Math.max(sending, rate), now);
+        rate = w.limiter_record_rate(this.h, 1, rate === Infinity ? sending : Math.max(sending, rate), now);
         this.version++;
         this.cutAt = now;
       } else if (r.version === 0) rate = w.limiter_grow(this.h, me.rate); // (never had a share: it joins)
-    } else if (rate !== Infinity) rate = w.limiter_record_rate(this.h, 0, Number.NaN, sending, now);
+    } else if (rate !== Infinity) rate = w.limiter_record_rate(this.h, 0, sending, now);
     const share = { rate: Infinity, fleet: rate, version: this.version };
     if (rate === Infinity) return share;
     share.rate = shareOf(rate, this.isolates, id);
@@ -153,7 +153,6 @@ export class Lease {
   fleet = Infinity;
   tokens = 0;
   at = 0;
-  pausedUntil = 0;
   version = 0;
   /** When to ask again (ms); Infinity: only at a throttle. */
   renewAt = Infinity;
@@ -161,7 +160,7 @@ export class Lease {
   wanted = 0;
   /** Answers since the last report. */
   sent = 0;
-  /** Calls that waited (for their token, or a server-named pause) since the last report: this isolate wants more than it gets. */
+  /** Calls that waited for their token since the last report: this isolate wants more than it gets. */
   waited = 0;
   since = Date.now();
   /** The object could not be reached at the last report: the isolate's own limiter decides. */
@@ -181,12 +180,14 @@ export class Lease {
     owned.register(this, this.own, this);
   }
 
-  /** An answer from the target: `throttled`, naming a wait of `ms` (undefined: none). */
-  answered(/** @type {boolean} */ throttled, /** @type {number | undefined} */ ms, /** @type {number} */ now) {
-    w.limiter_record(this.own, +throttled, ms ?? Number.NaN, now);
+  /**
+   * An answer from the target: `throttled`. (`_ms`, the wait it named, delays
+   * that call's retry only: it is not stored here.)
+   */
+  answered(/** @type {boolean} */ throttled, /** @type {number | undefined} */ _ms, /** @type {number} */ now) {
+    w.limiter_record(this.own, +throttled, Number.NaN, Number.NaN, now);
     this.sent++;
     if (!throttled) return false;
-    if (ms !== undefined) this.pausedUntil = Math.max(this.pausedUntil, now + Math.min(ms, MAX_PAUSE_MS));
     return ++this.throttled === 1;
   }
 
@@ -239,7 +240,7 @@ export class Lease {
 
   /** Takes a token: how long to wait for it (ms). */
   take(/** @type {number} */ now) {
-    let d = Math.max(0, this.pausedUntil - now);
+    let d = 0;
     if (this.rate < Infinity) {
       this.#refill(now);
       if (--this.tokens < 0) d += (-this.tokens / this.rate) * 1000;

@@ -2,16 +2,17 @@
 // and the throttled-call scenario of both runtimes), for the test files.
 import assert from 'node:assert/strict';
 
-/** What `limiterAlone` must find in every runtime. */
+/** What `limiterAlone` must find in every runtime (the wait asked for: a token at the floor rate, not the named 300 ms). */
 export function assertLimiterAlone(r) {
   assert.equal(r.off, 'Infinity');
   assert.ok(r.freeMs < 50, `off: acquire() took ${r.freeMs} ms`);
   assert.ok(r.rate >= 0.5 && r.rate < 1e9, `rate ${r.rate}`);
   assert.equal(r.first.name, 'RangeError');
-  assert.ok(r.first.waitMs >= 300, `the wait asked for: ${r.first.message}`);
+  // (a token at the throttled rate, 7 req/s from one call: 143 ms; not the named 300 ms, stored nowhere)
+  assert.ok(r.first.waitMs > 50 && r.first.waitMs < 300, `the wait asked for: ${r.first.message}`);
   assert.equal(r.aborted.message, 'stop');
   assert.equal(r.again.name, 'RangeError');
-  // (a kept token would add one token time, 2 s at the lowest rate; the named wait shrinks as time passes)
+  // (a kept token would add one token time)
   assert.ok(
     r.again.waitMs <= r.first.waitMs && r.first.waitMs - r.again.waitMs < 200,
     `${r.again.waitMs} vs ${r.first.waitMs}: no token was kept`,
@@ -21,7 +22,8 @@ export function assertLimiterAlone(r) {
 /**
  * A gate with `limit: 'adaptive'` after 30 warm-up calls and a 429 naming
  * 300 ms: the next first attempt reached the server (arrival times `at`)
- * after the named 300 ms plus one token at the throttled rate.
+ * within one token at the throttled rate, not after the named 300 ms (a
+ * server-named wait delays the retry of the call that got it, nothing else).
  */
 export function assertThrottledGap(r, at, t) {
   assert.ok(
@@ -32,6 +34,5 @@ export function assertThrottledGap(r, at, t) {
   assert.equal(at.length, 32);
   const gap = at[31] - at[30];
   t.diagnostic(`429 → next first attempt: ${gap.toFixed(0)} ms`);
-  assert.ok(gap >= 295, `the next first attempt went ${gap.toFixed(0)} ms after the 429`);
-  assert.ok(gap < 1300, `${gap.toFixed(0)} ms: the server's 300 ms and one token at the throttled rate`);
+  assert.ok(gap < 250, `the next first attempt went ${gap.toFixed(0)} ms after the 429: the named 300 ms paused it`);
 }

@@ -50,9 +50,11 @@ export interface GateOptions extends BackoffOptions {
   mode?: 'hold' | 'fail-fast';
   /**
    * `'adaptive'`: also limit the rate of every attempt to the target, first attempts included, with a
-   * token bucket that follows the measured send rate, backs off when the server throttles (`throttleOn`,
-   * or 503 naming a wait) and recovers as CUBIC does (the AWS SDKs' adaptive mode). A server-named wait
-   * pauses the bucket. A wait never runs past the call's deadline or its signal. @default 'none'
+   * token bucket that follows what the server takes, backs off when the server throttles (`throttleOn`,
+   * or 503 naming a wait; once per round trip) and recovers as CUBIC does (the AWS SDKs' adaptive mode,
+   * see {@link AdaptiveLimiter}). A server-named wait delays the retry of the call that got it only. A
+   * call whose token wait plus a round trip would end past its deadline is refused at once, unsent
+   * (`GateTimeoutError`, reason 'deadline'); a wait never runs past the call's signal. @default 'none'
    */
   limit?: 'none' | 'adaptive';
   /** Statuses that mean "slow down" to the adaptive limiter (503 with a named wait always does). @default [429] */
@@ -175,17 +177,34 @@ export class BrokenCircuitError extends Error {
 
 /**
  * The adaptive limiter alone (what `limit: 'adaptive'` gives each target of a gate): the AWS SDKs'
- * CUBIC token bucket, with reservations (callers arriving together wait one token time apart
- * instead of racing) and server-named waits that pause it. Off until the first throttling answer.
+ * CUBIC token bucket, cut at most once per round trip (a throttle of a request whose token was taken
+ * before the last cut cuts nothing more), cut from what the server took lately, its growth capped
+ * by what callers ask for (calls that gave up count), with reservations (callers arriving together
+ * wait one token time apart instead of racing) and a bucket of 100 ms of tokens. A server-named
+ * wait is stored nowhere: it delays the retry of the request that got it, not other requests. Off
+ * until the first throttling answer. Share one among concurrent callers: `await acquire()`, send,
+ * `record()` the answer (answers are paired with acquires in order).
  */
 export class AdaptiveLimiter {
   constructor();
   /**
-   * Resolves when one more request may be sent. Rejects with the signal's reason on abort, or with a
-   * `RangeError` at once if the wait would exceed `maxWaitMs`; either way the token is given back.
+   * Resolves when one more request may be sent: after (tokens reserved ahead + 1) / rate at most,
+   * e.g. 20 callers waiting at the floor rate of 0.5 req/s wait up to 40 s; bound it with `maxWaitMs`.
+   * Rejects with the signal's reason on abort (at once if already aborted), or with a `RangeError`
+   * at once if the wait would exceed `maxWaitMs`; either way the token is given back and the
+   * limiter keeps working. Bad options: `TypeError`/`RangeError` naming them.
    */
-  acquire(options?: { signal?: AbortSignal; maxWaitMs?: number }): Promise<void>;
-  /** The answer to a request sent: `throttled` (e.g. a 429), `retryAfterMs` the wait the server named. Returns the rate now (requests per second; `Infinity` while off). */
+  acquire(options?: {
+    signal?: AbortSignal;
+    /** The longest wait accepted, ms (a number >= 0). @default Infinity */
+    maxWaitMs?: number;
+  }): Promise<void>;
+  /**
+   * The answer to a request sent (the oldest acquired and not yet answered): `throttled` (e.g. a 429;
+   * a boolean, else `TypeError`). `retryAfterMs`, the wait the server named (a number >= 0,
+   * `Infinity` included, else `RangeError`/`TypeError`), is accepted and stored nowhere: wait it
+   * before retrying that request yourself. Returns the rate now (requests per second; `Infinity` while off).
+   */
   record(throttled: boolean, retryAfterMs?: number): number;
   /** The current rate in requests per second (`Infinity` while off). */
   readonly rate: number;
@@ -257,7 +276,7 @@ export class SharedGate extends Gate {
    * object's limiter (the same adaptive limiter as `createLimiter`'s, fed the fleet's send rate) cut
    * the fleet's rate, once per lease period however many isolates were throttled. Each isolate then
    * sends through a token bucket of its share (max-min fair over what the isolates want), renewed
-   * once a second while its calls flow. A server-named wait pauses only the isolate that got it.
+   * once a second while its calls flow. A server-named wait delays the retry of the call that got it only.
    * `rate` is this isolate's share (req/s; `Infinity` while not throttled), `fleet` the fleet's
    * rate, `alone` true while the object cannot be reached (this isolate's own limiter decides, as
    * a local gate's would). `undefined` without `limit: 'adaptive'`.
