@@ -335,20 +335,23 @@ export class Gate {
   }
 
   /**
-   * Where the target `key` stands: phase, held and in-flight calls.
+   * Where the target `key` stands: its circuit's state (`closed`, `open`,
+   * `half-open` — `probing` while its probe is out —, `isolated`), held and
+   * in-flight calls.
    * @param {unknown} key
-   * @returns {{ phase: import('../types/gate/index.js').GatePhase, held: number, inFlight: number }}
+   * @returns {{ state: import('../types/gate/index.js').CircuitState, probing: boolean, held: number, inFlight: number }}
    */
   state(key) {
     const s = this.#slots.get(key);
-    if (!s || s.dead) return { phase: 'healthy', held: 0, inFlight: 0 };
+    if (!s || s.dead) return { state: 'closed', probing: false, held: 0, inFlight: 0 };
     // The core's clock moves at its operations; with nothing held there is
     // no timer, so a round that is over (or restored over) would still read
-    // 'backing-off'. gate_take ticks it (and takes nothing: nothing is held).
+    // 'open'. gate_take ticks it (and takes nothing: nothing is held).
     // With calls held, their timer does that at the round's end.
     if (s.queue.length === 0) op(s, w.gate_take, Date.now()), rounds(s), sync(s);
     op(s, w.gate_status);
-    return { phase: /** @type {any} */ (PHASES[st(GATE_PHASE)]), held: st(GATE_HELD), inFlight: st(GATE_IN_FLIGHT) };
+    const p = st(GATE_PHASE);
+    return { state: /** @type {any} */ (CIRCUIT[p]), probing: PHASES[p] === 'probing', held: st(GATE_HELD), inFlight: st(GATE_IN_FLIGHT) };
   }
 
   /**

@@ -230,8 +230,10 @@ pub const SLOT_MODES: &[&str] = &["binary", "exponent"];
 /// Gate `overflow` values.
 pub const OVERFLOWS: &[&str] = &["evict-oldest", "reject-newest"];
 /// Gate phases, in `gate::Phase` declaration order (as `GATE_STATUS` reports them).
-pub const PHASES: &[&str] = &["healthy", "backing-off", "open", "probing", "isolated"];
-/// The circuit's state for each phase of [`PHASES`] (what `onStateChange` reports).
+pub const PHASES: &[&str] = &["closed", "open", "half-open", "probing", "isolated"];
+/// The circuit's state for each phase of [`PHASES`]: the one vocabulary of
+/// `state()`, `onStateChange` and `toJSON()` (a probing target is half-open,
+/// with `probing: true`).
 pub const CIRCUIT: &[&str] = &["closed", "open", "half-open", "half-open", "isolated"];
 /// Why the phase last changed, in `gate::Cause` declaration order.
 pub const CAUSES: &[&str] = &[

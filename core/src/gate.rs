@@ -107,8 +107,9 @@ pub enum Admit {
     Reject,
 }
 
-/// Where the target stands. (The wasm layer answers with the declaration
-/// order: keep it.)
+/// Where the target stands, in the circuit breaker's words (closed, open,
+/// half-open — with or without its probe out —, isolated). (The wasm layer
+/// answers with the declaration order: keep it.)
 ///
 /// ```
 /// use wasm_backoff_core::gate::*;
@@ -116,20 +117,21 @@ pub enum Admit {
 /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
 /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
 /// let mut g = Gate::new(rounds, limits);
-/// assert_eq!(g.phase(), Phase::Healthy);
+/// assert_eq!(g.phase(), Phase::Closed);
 /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
 /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
-/// assert_eq!(g.phase(), Phase::Waiting);
+/// assert_eq!(g.phase(), Phase::Open);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Requests pass straight through (up to the concurrency limit).
-    Healthy,
-    /// Backing off: everything is held until the wake time.
-    Waiting,
-    /// The wait is over and no probe is out: the next request is the probe.
+    /// The circuit is closed: requests pass straight through (up to the
+    /// concurrency limit).
+    Closed,
+    /// The circuit is open, backing off: everything is held until the wake time.
     Open,
-    /// One probe is out; everything else is held until it settles.
+    /// Half-open, no probe out yet: the round is over, the next request is the probe.
+    HalfOpen,
+    /// Half-open with its probe out; everything else is held until it settles.
     Probing,
     /// Isolated by hand ([`Gate::isolate`]): nothing is sent until
     /// [`Gate::release`].
@@ -352,13 +354,13 @@ impl<R: Rng> Gate<R> {
     /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
     /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
     /// let mut g = Gate::new(rounds, limits);
-    /// assert_eq!((g.phase(), g.held(), g.in_flight()), (Phase::Healthy, 0, 0));
+    /// assert_eq!((g.phase(), g.held(), g.in_flight()), (Phase::Closed, 0, 0));
     /// ```
     pub fn new(backoff: Backoff<R>, limits: Limits) -> Self {
         Gate {
             backoff,
             limits,
-            phase: Phase::Healthy,
+            phase: Phase::Closed,
             until_ms: 0.0,
             probe_since: 0.0,
             sent_ms: 0.0,
@@ -392,7 +394,7 @@ impl<R: Rng> Gate<R> {
     /// let mut g = Gate::new(rounds, limits).with_trip(Trip::Consecutive(2));
     /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
     /// assert!(!g.failed(t, -1.0, 0.0));
-    /// assert_eq!(g.phase(), Phase::Healthy);
+    /// assert_eq!(g.phase(), Phase::Closed);
     /// ```
     pub fn with_trip(mut self, trip: Trip) -> Self {
         self.counter = Counter::new(trip);
@@ -563,7 +565,7 @@ impl<R: Rng> Gate<R> {
     /// let mut g = Gate::new(rounds, limits);
     /// g.isolate();
     /// g.release();
-    /// assert_eq!((g.phase(), g.cause()), (Phase::Healthy, Cause::Released));
+    /// assert_eq!((g.phase(), g.cause()), (Phase::Closed, Cause::Released));
     /// ```
     pub fn release(&mut self) {
         self.epoch = (self.epoch + 1) & EPOCH_MASK;
@@ -572,7 +574,7 @@ impl<R: Rng> Gate<R> {
     }
 
     fn close(&mut self) {
-        self.phase = Phase::Healthy;
+        self.phase = Phase::Closed;
         self.backoff.reset();
         self.counter.reset();
     }
@@ -601,11 +603,11 @@ impl<R: Rng> Gate<R> {
         let mut s = [0.0; SAVED_LEN];
         s[SAVED_AT] = now_ms;
         s[SAVED_PHASE] = match self.phase {
-            Phase::Healthy => 0.0,
+            Phase::Closed => 0.0,
             Phase::Isolated => 2.0,
             _ => 1.0,
         };
-        s[SAVED_UNTIL] = if self.phase == Phase::Waiting {
+        s[SAVED_UNTIL] = if self.phase == Phase::Open {
             self.until_ms
         } else {
             now_ms
@@ -638,7 +640,7 @@ impl<R: Rng> Gate<R> {
     /// let mut saved = g.save(0.0);
     /// saved[SAVED_PHASE] = 7.0;
     /// assert_eq!(g.restore(&saved, 0.0), Err(RestoreError::Malformed));
-    /// assert_eq!(g.phase(), Phase::Healthy);
+    /// assert_eq!(g.phase(), Phase::Closed);
     /// ```
     pub fn restore(&mut self, s: &[f64; SAVED_LEN], now_ms: f64) -> Result<(), RestoreError> {
         let r = self.take_up(s, now_ms);
@@ -691,9 +693,9 @@ impl<R: Rng> Gate<R> {
         let longest = self.backoff.config().cap().max(DEFAULT_MAX_RETRY_AFTER_MS);
         self.until_ms = until.min(at + longest);
         self.phase = match phase as u8 {
-            0 => Phase::Healthy,
+            0 => Phase::Closed,
             2 => Phase::Isolated,
-            _ => Phase::Waiting,
+            _ => Phase::Open,
         };
         self.cause = Cause::Restored;
         Ok(())
@@ -710,15 +712,15 @@ impl<R: Rng> Gate<R> {
     fn tick(&mut self, now_ms: f64) {
         let late = now_ms >= self.wait_end();
         match self.phase {
-            Phase::Waiting if now_ms >= self.until_ms => {
-                self.phase = Phase::Open;
+            Phase::Open if now_ms >= self.until_ms => {
+                self.phase = Phase::HalfOpen;
                 self.cause = Cause::RoundOver;
             }
             Phase::Probing if late => self.start_round(-1.0, now_ms, Cause::ProbeTimeout),
             // A new epoch tells the stalled requests from later ones when
             // they settle; their failures are then stale (they were sent
             // before the requests that now test the target).
-            Phase::Healthy if late && self.held > 0 && self.full() => {
+            Phase::Closed if late && self.held > 0 && self.full() => {
                 self.epoch = (self.epoch + 1) & EPOCH_MASK;
                 self.stall_epoch = self.epoch;
                 self.stalled = self.in_flight;
@@ -770,7 +772,7 @@ impl<R: Rng> Gate<R> {
         self.epoch = (self.epoch + 1) & EPOCH_MASK;
         self.rounds = self.rounds.wrapping_add(1);
         self.until_ms = now_ms + delay;
-        self.phase = Phase::Waiting;
+        self.phase = Phase::Open;
     }
 
     /// A new request at `now_ms`: send it (healthy, nothing held ahead of it
@@ -790,14 +792,14 @@ impl<R: Rng> Gate<R> {
     pub fn admit(&mut self, now_ms: f64) -> Admit {
         self.tick(now_ms);
         if self.held == 0 {
-            if self.phase == Phase::Healthy && !self.full() {
+            if self.phase == Phase::Closed && !self.full() {
                 return Admit::Send(self.send(false, now_ms));
             }
-            if self.phase == Phase::Open {
+            if self.phase == Phase::HalfOpen {
                 return Admit::Send(self.send_probe(now_ms));
             }
         }
-        if self.fail_fast && self.phase != Phase::Healthy {
+        if self.fail_fast && self.phase != Phase::Closed {
             return Admit::Reject;
         }
         Admit::Hold(self.hold())
@@ -828,7 +830,7 @@ impl<R: Rng> Gate<R> {
     pub fn hold(&mut self) -> Hold {
         // A healthy target's calls wait only for a concurrency slot: they are
         // the caller's own load, not a failure to bound, and are never refused.
-        if self.held < self.limits.max_queued || self.phase == Phase::Healthy {
+        if self.held < self.limits.max_queued || self.phase == Phase::Closed {
             self.held += 1;
             return Hold::Held;
         }
@@ -880,7 +882,7 @@ impl<R: Rng> Gate<R> {
     pub fn failed(&mut self, tag: Tag, hint_ms: f64, now_ms: f64) -> bool {
         self.settle(tag);
         let cause = match self.phase {
-            Phase::Healthy if tag == self.tag(false) && self.counter.record(true, now_ms) => {
+            Phase::Closed if tag == self.tag(false) && self.counter.record(true, now_ms) => {
                 Cause::Tripped
             }
             Phase::Probing if tag == self.tag(true) => Cause::ProbeFailed,
@@ -906,11 +908,11 @@ impl<R: Rng> Gate<R> {
     /// let mut g = Gate::new(rounds, Limits::default()).with_trip(Trip::Consecutive(5));
     /// assert!(!g.record(10, 4, 0.0), "four in a row: below the threshold");
     /// assert!(g.record(0, 1, 1.0), "the fifth trips");
-    /// assert_eq!(g.phase(), Phase::Waiting);
+    /// assert_eq!(g.phase(), Phase::Open);
     /// assert!(!g.record(0, 100, 2.0), "while open, nothing more is counted");
     /// ```
     pub fn record(&mut self, ok: u32, failed: u32, now_ms: f64) -> bool {
-        if self.phase != Phase::Healthy {
+        if self.phase != Phase::Closed {
             return false;
         }
         self.counter.record_many(false, ok, now_ms);
@@ -941,7 +943,7 @@ impl<R: Rng> Gate<R> {
         if self.phase == Phase::Probing && tag == self.tag(true) {
             self.close();
             self.cause = Cause::ProbeSucceeded;
-        } else if self.phase == Phase::Healthy && tag == self.tag(false) {
+        } else if self.phase == Phase::Closed && tag == self.tag(false) {
             self.counter.record(false, now_ms);
         }
     }
@@ -963,7 +965,7 @@ impl<R: Rng> Gate<R> {
     pub fn cancelled(&mut self, tag: Tag) {
         self.settle(tag);
         if self.phase == Phase::Probing && tag == self.tag(true) {
-            self.phase = Phase::Open;
+            self.phase = Phase::HalfOpen;
         }
     }
 
@@ -990,8 +992,8 @@ impl<R: Rng> Gate<R> {
             return None;
         }
         let tag = match self.phase {
-            Phase::Open => self.send_probe(now_ms),
-            Phase::Healthy if !self.full() => self.send(false, now_ms),
+            Phase::HalfOpen => self.send_probe(now_ms),
+            Phase::Closed if !self.full() => self.send(false, now_ms),
             _ => return None,
         };
         self.held -= 1;
@@ -1018,10 +1020,10 @@ impl<R: Rng> Gate<R> {
         let end = self.wait_end();
         match self.phase {
             _ if self.held == 0 => None,
-            Phase::Waiting => Some(self.until_ms),
+            Phase::Open => Some(self.until_ms),
             _ if end == f64::INFINITY => None,
             Phase::Probing => Some(end),
-            Phase::Healthy if self.full() => Some(end),
+            Phase::Closed if self.full() => Some(end),
             _ => None,
         }
     }
@@ -1040,7 +1042,7 @@ impl<R: Rng> Gate<R> {
     /// assert!(g.can_wait(100.0) && !g.can_wait(99.0));
     /// ```
     pub fn can_wait(&self, deadline_ms: f64) -> bool {
-        self.phase != Phase::Waiting || self.until_ms <= deadline_ms
+        self.phase != Phase::Open || self.until_ms <= deadline_ms
     }
 
     /// When the current backoff round ends (while backing off).
@@ -1056,11 +1058,11 @@ impl<R: Rng> Gate<R> {
     /// assert_eq!(g.until(), Some(100.0));
     /// ```
     pub fn until(&self) -> Option<f64> {
-        (self.phase == Phase::Waiting).then_some(self.until_ms)
+        (self.phase == Phase::Open).then_some(self.until_ms)
     }
 
     /// The current phase (as of the last event; a wait that has run out
-    /// shows as [`Phase::Open`] only once an event has seen the clock).
+    /// shows as [`Phase::HalfOpen`] only once an event has seen the clock).
     ///
     /// ```
     /// use wasm_backoff_core::gate::*;
@@ -1068,7 +1070,7 @@ impl<R: Rng> Gate<R> {
     /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
     /// let limits = Limits { max_queued: 2, overflow: Overflow::EvictOldest, concurrency: u32::MAX, probe_timeout_ms: 30_000.0 };
     /// let mut g = Gate::new(rounds, limits);
-    /// assert_eq!(g.phase(), Phase::Healthy);
+    /// assert_eq!(g.phase(), Phase::Closed);
     /// ```
     pub fn phase(&self) -> Phase {
         self.phase
@@ -1167,7 +1169,7 @@ impl<R: Rng> Gate<R> {
     /// assert!(!g.idle());
     /// ```
     pub fn idle(&self) -> bool {
-        self.phase == Phase::Healthy
+        self.phase == Phase::Closed
             && self.held == 0
             && self.in_flight == 0
             && self.counter.failures() == 0

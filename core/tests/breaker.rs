@@ -36,7 +36,7 @@ fn consecutive_threshold_trips_on_the_nth_failure_in_a_row() {
     for i in 0..2 {
         let t = send(&mut g, i as f64);
         assert!(!g.failed(t, -1.0, i as f64), "below the threshold");
-        assert_eq!(g.phase(), Phase::Healthy);
+        assert_eq!(g.phase(), Phase::Closed);
     }
     let ok = send(&mut g, 2.0);
     g.succeeded(ok, 2.0); // breaks the run
@@ -47,7 +47,7 @@ fn consecutive_threshold_trips_on_the_nth_failure_in_a_row() {
     }
     let t = send(&mut g, 5.0);
     assert!(g.failed(t, -1.0, 5.0), "third in a row");
-    assert_eq!((g.phase(), g.cause()), (Phase::Waiting, Cause::Tripped));
+    assert_eq!((g.phase(), g.cause()), (Phase::Open, Cause::Tripped));
 }
 
 #[test]
@@ -66,7 +66,7 @@ fn a_single_failure_among_successes_does_not_trip_the_ratio() {
             g.succeeded(t, i as f64);
         }
     }
-    assert_eq!(g.phase(), Phase::Healthy);
+    assert_eq!(g.phase(), Phase::Closed);
     // Then 20 failures: past half of 40 calls in the window.
     let mut tripped_at = None;
     for i in 20..40 {
@@ -92,14 +92,14 @@ fn half_open_probe_closes_or_reopens_with_a_longer_round() {
     let p = g.take(100.0).expect("the probe at 100");
     assert_eq!((g.phase(), g.cause()), (Phase::Probing, Cause::RoundOver));
     g.failed(p, -1.0, 110.0);
-    assert_eq!((g.phase(), g.cause()), (Phase::Waiting, Cause::ProbeFailed));
+    assert_eq!((g.phase(), g.cause()), (Phase::Open, Cause::ProbeFailed));
     assert_eq!(g.admit(200.0), Admit::Hold(Hold::Held));
     assert_eq!(g.take(309.0), None, "the second round is 200 ms");
     let p = g.take(310.0).unwrap();
     g.succeeded(p, 320.0);
     assert_eq!(
         (g.phase(), g.cause()),
-        (Phase::Healthy, Cause::ProbeSucceeded)
+        (Phase::Closed, Cause::ProbeSucceeded)
     );
 }
 
@@ -129,7 +129,7 @@ fn isolation_holds_everything_until_released() {
     assert_eq!((g.take(1e9), g.wake_at()), (None, None));
     g.release();
     assert!(g.take(3.0).is_some());
-    assert_eq!((g.phase(), g.cause()), (Phase::Healthy, Cause::Released));
+    assert_eq!((g.phase(), g.cause()), (Phase::Closed, Cause::Released));
     let mut f = gate(Trip::Consecutive(1), true);
     f.isolate();
     assert_eq!(f.admit(0.0), Admit::Reject);
@@ -211,7 +211,7 @@ fn a_malformed_or_future_state_is_refused_and_the_gate_starts_closed() {
             Err(RestoreError::Malformed),
             "field {i} = {v}"
         );
-        assert_eq!(b.phase(), Phase::Healthy);
+        assert_eq!(b.phase(), Phase::Closed);
         send(&mut b, 21.0);
     }
     let mut b = gate(Trip::Consecutive(1), false);

@@ -43,10 +43,7 @@ fn healthy_passes_straight_through() {
     for _ in 0..30 {
         send(&mut g, 0.0);
     }
-    assert_eq!(
-        (g.phase(), g.in_flight(), g.held()),
-        (Phase::Healthy, 30, 0)
-    );
+    assert_eq!((g.phase(), g.in_flight(), g.held()), (Phase::Closed, 30, 0));
     assert_eq!(g.wake_at(), None);
 }
 
@@ -66,7 +63,7 @@ fn concurrent_failures_make_one_round_and_one_probe() {
     }
     assert_eq!(
         (g.phase(), g.held(), g.in_flight(), g.rounds()),
-        (Phase::Waiting, 30, 0, 1)
+        (Phase::Open, 30, 0, 1)
     );
     assert_eq!(g.wake_at(), Some(110.0));
     // New requests are held while waiting.
@@ -95,7 +92,7 @@ fn concurrent_failures_make_one_round_and_one_probe() {
     assert_eq!(g.hold(), Hold::Held);
     // Success: healthy, the schedule resets, every held request is released.
     g.succeeded(probe2[0], 0.0);
-    assert_eq!(g.phase(), Phase::Healthy);
+    assert_eq!(g.phase(), Phase::Closed);
     let released = drain(&mut g, 330.0);
     assert_eq!(released.len(), 32);
     assert_eq!(
@@ -148,7 +145,7 @@ fn an_open_gate_probes_with_the_next_arrival() {
     assert_eq!(g.admit(151.0), Admit::Hold(Hold::Held));
     g.succeeded(probe, 0.0);
     assert_eq!(drain(&mut g, 160.0).len(), 1);
-    assert_eq!(g.phase(), Phase::Healthy);
+    assert_eq!(g.phase(), Phase::Closed);
 }
 
 #[test]
@@ -161,7 +158,7 @@ fn a_cancelled_probe_hands_over_to_the_next_in_line() {
     let probe = g.take(100.0).unwrap();
     assert_eq!(g.held(), 1);
     g.cancelled(probe);
-    assert_eq!(g.phase(), Phase::Open);
+    assert_eq!(g.phase(), Phase::HalfOpen);
     let next = g.take(100.0).unwrap();
     assert_eq!(
         next & 1,
@@ -179,7 +176,7 @@ fn a_success_sent_before_the_outage_does_not_end_it() {
     g.failed(a, -1.0, 1.0);
     g.hold();
     g.succeeded(b, 0.0);
-    assert_eq!(g.phase(), Phase::Waiting);
+    assert_eq!(g.phase(), Phase::Open);
 }
 
 #[test]
@@ -272,13 +269,13 @@ fn a_hung_probe_times_out_into_the_next_round() {
     assert_eq!(g.take(1099.0), None);
     // Timed out: the next round (200 ms), and the hung probe is stale now.
     assert_eq!(g.take(1100.0), None);
-    assert_eq!((g.phase(), g.rounds()), (Phase::Waiting, 2));
+    assert_eq!((g.phase(), g.rounds()), (Phase::Open, 2));
     assert_eq!(g.wake_at(), Some(1300.0));
     let next = g.take(1300.0).unwrap();
     g.succeeded(hung, 0.0);
     assert_eq!(g.phase(), Phase::Probing, "a stale success proves nothing");
     g.succeeded(next, 0.0);
-    assert_eq!(g.phase(), Phase::Healthy);
+    assert_eq!(g.phase(), Phase::Closed);
     assert_eq!(g.in_flight(), 0);
 }
 

@@ -55,7 +55,8 @@ export class GateHub {
     const g = /** @type {Gate} */ (this.gate);
     this.#letGo();
     const { savedAt, targets } = g.toJSON();
-    return { kind, phase: g.state(key).phase, savedAt, target: targets[key] ?? null, ...extra };
+    const { state, probing } = g.state(key);
+    return { kind, state, probing, savedAt, target: targets[key] ?? null, ...extra };
   }
 
   /**
@@ -98,7 +99,7 @@ export class GateHub {
       clearTimeout(timer);
     }
     // Released while probing: this request is the probe (the others are released only once healthy).
-    if (g.state(key).phase === 'probing') {
+    if (g.state(key).probing) {
       const id = ++this.#seq;
       this.#probes.set(id, { t, key, at: Date.now() });
       return this.answer(key, 'probe', { id });
@@ -119,7 +120,7 @@ export class GateHub {
     const now = Date.now();
     for (const [id, p] of this.#probes) {
       // (state() brings the gate up to now first: a probe out for probeTimeoutMs is no longer the current one)
-      if (g.state(p.key).phase === 'healthy' || now - p.at >= timeout) {
+      if (g.state(p.key).state === 'closed' || now - p.at >= timeout) {
         this.#probes.delete(id);
         p.t.cancel();
       }

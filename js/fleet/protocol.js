@@ -115,7 +115,8 @@ export function sharedPart(/** @type {Record<string, any>} */ o) {
  */
 
 /**
- * What the object answers: its gate's phase for the key and the target's
+ * What the object answers: its gate's state for the key (and whether it is
+ * probing) and the target's
  * saved state (null when closed and clean), and what the request gets.
  * @typedef {import('../../types/gate/index.js').GateAnswer} Answer
  */

@@ -116,7 +116,7 @@ export class SharedGate extends Gate {
     const p = k.pending;
     if (p && (await within(p, t, k.at + STALE_MS)) === STALE && k.pending === p) {
       k.pending = undefined;
-      if (this.state(key).phase === 'healthy') this.#report(key, k);
+      if (this.state(key).state === 'closed') this.#report(key, k);
     }
   }
 
@@ -127,7 +127,7 @@ export class SharedGate extends Gate {
       k.ok++;
       return;
     }
-    if (this.state(key).phase !== 'healthy') return; // (the object said open already: the failure joins that round)
+    if (this.state(key).state !== 'closed') return; // (the object said open already: the failure joins that round)
     if (this.#never) return; // (no threshold: the object's circuit never opens, a report would change nothing)
     k.failed++;
     this.#report(key, k);
@@ -153,14 +153,14 @@ export class SharedGate extends Gate {
         })
         .then(
           (a) => {
-            if (a.phase !== 'healthy' && this.state(key).phase === 'healthy') this.follow(key, a);
+            if (a.state !== 'closed' && this.state(key).state === 'closed') this.follow(key, a);
           },
           () => {}, // the object unreachable: the local gate goes on alone
         )
         .finally(() => {
           if (k.pending !== p) return; // (given up meanwhile)
           k.pending = undefined;
-          if (this.state(key).phase === 'healthy') this.#report(key, k);
+          if (this.state(key).state === 'closed') this.#report(key, k);
           else k.failed = 0;
         }),
     );

@@ -55,7 +55,7 @@ export class SharedTicket {
     }
     await inner.pass();
     // Healthy: straight out. Probing: this call is the local gate's probe; the object decides.
-    if (g.state(key).phase !== 'probing') return;
+    if (!g.state(key).probing) return;
     for (;;) {
       const asked = g.rpc('admit', key, g.pollMs);
       /** @type {Answer | typeof STALE} */

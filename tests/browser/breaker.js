@@ -57,15 +57,15 @@ window.bt = {
     const f = withBackoff(fetch, { gate, maxAttempts: 1 });
     const url = `${server}${p}`;
     const first = await attempt(f, url);
-    const afterOne = gate.state(server).phase;
+    const afterOne = gate.state(server).state;
     const second = await attempt(f, url);
-    const afterTwo = gate.state(server).phase;
+    const afterTwo = gate.state(server).state;
     const refused = [await attempt(f, url), await attempt(f, url)];
     await sleep(refused[1].error?.retryAfterMs + 20);
-    const roundOver = gate.state(server).phase;
+    const roundOver = gate.state(server).state;
     const probe = await attempt(f, url);
     await settled();
-    return { first, afterOne, second, afterTwo, refused, roundOver, probe, after: gate.state(server).phase, ...gate.log };
+    return { first, afterOne, second, afterTwo, refused, roundOver, probe, after: gate.state(server).state, ...gate.log };
   },
 
   // Isolation by hand, step 1: a hold-mode gate isolates the server's
@@ -109,14 +109,14 @@ window.bt = {
   // one call, and saves its state back.
   async resume(server, p) {
     const gate = watched(CARRIED);
-    const before = gate.state(server).phase;
+    const before = gate.state(server).state;
     gate.restore(JSON.parse(localStorage.getItem('breaker')));
-    const restored = gate.state(server).phase;
+    const restored = gate.state(server).state;
     const res = await attempt(withBackoff(fetch, { gate, maxAttempts: 1 }), `${server}${p}`);
     await settled();
     const text = JSON.stringify(gate);
     localStorage.setItem('breaker', text);
-    return { before, restored, res, after: gate.state(server).phase, saved: JSON.parse(text), ...gate.log };
+    return { before, restored, res, after: gate.state(server).state, saved: JSON.parse(text), ...gate.log };
   },
 
   // The adaptive limiter: `warm` calls 20 ms apart (the send rate it

@@ -42,9 +42,9 @@ test("fail-fast in a page: past the threshold a BrokenCircuitError names the wai
   const page = await open();
   const r = await bt(page, 'failFast', '/ff');
   assert.equal(r.first.status, 503);
-  assert.equal(r.afterOne, 'healthy', 'one failure is below consecutive: 2');
+  assert.equal(r.afterOne, 'closed', 'one failure is below consecutive: 2');
   assert.equal(r.second.status, 503);
-  assert.equal(r.afterTwo, 'backing-off');
+  assert.equal(r.afterTwo, 'open');
   for (const { error } of r.refused) {
     assert.equal(error?.name, 'BrokenCircuitError');
     assert.ok(error.broken, 'instanceof the BrokenCircuitError that /pkg/gate/index.js exports');
@@ -52,9 +52,9 @@ test("fail-fast in a page: past the threshold a BrokenCircuitError names the wai
     assert.equal(error.isolated, false);
     assert.ok(error.retryAfterMs > 0 && error.retryAfterMs <= 300, `retryAfterMs ${error.retryAfterMs}`);
   }
-  assert.equal(r.roundOver, 'open', 'the round is over: the next call probes');
+  assert.equal(r.roundOver, 'half-open', 'the round is over: the next call probes');
   assert.equal(r.probe.body, 'probe ok');
-  assert.equal(r.after, 'healthy');
+  assert.equal(r.after, 'closed');
   assert.equal(srv.count('/ff'), 3, 'two failures and the probe; the refused calls sent nothing');
   assert.deepEqual(r.changes, ['closed>open:tripped', 'open>half-open:round-over', 'half-open>closed:probe-succeeded']);
   assert.deepEqual(r.keys, [srv.url, srv.url, srv.url]);
@@ -68,7 +68,7 @@ test('isolate / release by hand in a page: a held call waits unsent until releas
   srv.script('/iso', { status: 200, body: 'ok' });
   const page = await open();
   const one = await bt(page, 'isolate', '/iso');
-  assert.deepEqual(one.state, { phase: 'isolated', held: 1, inFlight: 0 });
+  assert.deepEqual(one.state, { state: 'isolated', probing: false, held: 1, inFlight: 0 });
   assert.equal(one.refused.error?.name, 'BrokenCircuitError');
   assert.ok(one.refused.error.broken);
   assert.equal(one.refused.error.isolated, true);
@@ -76,10 +76,10 @@ test('isolate / release by hand in a page: a held call waits unsent until releas
   await sleep(100);
   assert.equal(srv.count('/iso'), 0, 'nothing sent while isolated');
   const two = await bt(page, 'release', '/iso');
-  assert.deepEqual(two.before, { phase: 'isolated', held: 1, inFlight: 0 }, 'still held after 150 ms');
+  assert.deepEqual(two.before, { state: 'isolated', probing: false, held: 1, inFlight: 0 }, 'still held after 150 ms');
   assert.deepEqual(two.res, { status: 200, body: 'ok' });
   assert.deepEqual(two.passed, { status: 200, body: 'ok' });
-  assert.equal(two.after.phase, 'healthy');
+  assert.equal(two.after.state, 'closed');
   assert.equal(srv.count('/iso'), 2, 'the released call and the fail-fast gate’s call after release');
   assert.deepEqual(two.changes, ['closed>isolated:isolated', 'isolated>closed:released']);
   assert.deepEqual(two.keys, [srv.url, srv.url]);
@@ -112,8 +112,8 @@ test('toJSON() in one page, restore() in the next (localStorage): open there too
     await sleep(100);
     const sent = Date.now();
     const two = await bt(second, 'resume', '/carry');
-    assert.equal(two.before, 'healthy', 'a fresh gate');
-    assert.equal(two.restored, 'backing-off');
+    assert.equal(two.before, 'closed', 'a fresh gate');
+    assert.equal(two.restored, 'open');
     assert.equal(two.res.error?.name, 'BrokenCircuitError', JSON.stringify(two.res));
     assert.ok(two.res.error.broken);
     assert.ok(two.res.error.retryAfterMs > 0 && two.res.error.retryAfterMs <= 700, `retryAfterMs ${two.res.error.retryAfterMs}`);
@@ -131,7 +131,7 @@ test('toJSON() in one page, restore() in the next (localStorage): open there too
     await second.reload();
     await second.waitForSelector('body[data-ready="1"]');
     const three = await bt(second, 'resume', '/carry');
-    assert.equal(three.restored, 'open', 'the round ended before this page: the next call probes');
+    assert.equal(three.restored, 'half-open', 'the round ended before this page: the next call probes');
     assert.deepEqual(three.res, { status: 200, body: 'probe ok' });
     assert.equal(srv.count('/carry'), 2, 'one probe');
     assert.deepEqual(three.changes, ['closed>open:restored', 'open>half-open:round-over', 'half-open>closed:probe-succeeded']);

@@ -37,9 +37,9 @@ test('fail-fast: past the threshold, calls are refused with a BrokenCircuitError
   const r = await call('/failfast', '/ff');
   assert.equal(r.key, srv.url, 'the default key: the origin');
   assert.equal(r.first.status, 503);
-  assert.equal(r.afterOne, 'healthy', 'one failure is below consecutive: 2');
+  assert.equal(r.afterOne, 'closed', 'one failure is below consecutive: 2');
   assert.equal(r.second.status, 503);
-  assert.equal(r.afterTwo, 'backing-off');
+  assert.equal(r.afterTwo, 'open');
   for (const { error } of r.refused) {
     assert.ok(error, 'refused');
     assert.equal(error.name, 'BrokenCircuitError');
@@ -75,8 +75,8 @@ test('a breaker restored from toJSON() (in KV) in later requests stays open, the
   await sleep(100);
   const sent = Date.now();
   const two = await call('/resume', '/carry');
-  assert.equal(two.before, 'healthy', 'a fresh gate');
-  assert.equal(two.restored, 'backing-off');
+  assert.equal(two.before, 'closed', 'a fresh gate');
+  assert.equal(two.restored, 'open');
   assert.equal(two.res.error?.name, 'BrokenCircuitError', JSON.stringify(two.res));
   assert.ok(two.res.error.broken);
   assert.equal(two.res.error.key, srv.url);
@@ -87,20 +87,20 @@ test('a breaker restored from toJSON() (in KV) in later requests stays open, the
   );
   assert.equal(srv.count('/carry'), 1, 'request 2 sent nothing');
   assert.deepEqual(two.changes, ['closed>open:restored']);
-  assert.equal(two.after, 'backing-off');
+  assert.equal(two.after, 'open');
   assert.equal(two.saved.targets[srv.url]?.untilMs, saved.untilMs, 'saved again, the same round');
 
   // Request 3, once the round is over: restored with the probe due; its call
   // is the probe, which succeeds and closes the circuit.
   await sleep(Math.max(0, saved.untilMs - Date.now()) + 30);
   const three = await call('/resume', '/carry');
-  assert.equal(three.restored, 'open', 'the round ended between the requests: the next call probes');
+  assert.equal(three.restored, 'half-open', 'the round ended between the requests: the next call probes');
   assert.equal(three.res.status, 200, JSON.stringify(three.res));
   assert.equal(three.res.body, 'probe ok');
   assert.equal(srv.count('/carry'), 2, 'one probe');
   assert.deepEqual(three.changes, ['closed>open:restored', 'open>half-open:round-over', 'half-open>closed:probe-succeeded']);
   assert.deepEqual(three.keys, [srv.url, srv.url, srv.url]);
-  assert.equal(three.after, 'healthy');
+  assert.equal(three.after, 'closed');
   assert.deepEqual(three.saved.targets, {}, 'closed and clean: nothing to carry');
   assert.deepEqual(JSON.parse(await kv.get('gate')).targets, {});
 });

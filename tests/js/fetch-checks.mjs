@@ -344,7 +344,7 @@ export const SCENARIOS = {
     const { rounds, probes } = gate.stats();
     check(rounds === 1 && probes === 1, `rounds ${rounds}, probes ${probes}`);
     check((await ctl.count(p)) === 6, `server saw ${await ctl.count(p)} (3 failures, 1 probe, 2 released)`);
-    check(gate.state('target').phase === 'healthy', gate.state('target').phase);
+    check(gate.state('target').state === 'closed', gate.state('target').state);
     gate.free();
   },
 

@@ -83,7 +83,7 @@ test("fail-fast through the object: past the fleet's threshold every isolate ref
     [503, 503, 503],
   );
   const s = await call(mf, 'a', `/state?key=${key()}`);
-  assert.equal(s.phase, 'backing-off', JSON.stringify(s));
+  assert.equal(s.state, 'open', JSON.stringify(s));
   // b–e have seen nothing: their first call goes out (no round trip while healthy), and its
   // failure's report answers the object's state, so the call's retry is refused.
   const learn = await Promise.all(ISOLATES.slice(1).map((n) => call(mf, n, '/calls?n=1&max=5&path=/ff')));
@@ -110,7 +110,7 @@ test("fail-fast through the object: past the fleet's threshold every isolate ref
   const probe = await call(mf, 'a', '/calls?n=1&max=5&path=/ff');
   assert.equal(probe.out[0].status, 200);
   assert.equal(probe.rpcs.probed, 1, 'a was the fleet probe');
-  assert.equal((await call(mf, 'b', `/state?key=${key()}`)).phase, 'healthy');
+  assert.equal((await call(mf, 'b', `/state?key=${key()}`)).state, 'closed');
   const rest = await Promise.all(ISOLATES.slice(1).map((n) => call(mf, n, '/calls?n=1&max=5&path=/ff')));
   for (const r of rest) assert.equal(r.out[0].status, 200, JSON.stringify(r));
   const obj = await call(mf, 'a', `/object?key=${key()}`);
@@ -130,7 +130,7 @@ test('the object keeps an open circuit across a restart of the process (persiste
   srv.script('/rs', (req) => (byOf(req) === 'c' && seenByC++ >= 2 ? { status: 200, body: 'ok' } : { status: 503 }));
   await call(mf, 'a', '/calls?n=3&max=1&path=/rs');
   const before = await call(mf, 'a', `/state?key=${key()}`);
-  assert.notEqual(before.phase, 'healthy');
+  assert.notEqual(before.state, 'closed');
   assert.ok(before.target && before.target.state !== 'closed', JSON.stringify(before));
 
   const t0 = performance.now();
@@ -138,7 +138,7 @@ test('the object keeps an open circuit across a restart of the process (persiste
   mf = fleet({ env, persist });
   const again = await call(mf, 'b', `/state?key=${key()}`);
   console.log(`  restart: ${(performance.now() - t0).toFixed(0)} ms; before ${JSON.stringify(before)}; after ${JSON.stringify(again)}`);
-  assert.notEqual(again.phase, 'healthy', 'the restarted object still holds the circuit open');
+  assert.notEqual(again.state, 'closed', 'the restarted object still holds the circuit open');
   assert.deepEqual(again.target, before.target, 'the circuit as it was saved');
 
   // c (a fresh isolate) fails twice: below the threshold, a fresh object would let each call retry
@@ -154,7 +154,7 @@ test('the object keeps an open circuit across a restart of the process (persiste
   const obj = await call(mf, 'a', `/object?key=${key()}`);
   assert.equal(obj.gate.probes, 1, JSON.stringify(obj));
   const closed = await call(mf, 'a', `/state?key=${key()}`);
-  assert.equal(closed.phase, 'healthy');
+  assert.equal(closed.state, 'closed');
   assert.equal(closed.target, null, 'closed and clean');
   await noUnhandled(mf);
   await dispose(mf);
@@ -189,7 +189,7 @@ test('a probe its caller aborts: the next call (this isolate or another) becomes
   assert.equal(obj.gate.probes, 2, `the aborted probe and the next: ${JSON.stringify(obj)}`);
   assert.equal(obj.rpcs.probed, 2, 'both reported (the first as cancelled)');
   assert.equal(srv.count('/ab'), 3 + 1 + 1 + 1 + 1, "a's 3 and its aborted probe, b's first try, the probe, the released call");
-  assert.equal((await call(mf, 'a', `/state?key=${key()}`)).phase, 'healthy');
+  assert.equal((await call(mf, 'a', `/state?key=${key()}`)).state, 'closed');
   await noUnhandled(mf);
   await dispose(mf);
 });
@@ -209,7 +209,7 @@ test('an object whose every RPC throws: each isolate goes on with its local gate
       JSON.stringify(o),
     );
     assert.ok(o.rpcs.report >= 1, 'the failures were reported (and the reports failed)');
-    assert.equal(o.local.phase, 'healthy');
+    assert.equal(o.local.state, 'closed');
   }
   assert.ok(srv.count('/bk') > 6, 'each call retried on its own');
   await noUnhandled(mf);
@@ -228,7 +228,7 @@ test('the object becomes unreachable mid-outage (stubs that reject, or cannot be
   });
   await call(mf, 'a', '/calls?n=3&max=1&path=/mid');
   await call(mf, 'b', '/calls?n=1&max=1&path=/mid');
-  assert.equal((await call(mf, 'b', `/state?key=${key()}`)).phase, 'backing-off');
+  assert.equal((await call(mf, 'b', `/state?key=${key()}`)).state, 'open');
   await call(mf, 'b', '/break?how=reject');
   phase = 'up';
   const sent = srv.count('/mid');
@@ -243,7 +243,7 @@ test('the object becomes unreachable mid-outage (stubs that reject, or cannot be
       [200, 200],
       JSON.stringify(r),
     );
-    assert.equal(r.local.phase, 'healthy');
+    assert.equal(r.local.state, 'closed');
   }
   assert.equal(ra.rpcs.probed, 1, "a's probe was the fleet's: its report's stub threw");
   assert.ok(rb.rpcs.admit >= 1 && rb.rpcs.probed === 0, `b asked, was refused an answer, and probed alone: ${JSON.stringify(rb.rpcs)}`);
@@ -368,7 +368,7 @@ test('a probe whose outcome never reaches the object is let go when the fleet re
   assert.equal(rb.rpcs.probed, 1, `b was the next probe: ${JSON.stringify(rb.rpcs)}`);
   const obj = await call(mf, 'a', `/object?key=${key()}`);
   console.log(`  object after the recovery: ${JSON.stringify(obj)}`);
-  assert.equal((await call(mf, 'a', `/state?key=${key()}`)).phase, 'healthy');
+  assert.equal((await call(mf, 'a', `/state?key=${key()}`)).state, 'closed');
   assert.equal(obj.gate.inFlight, 0, 'the lost probe let go');
   assert.equal(obj.gate.probes, 2);
   await noUnhandled(mf);

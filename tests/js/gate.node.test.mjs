@@ -126,7 +126,7 @@ async function overflowRun(overflow) {
       (e) => (results[i] = e),
     );
   const all = [call(0)];
-  await until('the first failure', () => gate.state(srv.url).phase === 'backing-off' && gate.state(srv.url).held === 1, 1000, 2);
+  await until('the first failure', () => gate.state(srv.url).state === 'open' && gate.state(srv.url).held === 1, 1000, 2);
   for (let i = 1; i <= 10; i++) all.push(call(i));
   assert.equal(gate.state(srv.url).held, 5, 'the queue is bounded');
   down = false;
@@ -185,7 +185,7 @@ test('per-call limits: maxAttempts counts the failed rounds a call waited throug
   assert.ok(performance.now() - t0 < 5000);
   assert.equal(gate.stats().timeouts, 2);
   // The target is still backing off (nothing held: no timer).
-  assert.equal(gate.state(srv.url).phase, 'backing-off');
+  assert.equal(gate.state(srv.url).state, 'open');
   assert.equal(timers(), before, 'a timer was left behind');
 });
 
@@ -251,12 +251,12 @@ test('what the target says decides: a 404 is no failure; a failed POST starts a 
   const gated = withBackoff(fetch, { gate, maxAttempts: Infinity, onRetry: (i) => infos.push(i), onDone: (d) => dones.push(d) });
   // A 404 reaches the target: returned as is, the target stays healthy.
   assert.equal((await gated(`${srv.url}${p}?i=missing`)).status, 404);
-  assert.equal(gate.state(srv.url).phase, 'healthy');
+  assert.equal(gate.state(srv.url).state, 'closed');
   // A POST's 503 starts a round, but the POST itself is not retried.
   const post = await gated(`${srv.url}${p}?i=post`, { method: 'POST', body: 'x' });
   assert.equal(post.status, 503);
   assert.equal(dones.at(-1).reason, 'not-idempotent');
-  assert.equal(gate.state(srv.url).phase, 'backing-off');
+  assert.equal(gate.state(srv.url).state, 'open');
   // A GET arriving now is held (never sent during the round), then probes: the
   // 503 (second failure) starts the next round, the next probe succeeds.
   const res = await gated(`${srv.url}${p}?i=get`);
@@ -328,7 +328,7 @@ test('gate.run supervises any async work: one probe per round, released in order
     /bad input/,
   );
   assert.equal(n, 1);
-  assert.equal(g2.state('x').phase, 'healthy');
+  assert.equal(g2.state('x').state, 'closed');
   assert.equal(timers(), before, 'a timer was left behind');
 });
 
@@ -428,7 +428,7 @@ test('a throwing shouldRetry takes its call out of the gate; a throwing onRetry 
     },
   });
   await assert.rejects(a(`${srv.url}${p}`), (e) => e === bug);
-  assert.deepEqual(g1.state(srv.url), { phase: 'healthy', held: 0, inFlight: 0 });
+  assert.deepEqual(g1.state(srv.url), { state: 'closed', probing: false, held: 0, inFlight: 0 });
   throws = false;
   assert.equal(await (await a(`${srv.url}${p}`)).text(), 'ok');
   // onRetry is an observer: its error goes to the console, the call is held
@@ -469,14 +469,14 @@ test('with concurrency, a hung call stops occupying its slot after probeTimeoutM
   const hung = gated(`${srv.url}${p}?i=a`, { signal: ac.signal });
   await until('A sent', () => srv.count(p) === 1, 1000, 2);
   const rest = Promise.all(['b', 'c'].map((i) => gated(`${srv.url}${p}?i=${i}`).then((r) => r.text())));
-  assert.deepEqual(gate.state(srv.url), { phase: 'healthy', held: 2, inFlight: 1 }, 'held behind A (concurrency)');
+  assert.deepEqual(gate.state(srv.url), { state: 'closed', probing: false, held: 2, inFlight: 1 }, 'held behind A (concurrency)');
   let tid;
   const timeout = new Promise((r) => (tid = setTimeout(() => r('still held'), 5000)));
   assert.deepEqual(await Promise.race([rest, timeout]), ['b', 'c']);
   clearTimeout(tid);
   assert.ok(performance.now() - t0 >= 95, 'B waited for the stall timeout');
   // A still counts as in flight until it ends (here, aborted).
-  assert.deepEqual(gate.state(srv.url), { phase: 'healthy', held: 0, inFlight: 1 });
+  assert.deepEqual(gate.state(srv.url), { state: 'closed', probing: false, held: 0, inFlight: 1 });
   const reason = new Error('stop');
   ac.abort(reason);
   await assert.rejects(hung, (e) => e === reason);
@@ -584,16 +584,16 @@ test('record(key, ok, failed): outcomes of calls sent elsewhere count against th
   const gate = createGate({ consecutive: 2000 });
   // A batch larger than a replay could count (a fleet's burst): 5 000 failures trip a threshold of 2 000.
   gate.record('fleet', 10, 1999);
-  assert.equal(gate.state('fleet').phase, 'healthy', 'below the threshold');
+  assert.equal(gate.state('fleet').state, 'closed', 'below the threshold');
   gate.record('fleet', 0, 5000);
-  assert.equal(gate.state('fleet').phase, 'backing-off');
+  assert.equal(gate.state('fleet').state, 'open');
   assert.equal(gate.stats().rounds, 1);
   // Successes break a run; bad counts count as nothing.
   gate.record('other', 0, 1999);
   gate.record('other', 1, 0);
   gate.record('other', -5, Number.NaN);
   gate.record('other', 0, 1999);
-  assert.equal(gate.state('other').phase, 'healthy');
+  assert.equal(gate.state('other').state, 'closed');
   gate.free();
 });
 
@@ -607,7 +607,7 @@ test('restore(): a round longer than this gate could start is cut to its longest
   const target = { ...saved.targets.t, state: 'open', untilMs: now + 20 * day };
   gate.release('t');
   gate.restore({ version: 1, savedAt: now, targets: { t: target } });
-  assert.equal(gate.state('t').phase, 'backing-off');
+  assert.equal(gate.state('t').state, 'open');
   const until = gate.toJSON().targets.t.untilMs;
   assert.ok(until - now <= 60_000 + 5, `the round ends ${until - now} ms after it was saved`);
   gate.free();
@@ -620,7 +620,7 @@ test("toJSON() keeps a target keyed '__proto__', and restore() takes it up", () 
   assert.ok(Object.hasOwn(JSON.parse(text).targets, '__proto__'), text);
   const other = createGate({ consecutive: 1 });
   other.restore(JSON.parse(text));
-  assert.equal(other.state('__proto__').phase, 'backing-off');
+  assert.equal(other.state('__proto__').state, 'open');
   gate.free();
   other.free();
 });

@@ -20,7 +20,6 @@ import {
   LIMIT_KINDS,
   MODES,
   OVERFLOWS,
-  PHASES,
   PRESETS,
   SERVER_WAIT_HEADERS,
   SLOT_MODES,
@@ -60,10 +59,8 @@ const UNIONS = [
   ['types/gate/index.d.ts', 'overflow', OVERFLOWS, 'src/schema.rs OVERFLOWS'],
   ['types/gate/index.d.ts', 'mode', MODES, 'src/schema.rs MODES'],
   ['types/gate/index.d.ts', 'limit', LIMIT_KINDS, 'src/schema.rs LIMIT_KINDS'],
-  // What gate.state(key).phase reports: js/gate.js reads it out of PHASES. Should
-  // the phases be renamed or another list report them, change the list here.
-  ['types/gate/index.d.ts', 'GatePhase', PHASES, 'src/schema.rs PHASES (gate::Phase)', 'documented'],
-  // What onStateChange reports: CIRCUIT, each state once.
+  // The one vocabulary of a target's state (gate.state(key).state, onStateChange,
+  // toJSON): CIRCUIT, each state once (the core's phases map onto it).
   ['types/gate/index.d.ts', 'CircuitState', [...new Set(CIRCUIT)], 'src/schema.rs CIRCUIT', 'documented'],
   ['types/queue/index.d.ts', 'TaskState', TASK_STATES, 'src/schema.rs TASK_STATES'],
   // (also in tests/js/policy.test.mjs, beside the policy's other checks)

@@ -108,7 +108,7 @@ test('"Which protection do I want?" has four examples, and each does what the te
   srv.script('/down', { status: 503 });
   assert.deepEqual(await runP(1), ['503', '503', 'api: open (tripped)', '503', 'refused until the next probe']);
   assert.equal(srv.count('/down'), 3, 'the 4th call sent nothing');
-  assert.deepEqual(await runP(2), ['backing-off']);
+  assert.deepEqual(await runP(2), ['open']);
   srv.script('/limited', [{ status: 429, headers: { 'retry-after-ms': '50' } }, { status: 200 }]);
   assert.deepEqual(await runP(3), ['200']);
 });

@@ -54,9 +54,9 @@ const routes = {
     const url = `${env.ORIGIN}${p}`;
     const key = new URL(url).origin;
     const first = await attempt(f, url);
-    const afterOne = gate.state(key).phase;
+    const afterOne = gate.state(key).state;
     const second = await attempt(f, url);
-    const afterTwo = gate.state(key).phase;
+    const afterTwo = gate.state(key).state;
     const refused = [await attempt(f, url), await attempt(f, url)];
     return { key, first, afterOne, second, afterTwo, refused, stats: gate.stats() };
   },
@@ -81,13 +81,13 @@ const routes = {
     const keys = [];
     const gate = watched(CARRIED, changes, keys);
     const key = env.ORIGIN;
-    const before = gate.state(key).phase;
+    const before = gate.state(key).state;
     gate.restore(await env.BREAKER.get('gate', 'json'));
-    const restored = gate.state(key).phase;
+    const restored = gate.state(key).state;
     const f = withBackoff(fetch, { gate, maxAttempts: 1 });
     const res = await attempt(f, `${env.ORIGIN}${p}`);
     await settled();
-    const after = gate.state(key).phase;
+    const after = gate.state(key).state;
     const text = JSON.stringify(gate);
     await env.BREAKER.put('gate', text);
     return { before, restored, res, after, saved: JSON.parse(text), changes, keys };

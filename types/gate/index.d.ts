@@ -66,6 +66,18 @@ export interface GateOptions extends BackoffOptions {
 /** A circuit's state: `closed` (calls pass), `open` (backing off), `half-open` (the next call probes, or the probe is out), `isolated` (by hand). */
 export type CircuitState = 'closed' | 'open' | 'half-open' | 'isolated';
 
+/** Where a target stands ({@link Gate.state}): its circuit's state, in the one vocabulary of `state()`, `onStateChange` and `toJSON()`. */
+export interface GateTargetState {
+  /** `closed` (calls pass), `open` (backing off: every call held), `half-open` (the round is over: the next call probes, or the probe is out), `isolated` (by hand). */
+  state: CircuitState;
+  /** Half-open with the probe out (the other calls wait for its outcome). */
+  probing: boolean;
+  /** Calls held now. */
+  held: number;
+  /** Calls in flight now. */
+  inFlight: number;
+}
+
 /** What {@link GateOptions.onStateChange} is told. */
 export interface CircuitChange {
   key: unknown;
@@ -99,8 +111,6 @@ export interface GateState {
   targets: Record<string, SavedTarget>;
 }
 
-/** Where a target stands: `'healthy'` (calls pass), `'backing-off'` (all held until the round ends), `'open'` (the next call probes), `'probing'` (one probe out, the rest held), `'isolated'` (by hand). */
-export type GatePhase = 'healthy' | 'backing-off' | 'open' | 'probing' | 'isolated';
 
 /**
  * A per-target backoff gate and circuit breaker (the actor-supervisor pattern):
@@ -132,7 +142,7 @@ export class Gate {
    */
   stats(): { evictions: number; rounds: number; probes: number; timeouts: number; held: number; inFlight: number; targets: number };
   /** Where the target `key` stands now. */
-  state(key: unknown): { phase: GatePhase; held: number; inFlight: number };
+  state(key: unknown): GateTargetState;
   /**
    * Counts outcomes of calls to `key` that were sent elsewhere — `ok` successes, then `failed`
    * failures — against the threshold while the target is closed, as that many calls through this
@@ -311,7 +321,9 @@ export function sharedGate(namespace: DurableObjectNamespaceLike, options?: Shar
 export interface GateAnswer {
   /** `'state'` (a report's answer), `'probe'` (send the probe, then report with `id`), `'go'` (closed), `'refused'` (fail-fast), `'wait'` (the poll ran out). */
   kind: 'state' | 'probe' | 'go' | 'refused' | 'wait';
-  phase: GatePhase;
+  state: CircuitState;
+  /** Half-open with the fleet's probe out. */
+  probing: boolean;
   savedAt: number;
   /** The target's state in the object (null when closed and clean). */
   target: SavedTarget | null;

@@ -235,18 +235,19 @@ export const used = [
 ];
 
 // ---- the backoff gate ----
-import { createGate, Gate, GateOverflowError, GateTimeoutError, type GateOptions, type GatePhase } from 'wasm-backoff/gate';
+import { createGate, Gate, GateOverflowError, GateTimeoutError, type GateOptions, type CircuitState } from 'wasm-backoff/gate';
 const gateOptions: GateOptions = { maxQueued: 100, overflow: 'reject-newest', concurrency: 4, probeTimeoutMs: 5000, baseMs: 50 };
 const gate: Gate = createGate(gateOptions);
 export async function useGate(): Promise<void> {
   const n: number = await gate.run('db', async ({ signal }) => (signal?.aborted ? 0 : 1), { maxAttempts: 3 });
-  const phase: GatePhase = gate.state('db').phase;
+  const phase: CircuitState = gate.state('db').state;
+  const probing: boolean = gate.state('db').probing;
   const evicted: number = gate.stats().evictions;
   const viaFetch: Response = await fetchWithBackoff('/api/items', undefined, { gate });
   const shared = withBackoff(fetch, { gate, maxAttempts: 3 });
   const none = withBackoff(fetch, { gate: false });
   gate.free();
-  void [n, phase, evicted, viaFetch, shared, none, new Gate(), GateOverflowError, GateTimeoutError];
+  void [n, phase, probing, evicted, viaFetch, shared, none, new Gate(), GateOverflowError, GateTimeoutError];
 }
 
 // ---- the durable task queue ----
