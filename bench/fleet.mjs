@@ -45,7 +45,7 @@ export async function fleetLib(dir) {
   await build({
     stdin: {
       contents:
-        "export { sharedGate } from './js/fleet/shared-gate.js'; export { GateHub } from './js/fleet/hub.js'; export { createGate } from './js/gate.js'; export { sharedBudget, BudgetHub } from './js/fleet/shared-budget.js'; export { RetryBudget } from './js/budget.js';",
+        "export { sharedGate } from './js/fleet/shared-gate.js'; export { GateHub } from './js/fleet/hub.js'; export { createGate } from './js/gate/index.js'; export { sharedBudget, BudgetHub } from './js/fleet/shared-budget.js'; export { RetryBudget } from './js/budget.js';",
       resolveDir: ROOT,
       loader: 'js',
     },

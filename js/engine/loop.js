@@ -1,6 +1,6 @@
 // @ts-check
 // The one retry loop. Every driver runs it: fetchWithBackoff / withBackoff
-// and retry(fn) (js/fetch/), gate.run and a gated fetch (js/gate.js), the
+// and retry(fn) (js/fetch/), gate.run and a gated fetch (js/gate/), the
 // fleet's shared gate (js/fleet/). Each round is the same four steps:
 //
 //   pass     the lane lets the attempt go (after its wait, or its hold)

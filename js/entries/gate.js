@@ -9,5 +9,5 @@ export {
   Gate,
   GateOverflowError,
   GateTimeoutError,
-} from '../gate.js';
+} from '../gate/index.js';
 export * from '#fleet';

@@ -3,7 +3,7 @@
 // protocol): a GateHub runs in each GateObject (js/fleet/gate-object.js).
 // Runtime-free, so the benchmark runs it in virtual time.
 import { own } from '../wasm.js';
-import { Gate, BrokenCircuitError } from '../gate.js';
+import { Gate, BrokenCircuitError } from '../gate/index.js';
 import { FleetLimiter } from './limiter.js';
 import { sharedPart } from './protocol.js';
 

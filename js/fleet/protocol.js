@@ -28,7 +28,7 @@
 // given up: in workerd, a round trip whose Worker request ended first is
 // never settled for another request, and the isolate then goes on with its
 // local gate (as when the object cannot be reached).
-import { GateTimeoutError } from '../gate.js';
+import { GateTimeoutError } from '../gate/index.js';
 
 /** The options that stay with each isolate's local gate (the rest go to the object's). */
 export const LOCAL = new Set([

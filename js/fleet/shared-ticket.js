@@ -1,7 +1,7 @@
 // @ts-check
 // One call's passage through a fleet's shared gate (js/fleet/protocol.js):
 // the local gate's ticket, and the object consulted when the local gate probes.
-import { BrokenCircuitError, GateTimeoutError } from '../gate.js';
+import { BrokenCircuitError, GateTimeoutError } from '../gate/index.js';
 import { STALE, within } from './protocol.js';
 import { STALE_MS } from './limiter.js';
 

@@ -1,6 +1,6 @@
 // @ts-check
 // The sources run by Node as they are, unbundled (tests/engine/ imports
-// js/engine/loop.js, js/gate.js …): the root package.json's "imports" maps
+// js/engine/loop.js, js/gate/ …): the root package.json's "imports" maps
 // `#load` here. It instantiates the full module the build left in pkg/
 // (`bash scripts/build.sh`), which exports everything the small one does.
 // The real builds never see this file: scripts/bundle.mjs resolves `#load`

@@ -1,4 +1,4 @@
-// A gate's lane (the Ticket of js/gate.js: pass, after, cancel) under the
+// A gate's lane (the Ticket of js/gate/ticket.js: pass, after, cancel) under the
 // one loop, with a real Gate (the core's decisions, from the full module)
 // on fake time: rounds held and released in order, a held call that runs
 // out of time or attempts (GateTimeoutError), fail-fast (BrokenCircuitError),
@@ -6,7 +6,7 @@
 import { test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
-import { createGate, BrokenCircuitError, GateTimeoutError } from '../../js/gate.js';
+import { createGate, BrokenCircuitError, GateTimeoutError } from '../../js/gate/index.js';
 import { withBackoff } from '../../js/fetch/index.js';
 import { already, install, settled } from './clock.mjs';
 

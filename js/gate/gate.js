@@ -1,0 +1,430 @@
+// @ts-check
+// The per-target backoff gate (`wasm-backoff/gate`): createGate, for
+// `gate.run(key, task)` and for the `gate` option of the fetch driver.
+// Per-request backoff lets thirty calls in flight hammer a failing target
+// thirty times a round; a gate backs off for the target as a whole, holds
+// its callers and sends one probe per round.
+//
+// The decisions and the counts (phases, which request probes, when to
+// release, who is evicted, rounds, probes, timeouts) are the Rust core's
+// (src/gate.rs): every operation answers the target's whole status in the
+// result record, so JavaScript never keeps a count of its own. This file
+// holds what only JavaScript can: the promises of held callers in arrival
+// order, their abort listeners and deadline timers, and one wake-up timer
+// per target while anything is held. A target's slot stays while it is
+// idle (a healthy call through the gate is two wasm calls and allocates
+// nothing); idle slots are dropped when the map has doubled since the last
+// time it was pruned.
+import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT, SCRATCH } from '../wasm.js';
+import { abortable, signalOf } from '../hooks.js';
+import { Call, drive } from '../engine/loop.js';
+import { op, st, registry, drop, out, rounds, pump, sync } from './slot.js';
+/** @typedef {import('./slot.js').Slot} Slot */
+import { Ticket } from './ticket.js';
+import {
+  ALL_MESSAGES,
+  BUCKETS,
+  CIRCUIT,
+  F_LIMIT,
+  F_MODE,
+  SAVED,
+  SAVED_LEN,
+  SAVED_STATES,
+  WAKE_IDLE,
+  WAKE_NONE,
+  F_MAX_ATTEMPTS,
+  F_MAX_ELAPSED_MS,
+  GATE,
+  GATE_EVICTIONS,
+  GATE_HELD,
+  GATE_IN_FLIGHT,
+  GATE_PHASE,
+  GATE_PROBES,
+  GATE_ROUNDS,
+  GATE_TIMEOUTS,
+  GATE_WAKE,
+  PHASES,
+  SCHEDULE,
+} from '../gen/boundary.js';
+
+/**
+ * A per-call count: an integer >= `min`, or Infinity.
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {number} dflt
+ * @param {number} min
+ */
+const count = (o, key, dflt, min) =>
+  number(o, key, dflt, (v) => v === Infinity || (Number.isInteger(v) && v >= min), `an integer >= ${min} or Infinity`);
+
+/**
+ * A per-call deadline option, a number >= 0 in ms.
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {number} dflt
+ */
+const ms = (o, key, dflt) => number(o, key, dflt, (v) => v >= 0, 'a number >= 0');
+
+/** The default key of a fetch call: its origin. */
+function origin(input) {
+  const url = typeof Request !== 'undefined' && input instanceof Request ? input.url : String(input);
+  try {
+    return new URL(url, globalThis.location?.href).origin;
+  } catch {
+    return url;
+  }
+}
+
+/** Supervises targets by key; see gate/index.d.ts for the options. */
+export class Gate {
+  /** @type {Map<unknown, Slot>} */
+  #slots = new Map();
+  #seq = 0;
+  /** The counters of slots dropped while idle. */
+  #retired = { evictions: 0, rounds: 0, probes: 0, timeouts: 0 };
+  /** The map's size that triggers the next pruning of idle slots. */
+  #prune = 64;
+  #rec;
+  #seeded;
+  #retryable;
+  #maxAttempts;
+  #maxElapsedMs;
+  #freed = false;
+  /** @type {((info: any) => unknown) | undefined} */
+  #on;
+  #limited;
+  #failFast;
+  #throttleOn;
+
+  /** @param {import('../../types/gate/index.js').GateOptions} [options] */
+  constructor(options) {
+    const o = own(options, 'gate options');
+    // The rounds' schedule and the gate's limits, as the record each
+    // target's slot is made from (checked now; no entropy at module scope).
+    write(o, SCHEDULE, () => 0);
+    write(o, GATE);
+    // maxAttempts and maxElapsedMs are per-call limits here (checked below),
+    // not the rounds' schedule's: a target is never given up on.
+    mem()[OPTS + F_MAX_ATTEMPTS] = mem()[OPTS + F_MAX_ELAPSED_MS] = NaN;
+    this.#rec = record(GATE);
+    w.gate_free(check(w.gate_new(Date.now()), ALL_MESSAGES));
+    this.#failFast = this.#rec[F_MODE] === 1;
+    this.#limited = this.#rec[F_LIMIT] === 1;
+    this.#on = fn(o, 'onStateChange');
+    const th = o.throttleOn ?? [429];
+    if (!Array.isArray(th) || !th.every((x) => Number.isInteger(x) && x >= 100 && x <= 599)) {
+      throw new (Array.isArray(th) ? RangeError : TypeError)('throttleOn must be an array of integer HTTP statuses (100-599)');
+    }
+    this.#throttleOn = new Set(th);
+    this.#seeded = o.seed !== undefined;
+    /** The key of a fetch call (read by the fetch driver). */
+    this.keyOf = fn(o, 'key') ?? origin;
+    this.#retryable = fn(o, 'retryable');
+    this.#maxAttempts = count(o, 'maxAttempts', 5, 1);
+    this.#maxElapsedMs = ms(o, 'maxElapsedMs', Infinity);
+    registry.register(this, this.#slots, this);
+  }
+
+  /**
+   * The slot of `key`, made on first use. Idle slots stay (so a healthy
+   * target costs nothing per call) until the map has grown to twice its
+   * size at the last pruning.
+   * @param {unknown} key
+   * @returns {Slot}
+   */
+  #slot(key) {
+    if (this.#freed) throw new TypeError('this Gate was freed');
+    let s = this.#slots.get(key);
+    if (!s) {
+      if (this.#slots.size >= this.#prune) {
+        for (const [k, x] of this.#slots) {
+          op(x, w.gate_status);
+          if (st(GATE_WAKE) === WAKE_IDLE) {
+            this.#retire(x);
+            this.#slots.delete(k);
+          }
+        }
+        this.#prune = Math.max(64, 2 * this.#slots.size);
+      }
+      load(this.#rec, this.#seeded);
+      s = {
+        key,
+        h: check(w.gate_new(Date.now()), ALL_MESSAGES),
+        queue: [],
+        at: WAKE_NONE,
+        rounds: 0,
+        phase: 0,
+        on: this.#on,
+        limited: this.#limited,
+        failFast: this.#failFast,
+        throttleOn: this.#throttleOn,
+      };
+      this.#slots.set(key, s);
+    }
+    return s;
+  }
+
+  /** Adds the counters of slot `s` (just asked for its status) to the retired ones, and frees it. */
+  #retire(/** @type {Slot} */ s) {
+    const r = this.#retired;
+    r.evictions += st(GATE_EVICTIONS);
+    r.rounds += st(GATE_ROUNDS);
+    r.probes += st(GATE_PROBES);
+    r.timeouts += st(GATE_TIMEOUTS);
+    drop(s);
+  }
+
+  /**
+   * A ticket for one call to `key` (the fetch driver's and `run`'s handle):
+   * `pass()` resolves when it may be sent, `settle(...)` reports the
+   * outcome, `cancel()` an abort. `spend(hintMs)` answers the call's own
+   * next delay in ms, or < 0 when it may not use one more attempt (each
+   * failed round it waits through costs one).
+   * @param {unknown} key
+   * @param {AbortSignal | undefined} signal
+   * @param {number} deadline
+   * @param {(hintMs?: number) => number} spend
+   */
+  enter(key, signal, deadline, spend) {
+    if (this.#freed) throw new TypeError('this Gate was freed');
+    // The slot is looked up at the first pass(), not now.
+    return new Ticket(() => this.#slot(key), key, signal, deadline, spend, this.#seq++);
+  }
+
+  /**
+   * Runs `task({signal})` through the gate of `key`: straight away while the
+   * target is healthy; held while it backs off; retried (held again) when it
+   * rejects, until `maxAttempts` or `maxElapsedMs`.
+   * @template T
+   * @param {unknown} key
+   * @param {(ctx: { signal?: AbortSignal }) => T | Promise<T>} task
+   * @param {{ signal?: AbortSignal, maxAttempts?: number, maxElapsedMs?: number }} [options]
+   * @returns {Promise<T>}
+   */
+  async run(key, task, options) {
+    if (typeof task !== 'function') throw new TypeError('task must be a function');
+    const o = own(options);
+    const signal = signalOf(o);
+    const max = count(o, 'maxAttempts', this.#maxAttempts, 1);
+    const limit = ms(o, 'maxElapsedMs', this.#maxElapsedMs);
+    if (signal?.aborted) throw signal.reason;
+    // Below the threshold, a failed task waits its own round of the gate's
+    // schedule (made at its first failure, freed at the end). The deadline
+    // bounds the waits; a task running at it is not aborted.
+    const call = new Call({ rec: this.#rec, seeded: this.#seeded, maxElapsedMs: limit }, signal, false);
+    let used = 0;
+    const t = this.enter(key, signal, call.end, (hint) => (++used < max ? call.next(hint) : -1));
+    return /** @type {Promise<T>} */ (drive(call, job(task, this.#retryable), t));
+  }
+
+  /** Counters since creation, and what is held or in flight now (all from the core). */
+  stats() {
+    const n = { ...this.#retired, held: 0, inFlight: 0, targets: 0 };
+    for (const s of this.#slots.values()) {
+      if (s.dead) continue;
+      op(s, w.gate_status);
+      n.evictions += st(GATE_EVICTIONS);
+      n.rounds += st(GATE_ROUNDS);
+      n.probes += st(GATE_PROBES);
+      n.timeouts += st(GATE_TIMEOUTS);
+      n.held += st(GATE_HELD);
+      n.inFlight += st(GATE_IN_FLIGHT);
+      n.targets += +(st(GATE_WAKE) !== WAKE_IDLE);
+    }
+    return n;
+  }
+
+  /**
+   * Where the target `key` stands: its circuit's state (`closed`, `open`,
+   * `half-open` — `probing` while its probe is out —, `isolated`), held and
+   * in-flight calls.
+   * @param {unknown} key
+   * @returns {{ state: import('../../types/gate/index.js').CircuitState, probing: boolean, held: number, inFlight: number }}
+   */
+  state(key) {
+    const s = this.#slots.get(key);
+    if (!s || s.dead) return { state: 'closed', probing: false, held: 0, inFlight: 0 };
+    // The core's clock moves at its operations; with nothing held there is
+    // no timer, so a round that is over (or restored over) would still read
+    // 'open'. gate_take ticks it (and takes nothing: nothing is held).
+    // With calls held, their timer does that at the round's end.
+    if (s.queue.length === 0) op(s, w.gate_take, Date.now()), rounds(s), sync(s);
+    op(s, w.gate_status);
+    const p = st(GATE_PHASE);
+    return { state: /** @type {any} */ (CIRCUIT[p]), probing: PHASES[p] === 'probing', held: st(GATE_HELD), inFlight: st(GATE_IN_FLIGHT) };
+  }
+
+  /**
+   * Counts the outcomes of calls to `key` that were sent elsewhere — `ok`
+   * successes, then `failed` failures — against the threshold while the
+   * target is closed, as that many calls through this gate would be
+   * counted (the core's Gate::record). A fleet's GateObject records its
+   * isolates' reports so. Non-integers and negatives count as 0.
+   * @param {unknown} key
+   * @param {number} ok
+   * @param {number} failed
+   */
+  record(key, ok, failed) {
+    const n = (/** @type {unknown} */ v) => (typeof v === 'number' && v > 0 ? Math.min(Math.floor(v), 0xffffffff) : 0);
+    const s = this.#slot(key);
+    op(s, w.gate_record, n(ok), n(failed), Date.now());
+    rounds(s);
+    pump(s);
+  }
+
+  /**
+   * Isolates `key` by hand: nothing is sent to it until `release(key)`;
+   * new calls are held (or, with `mode: 'fail-fast'`, rejected with a
+   * BrokenCircuitError). Calls in flight end with their own outcome.
+   * @param {unknown} key
+   */
+  isolate(key) {
+    op(this.#slot(key), w.gate_isolate);
+  }
+
+  /**
+   * Ends an isolation (or a backoff) of `key` by hand: the circuit closes
+   * and held calls go out in order.
+   * @param {unknown} key
+   */
+  release(key) {
+    const s = this.#slot(key);
+    op(s, w.gate_release);
+    pump(s);
+  }
+
+  /**
+   * The state of every target with one worth carrying (string keys only)
+   * to another isolate or invocation: `JSON.stringify(gate)` to store it,
+   * `gate.restore(JSON.parse(text))` in the next. Times are epoch ms.
+   * @returns {import('../../types/gate/index.js').GateState}
+   */
+  toJSON() {
+    const savedAt = Date.now();
+    /** @type {Record<string, any>} */
+    const targets = {};
+    for (const [k, s] of this.#slots) {
+      if (s.dead || typeof k !== 'string') continue;
+      w.gate_save(s.h, savedAt);
+      const v = Array.from(mem().subarray(OUT, OUT + SAVED_LEN));
+      /** @type {Record<string, any>} */
+      const t = {};
+      for (let i = 1; i < SAVED.length; i++) t[SAVED[i]] = v[i];
+      t.state = SAVED_STATES[v[1]];
+      t.calls = v.slice(SAVED.length, SAVED.length + BUCKETS);
+      t.fails = v.slice(SAVED.length + BUCKETS);
+      // A closed target with nothing counted has nothing to carry.
+      const clean = t.state === 'closed' && t.round === 0 && t.failures === 0 && t.calls.every((x) => x === 0);
+      // (defined, not assigned: a target keyed '__proto__' is a key like any other)
+      if (!clean) Object.defineProperty(targets, k, { value: t, enumerable: true, writable: true, configurable: true });
+    }
+    return { version: 1, savedAt, targets: /** @type {any} */ (targets) };
+  }
+
+  /**
+   * Takes up a state from `toJSON()` (of this or another isolate): each
+   * target resumes where it was (a round still running ends when it would
+   * have; the next failure after a count of 4 is the 5th).
+   * A state of the wrong shape throws a TypeError and changes nothing; a
+   * target whose numbers are out of range, or a state saved in the future,
+   * throws a RangeError naming it, and that target starts closed.
+   * @param {import('../../types/gate/index.js').GateState} state
+   */
+  restore(state) {
+    const what = 'state (from gate.toJSON())';
+    if (typeof state !== 'object' || state === null) throw new TypeError(`${what} must be an object`);
+    const { version, savedAt, targets } = /** @type {any} */ (state);
+    if (version !== 1) throw new RangeError(`${what}: version must be 1`);
+    if (typeof savedAt !== 'number') throw new TypeError(`${what}: savedAt must be a number`);
+    if (typeof targets !== 'object' || targets === null) throw new TypeError(`${what}: targets must be an object`);
+    /** @type {[string, number[]][]} */
+    const rows = [];
+    for (const key of Object.keys(targets)) {
+      const t = targets[key];
+      const bad = (/** @type {string} */ f) => new TypeError(`${what}: targets[${JSON.stringify(key)}].${f} has the wrong type`);
+      if (typeof t !== 'object' || t === null) throw bad('');
+      const v = [savedAt, SAVED_STATES.indexOf(t.state)];
+      if (v[1] < 0) throw bad('state');
+      for (let i = 2; i < SAVED.length; i++) {
+        const x = t[SAVED[i]] ?? (SAVED[i] === 'windowAt' ? NaN : undefined);
+        if (typeof x !== 'number') throw bad(SAVED[i]);
+        v.push(x);
+      }
+      for (const f of ['calls', 'fails']) {
+        if (!Array.isArray(t[f]) || t[f].length !== BUCKETS || !t[f].every((x) => typeof x === 'number')) throw bad(f);
+        v.push(...t[f]);
+      }
+      rows.push([key, v]);
+    }
+    const now = Date.now();
+    let refused;
+    for (const [key, v] of rows) {
+      const s = this.#slot(key);
+      if (s.dead) continue;
+      mem().set(v, SCRATCH);
+      const code = op(s, w.gate_restore, now);
+      pump(s);
+      if (code)
+        refused ??= `${what}: the target ${JSON.stringify(key)} is ${code === 2 ? 'from the future' : 'malformed'}; it starts closed`;
+    }
+    if (refused) throw new RangeError(refused);
+  }
+
+  /**
+   * Releases every target's memory in the module now. Held calls reject
+   * with a TypeError; calls in flight end with their own outcome (not
+   * retried through the gate); new calls throw.
+   */
+  free() {
+    if (this.#freed) return;
+    this.#freed = true;
+    registry.unregister(this);
+    for (const s of this.#slots.values()) {
+      for (const t of [...s.queue]) out(t, 'freed', false, new TypeError('this Gate was freed'));
+      drop(s);
+    }
+    this.#slots.clear();
+  }
+
+  /** `using gate = createGate()` frees at the end of the block. */
+  [Symbol.dispose]() {
+    this.free();
+  }
+}
+
+/**
+ * The job of gate.run: one attempt is one call of `task`; a rejection is
+ * retried (and counts against the target) unless `retryable` says false.
+ * @param {(ctx: { signal?: AbortSignal }) => unknown} task
+ * @param {((error: unknown) => unknown) | undefined} retryable
+ * @returns {import('../engine/loop.js').Job}
+ */
+const job = (task, retryable) => ({
+  async attempt(call) {
+    try {
+      return { failed: false, value: await abortable(task({ signal: call.signal }), call.signal) };
+    } catch (error) {
+      call.alive();
+      return { failed: true, error };
+    }
+  },
+  async judge(_call, o) {
+    if (!o.failed) return 'success';
+    try {
+      o.hurt = retryable?.(o.error) !== false;
+    } catch (thrown) {
+      // (the target is told of the failure whatever `retryable` does; the call rejects with what it threw)
+      [o.hurt, o.error] = [true, thrown];
+      return 'hook-error';
+    }
+    return o.hurt ? '' : 'not-retryable';
+  },
+});
+
+/**
+ * A gate for `run(key, task)` and for the `gate` option of the fetch driver.
+ * @param {import('../../types/gate/index.js').GateOptions} [options]
+ */
+export function createGate(options) {
+  return new Gate(options);
+}

@@ -1,0 +1,195 @@
+// @ts-check
+// One call's passage through a gate: the lane of the retry engine
+// (js/engine/loop.js) for a gated fetch and gate.run: pass (held while the
+// target backs off, or its own backoff below the threshold, or the
+// adaptive limiter's token), after (the outcome told to the core), cancel.
+import { w } from '../wasm.js';
+import { sleep } from '../hooks.js';
+import { GateTimeoutError, BrokenCircuitError } from './errors.js';
+/** @typedef {import('./slot.js').Slot} Slot */
+import { POLL, op, canWait, st, spent, go, enqueue, out, rounds, pump } from './slot.js';
+import { REJECTED, GATE_PHASE, GATE_UNTIL, GATE_WAKE, PHASES } from '../gen/boundary.js';
+
+/** One call's passage through the gate. */
+export class Ticket {
+  // 0 new, 1 held, 2 go (may send with `tag`), 3 out (rejected with
+  // `error`), 4 done; literals, as esbuild would keep named constants.
+  state = 0 /* new */;
+  /** @type {Slot} its slot, from the first pass() */
+  s;
+  /** The core's tag while sent. */
+  tag = 0;
+  /** @type {unknown} once rejected */
+  error;
+  /** @type {string | undefined} why it was rejected: 'evicted', 'exhausted', 'deadline', 'aborted' */
+  why;
+  /** @type {(() => void) | undefined} settles the promise of pass() */
+  wake;
+  /** @type {any} while held: its deadline timer */
+  timer;
+  /** @type {any} (workerd) its poll timer */
+  poll;
+  /** @type {(() => void) | undefined} while held: its abort listener */
+  onAbort;
+  /** Its own backoff before the next admission (a failure below the threshold), ms. */
+  delayMs = 0;
+  /** When it took the adaptive limiter's token (NaN: it did not): the rate its attempt was paced by. */
+  paced = Number.NaN;
+  /** When its attempt went, after the token's wait (its round trip, for the limiter). */
+  sent = Number.NaN;
+
+  /**
+   * @param {() => Slot} slot
+   * @param {unknown} key
+   * @param {AbortSignal | undefined} signal
+   * @param {number} deadline
+   * @param {(hintMs?: number) => number} spend
+   * @param {number} seq
+   */
+  constructor(slot, key, signal, deadline, spend, seq) {
+    this.slot = slot;
+    this.key = key;
+    this.signal = signal;
+    this.deadline = deadline;
+    this.spend = spend;
+    this.seq = seq;
+  }
+
+  /** Resolves when the call may be sent; rejects when it must not be (see `why`). */
+  async pass() {
+    if (this.state === 0 /* new */) {
+      let s = (this.s = this.slot());
+      // Its own backoff (below the threshold), then the adaptive limiter's wait.
+      if (this.delayMs > 0) await this.nap(this.delayMs);
+      this.delayMs = 0;
+      this.paced = Number.NaN;
+      if (s.limited && !s.dead) {
+        // (negative: its token wait and a round trip end past its deadline; refused now, no token taken)
+        const d = w.gate_acquire(s.h, (this.paced = Date.now()), this.deadline);
+        if (d < 0) return this.nap(Infinity);
+        try {
+          if (d > 0) await this.nap(d);
+        } catch (e) {
+          if (!s.dead) w.gate_unacquire(s.h);
+          throw e;
+        }
+        this.sent = Date.now();
+      }
+      s = this.s = this.slot();
+      const r = op(s, w.gate_admit, Date.now());
+      rounds(s); // (a hung probe may have timed out: a round this call did not wait through)
+      if (r === REJECTED) {
+        const until = st(GATE_UNTIL);
+        const isolated = PHASES[st(GATE_PHASE)] === 'isolated';
+        const ms = isolated ? Infinity : until < 0 ? 0 : Math.max(0, until - Date.now());
+        Object.assign(this, { state: 3 /* out */, why: 'circuit-open', error: new BrokenCircuitError(this.key, ms, isolated) });
+      } else if (r >= 0) go(this, r);
+      else {
+        enqueue(this, r);
+        pump(s);
+      }
+    }
+    return new Promise((resolve, reject) => {
+      const done = (this.wake = () => (this.state === 2 /* go */ ? resolve() : reject(this.error)));
+      if (this.state !== 1 /* held */) return done();
+      if (!POLL) return;
+      const poll = () => {
+        if (this.state === 1 /* held */) op(this.s, w.gate_status), pump(this.s);
+        if (this.state !== 1 /* held */) return done();
+        const ms = this.waitMs();
+        this.poll = setTimeout(poll, ms > 0 ? Math.min(ms, 250) : 25);
+      };
+      poll();
+    });
+  }
+
+  /** Sleeps `ms` of this call's (abortable), unless that ends past its deadline. */
+  nap(/** @type {number} */ ms) {
+    if (Date.now() + ms > this.deadline) {
+      this.why = 'deadline';
+      return Promise.reject(new GateTimeoutError(this.key, 'deadline'));
+    }
+    return sleep(ms, this.signal);
+  }
+
+  /**
+   * The sent call's outcome: `hurt` = the target failed; `retry` = the call
+   * wants another attempt, `hintMs` a Retry-After. Returns '' when it gets
+   * one (await `pass()` again: held while the circuit is open, or after its
+   * own backoff while the target is below its threshold), else why it is
+   * over: 'done' (not retried), 'exhausted' or 'deadline' (its own limits),
+   * 'circuit-open' (failing fast).
+   */
+  settle(hurt, retry, hintMs) {
+    const s = this.s;
+    let why = 'done';
+    this.state = 4 /* done */;
+    if (s.dead) return why; // the gate was freed while the call was out
+    if (hurt) {
+      op(s, w.gate_failed, this.tag, hintMs ?? NaN, Date.now());
+      const closed = st(GATE_PHASE) === 0;
+      rounds(s);
+      if (retry) {
+        const d = spent(this, hintMs);
+        why = d < 0 ? 'exhausted' : !canWait(this) ? 'deadline' : '';
+        if (why) {
+          // out of attempts or time
+        } else if (closed) [this.state, this.delayMs] = [0 /* new */, d];
+        else if (s.failFast) why = 'circuit-open';
+        else enqueue(this, op(s, w.gate_hold));
+      }
+    } else op(s, w.gate_succeeded, this.tag, Date.now());
+    pump(s);
+    return why;
+  }
+
+  /**
+   * The call ends without an outcome (aborted, or a callback of the caller
+   * threw): it says nothing about the target and leaves the gate, sent or held.
+   */
+  cancel() {
+    if (this.state === 1 /* held */) out(this, 'aborted', false, null);
+    if (this.state !== 2 /* go */) return;
+    this.state = 4 /* done */;
+    op(this.s, w.gate_cancelled, this.tag);
+    pump(this.s);
+  }
+
+  /**
+   * The lane's step after an attempt (js/engine/loop.js): reports the
+   * outcome to the gate (`o.hurt`: the target failed) and returns why the
+   * call ends, or '' when it gets another attempt (held while the circuit
+   * is open, or after its own backoff below the threshold).
+   * @param {import('../engine/call.js').Call} call
+   * @param {string} why the job's verdict ('' = another attempt wanted)
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  after(call, why, o) {
+    // The gate was freed while the call was out: it ends with its own outcome.
+    const s = this.s;
+    if (s.dead) return why || 'freed';
+    // Every answer feeds the adaptive limiter: throttling slows it down (once per round trip: the
+    // core ignores throttles of attempts paced before its last cut). A server-named wait delays this
+    // call's retry only; the limiter stores none (README: what a server-named wait pauses).
+    if (s.limited && !o.failed) {
+      const throttled = s.throttleOn.has(/** @type {number} */ (o.status)) || (o.status === 503 && o.hintMs !== undefined);
+      w.gate_throttled(s.h, +throttled, this.paced, this.sent, Date.now());
+    }
+    this.paced = this.sent = Number.NaN; // (a held call's next attempt takes no token)
+    let ra = o.hurt ? o.hintMs : undefined;
+    // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
+    const most = call.c.maxRetryAfterMs ?? Infinity;
+    if (/** @type {number} */ (ra) > most) [why, ra] = [why || 'retry-after', most];
+    if (!why && call.c.budget && !call.c.budget.withdraw(Date.now())) why = 'budget';
+    o.hintMs = ra;
+    const end = this.settle(!!o.hurt, !why, ra);
+    call.delayMs = why || end ? 0 : this.waitMs();
+    return why || end;
+  }
+
+  /** How long the target's current round still waits, in ms (0 when not waiting). */
+  waitMs() {
+    op(this.s, w.gate_status);
+    return Math.max(0, st(GATE_WAKE) - Date.now());
+  }
+}
