@@ -2,7 +2,8 @@
 // The public `Backoff`: a handle to a schedule in the wasm module's slab.
 // The options are read here (types; `write` in wasm.js), the module checks
 // ranges, applies presets and does all the arithmetic.
-import { w, mem, own, write, record, check, integer, OPTS, OUT, SCRATCH } from './wasm.js';
+import { own, integer } from './options.js';
+import { w, mem, write, record, check, OPTS, OUT, SCRATCH } from './wasm.js';
 import {
   CHUNK,
   COUNTER_ATTEMPT,

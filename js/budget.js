@@ -13,21 +13,8 @@
 /** Slots of the sliding window (a shared budget's credit expires by the same steps). */
 export const SLOTS = 10;
 
-/**
- * A finite number option of the budget: `o[key]`, `dflt` when undefined.
- * @param {any} o
- * @param {string} key
- * @param {number} dflt
- * @param {boolean} [positive] > 0 rather than >= 0
- */
-export function option(o, key, dflt, positive) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be a finite number ${positive ? '> 0' : '>= 0'}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(Number.isFinite(v) && (positive ? v > 0 : v >= 0))) throw new RangeError(msg);
-  return v;
-}
+export { option } from './options.js';
+import { option } from './options.js';
 
 export class RetryBudget {
   #slot;

@@ -79,13 +79,4 @@ export function deadline(what, ms) {
   return [ac, setTimeout(() => ac.abort(new DOMException(`${what} (${ms} ms) passed`, 'TimeoutError')), Math.min(ms, MAX_TIMER))];
 }
 
-/**
- * An `AbortSignal` option: `o.signal`, undefined when absent or null.
- * @param {Record<string, any>} o
- * @returns {AbortSignal | undefined}
- */
-export function signalOf(o) {
-  const s = o.signal ?? undefined;
-  if (s !== undefined && !(s instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
-  return s;
-}
+export { signalOf } from './options.js';

@@ -2,7 +2,8 @@
 // backoffStats: what the delay before a given retry looks like — min, max,
 // median, 90th percentile, mean. Exact (from the Rust core's closed forms)
 // where the law has one; otherwise from 100 000 seeded draws.
-import { w, mem, own, write, check, integer, OUT } from './wasm.js';
+import { own, integer } from './options.js';
+import { w, mem, write, check, OUT } from './wasm.js';
 import { Backoff } from './backoff.js';
 import { MAX_RETRY, SCHEDULE, STAT_EXACT, STAT_MAX, STAT_MEAN, STAT_MIN, STAT_P50, STAT_P90 } from './gen/boundary.js';
 

@@ -22,6 +22,9 @@ import {
 } from './gen/boundary.js';
 
 export { w };
+// (the option readers, wasm-free, are js/options.js: re-exported for the modules that read both)
+export { own, number, fn, integer } from './options.js';
+import { own } from './options.js';
 
 let f64 = new Float64Array(w.memory.buffer);
 
@@ -35,19 +38,6 @@ export const mem = () => (f64.length ? f64 : (f64 = new Float64Array(w.memory.bu
 export const OPTS = w.opts() / 8;
 export const OUT = w.out() / 8;
 export const SCRATCH = w.scratch() / 8;
-
-/**
- * The own enumerable properties of an options object, each read once, in a
- * null-prototype copy: a getter cannot answer differently to the check and
- * to the use, and properties on `Object.prototype` change nothing.
- * @param {unknown} o
- * @param {string} [what] the argument's name in the error
- * @returns {Record<string, any>}
- */
-export function own(o, what = 'options') {
-  if (o != null && typeof o !== 'object') throw new TypeError(`${what} must be an object`);
-  return Object.assign(Object.create(null), o);
-}
 
 /**
  * Throws the error of a constructor's answer `h` when it is one (minus a code).
@@ -157,51 +147,3 @@ export function entropy() {
 /** Random words drawn 256 at a time: one crypto call per 128 seeds (measured, 1.8 µs each), not per seed. */
 const pool = new Uint32Array(256);
 let left = 0;
-
-/**
- * A number option read by JS alone (the fetch driver's, the gate's per-call
- * limits): `o[key]`, or `dflt` when undefined; else a number passing `ok`,
- * described by `what` in the error.
- * @template T
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {T} dflt
- * @param {(v: number) => boolean} ok
- * @param {string} what
- * @returns {number | T}
- */
-export function number(o, key, dflt, ok, what) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be ${what}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!ok(v)) throw new RangeError(msg);
-  return v;
-}
-
-/**
- * A function option: `o[key]`, which may be undefined unless `required`.
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {boolean} [required]
- * @returns {any}
- */
-export function fn(o, key, required) {
-  const f = o[key];
-  if (typeof f !== 'function' && (required || f !== undefined)) throw new TypeError(`${key} must be a function`);
-  return f;
-}
-
-/**
- * An integer argument in [lo, hi].
- * @param {unknown} v
- * @param {string} name
- * @param {number} lo
- * @param {number} hi
- */
-export function integer(v, name, lo, hi) {
-  const msg = `${name} must be an integer in [${lo}, ${hi}]`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw new RangeError(msg);
-  return v;
-}

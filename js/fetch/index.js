@@ -8,8 +8,7 @@
 //
 // A call whose first attempt succeeds makes no wasm call at all: its
 // schedule is made at its first retry.
-import { own } from '../wasm.js';
-import { signalOf } from '../hooks.js';
+import { own, signalOf } from '../options.js';
 import { parseRetryAfter, serverWait } from '../retry-after.js';
 import { Call, drive } from '../engine/loop.js';
 import { scheduled } from '../engine/schedule.js';

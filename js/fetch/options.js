@@ -3,50 +3,10 @@
 // arrays and jitter too: changing them later changes nothing), read from
 // their own properties only (never Object.prototype), and checked at once,
 // not at the first failure. Each error names its option.
-import { own, fn, number } from '../wasm.js';
+import { own, fn, ms, list, flag } from '../options.js';
 import { plan } from '../backoff.js';
 import { METHODS, RETRY_ON } from '../policy.js';
 import { MAX_RETRY_AFTER_MS } from '../gen/policy.js';
-
-/**
- * A number option in ms: > 0 (`positive`) or >= 0.
- * @template T
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {T} dflt
- * @param {boolean} positive
- */
-const ms = (o, key, dflt, positive) => number(o, key, dflt, (v) => (positive ? v > 0 : v >= 0), `a number ${positive ? '> 0' : '>= 0'}`);
-
-/**
- * A list option as a Set: `dflt` (a Set) when undefined, else an array
- * whose entries pass `ok` (mapped by `map`).
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {Set<any>} dflt
- * @param {(v: any) => boolean} ok
- * @param {string} what
- * @param {(v: any) => any} [map]
- */
-function list(o, key, dflt, ok, what, map = (v) => v) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be an array of ${what}`;
-  if (!Array.isArray(v)) throw new TypeError(msg);
-  for (const x of v) if (!ok(x)) throw new RangeError(msg);
-  return new Set(v.map(map));
-}
-
-/**
- * A boolean option.
- * @param {Record<string, any>} o
- * @param {string} key
- */
-function flag(o, key) {
-  const v = o[key];
-  if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`${key} must be a boolean`);
-  return v === true;
-}
 
 const RETRY_SET = new Set(RETRY_ON);
 const METHOD_SET = new Set(METHODS);

@@ -2,7 +2,7 @@
 // The object's side of a fleet's shared gate (js/fleet/protocol.js says the
 // protocol): a GateHub runs in each GateObject (js/fleet/gate-object.js).
 // Runtime-free, so the benchmark runs it in virtual time.
-import { own } from '../wasm.js';
+import { own } from '../options.js';
 import { Gate, BrokenCircuitError } from '../gate/index.js';
 import { FleetLimiter } from './limiter.js';
 import { sharedPart } from './protocol.js';

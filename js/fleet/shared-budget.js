@@ -35,7 +35,8 @@
 //   succeeds (tried a slot later), the retries beyond the isolate's credit
 //   are taken from a local RetryBudget of the same options, fed with every
 //   deposit all along: the isolate then never refuses more than alone.
-import { RetryBudget, SLOTS, option } from '../budget.js';
+import { RetryBudget, SLOTS } from '../budget.js';
+import { own, integer, option } from '../options.js';
 
 /** Most retries one request may ask for (maxSlice's bound). */
 const MAX_SLICE = 1000;
@@ -49,26 +50,6 @@ const STALE_MS = 1000;
 const DEFAULT_KEY = 'default';
 
 const WORKERD = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
-
-/** The options of a budget, own properties only (wasm.js's own() and integer(), which this module cannot import: it runs without the wasm module, in its Node unit test). */
-const own = (/** @type {unknown} */ o) => {
-  if (o != null && typeof o !== 'object') throw new TypeError('options must be an object');
-  return Object.assign(Object.create(null), o);
-};
-
-/**
- * `v` if it is an integer in [lo, hi], else a TypeError / RangeError naming it.
- * @param {unknown} v
- * @param {string} name
- * @param {number} lo
- * @param {number} hi
- */
-function integer(v, name, lo, hi) {
-  const msg = `${name} must be an integer in [${lo}, ${hi}]`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw new RangeError(msg);
-  return v;
-}
 
 /** The budget's options, checked as RetryBudget checks them, with their defaults. */
 function budgetOptions(/** @type {Record<string, any>} */ o) {

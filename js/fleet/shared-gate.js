@@ -1,10 +1,10 @@
 // @ts-check
 // An isolate's side of a fleet's shared gate (js/fleet/protocol.js says the
 // protocol): a local Gate that follows the GateObjects of its targets.
-import { own, number, fn } from '../wasm.js';
+import { own, number, fn } from '../options.js';
 import { Gate, GateTimeoutError } from '../gate/index.js';
 import { Lease, LEASE_MS, STALE_MS } from './limiter.js';
-import { LOCAL, TRIP, STALE, within, sharedPart } from './protocol.js';
+import { TRIP, STALE, within, sharedPart } from './protocol.js';
 import { SharedTicket } from './shared-ticket.js';
 
 /** @typedef {import('./protocol.js').Answer} Answer */

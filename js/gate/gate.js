@@ -15,8 +15,9 @@
 // idle (a healthy call through the gate is two wasm calls and allocates
 // nothing); idle slots are dropped when the map has doubled since the last
 // time it was pruned.
-import { w, mem, own, write, load, record, check, number, fn, OPTS, OUT, SCRATCH } from '../wasm.js';
-import { abortable, signalOf } from '../hooks.js';
+import { own, number, fn, signalOf, count, ms } from '../options.js';
+import { w, mem, write, load, record, check, OPTS, OUT, SCRATCH } from '../wasm.js';
+import { abortable } from '../hooks.js';
 import { Call, drive } from '../engine/loop.js';
 import { op, st, registry, drop, out, rounds, pump, sync } from './slot.js';
 /** @typedef {import('./slot.js').Slot} Slot */
@@ -46,24 +47,6 @@ import {
   PHASES,
   SCHEDULE,
 } from '../gen/boundary.js';
-
-/**
- * A per-call count: an integer >= `min`, or Infinity.
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {number} dflt
- * @param {number} min
- */
-const count = (o, key, dflt, min) =>
-  number(o, key, dflt, (v) => v === Infinity || (Number.isInteger(v) && v >= min), `an integer >= ${min} or Infinity`);
-
-/**
- * A per-call deadline option, a number >= 0 in ms.
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {number} dflt
- */
-const ms = (o, key, dflt) => number(o, key, dflt, (v) => v >= 0, 'a number >= 0');
 
 /** The default key of a fetch call: its origin. */
 function origin(input) {

@@ -1,8 +1,9 @@
 // @ts-check
 // The adaptive limiter alone (createLimiter): the core's Limiter behind a
 // handle; a gate with `limit: 'adaptive'` uses the same state machine.
-import { w, own, check, number } from '../wasm.js';
-import { signalOf, sleep } from '../hooks.js';
+import { own, number, signalOf } from '../options.js';
+import { w, check } from '../wasm.js';
+import { sleep } from '../hooks.js';
 import { ALL_MESSAGES } from '../gen/boundary.js';
 
 /** Frees the limiters not freed by hand once they are garbage. */

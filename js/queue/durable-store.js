@@ -8,7 +8,7 @@
 // One object per queue name is the single strongly consistent place every
 // isolate of a fleet writes through: a transaction per write, an ordered
 // index per state, and an alarm at the next due time, so nothing polls.
-import { own } from '../wasm.js';
+import { own } from '../options.js';
 import { isTask, checkId, nonEmpty } from './record.js';
 
 /** What a remote store may ask of the object (TaskQueueObject.taskStore). */

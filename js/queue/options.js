@@ -1,6 +1,6 @@
 // The queue's option readers (TaskQueue's constructor and purge) that are
 // not the core's: the policy's options are read in transitions.js.
-import { number } from '../wasm.js';
+import { number } from '../options.js';
 import { MemoryStore } from './memory-store.js';
 import { FINAL } from './record.js';
 

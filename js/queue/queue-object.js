@@ -3,8 +3,8 @@
 // TaskQueueObject (the object class that keeps a queue in its storage and
 // runs it on its alarm) and enqueueTo (a Worker's enqueue through it).
 // workerd build only, as durable-store.js.
+import { own } from '../options.js';
 import { DurableObject } from 'cloudflare:workers';
-import { own } from '../wasm.js';
 import { STORE_OPS, DurableObjectStore, objectOf } from './durable-store.js';
 import { PermanentError } from './errors.js';
 import { checkId } from './record.js';

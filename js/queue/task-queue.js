@@ -9,7 +9,8 @@
 // write goes through the store's compare-and-set (`swap`), so two instances
 // (tabs, workers, processes sharing a store) that decide the same transition
 // at once cannot both win: one claims the task, the other moves on.
-import { w, own, number, fn } from '../wasm.js';
+import { own, number, fn } from '../options.js';
+import { w } from '../wasm.js';
 import { DUE_CLAIM, DUE_EXPIRE, DUE_SWEEP, MAX_TIMER } from '../gen/boundary.js';
 import { within } from './deadline.js';
 import { readTasks, reporter } from './read.js';

@@ -1,7 +1,8 @@
 // A task's transitions, which the Rust core computes (core/src/queue.rs, its
 // wasm exports in src/queue.rs): when a task may be claimed, what a failure
 // does, the retry delay, the failure threshold, the retention.
-import { w, mem, own, write, record, check, entropy, OPTS, OUT } from '../wasm.js';
+import { own } from '../options.js';
+import { w, mem, write, record, check, entropy, OPTS, OUT } from '../wasm.js';
 import {
   ALL_MESSAGES,
   DUE_EXPIRE,
