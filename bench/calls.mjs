@@ -5,7 +5,7 @@
 //
 //   node bench/calls.mjs          prints the table (bench/run.mjs puts it in RESULTS.md)
 //
-// tests/js/calls.test.mjs asserts the rules behind the table (no call on a
+// tests/package/boundary.test.mjs asserts the rules behind the table (no call on a
 // plain success; a healthy gated call at most two, none of them a *_new).
 import { fileURLToPath } from 'node:url';
 

@@ -4,7 +4,7 @@
 // - Node: a fresh `node` process per sample; inside it, performance.now()
 //   just before the dynamic import() of the entry and just after `first()`
 //   resolves (process start-up is not counted).
-// - Chromium (Debian's, through playwright-core and tests/js/browser.mjs's
+// - Chromium (Debian's, through playwright-core and tests/support/browser.mjs's
 //   launch()): a fresh browser context (empty HTTP cache) and page per
 //   sample; performance.now() in the page before the dynamic import() and
 //   after `first()`. Peers are their esbuild bundles; ours are pkg/'s browser
@@ -105,7 +105,7 @@ export async function coldSection({ samples = 15, browserSamples = samples, bund
       }
       log(`[cold] node round ${r + 1}/${samples}`);
     }
-    const { launch } = await import(join(ROOT, 'tests/js/browser.mjs'));
+    const { launch } = await import(join(ROOT, 'tests/support/browser.mjs'));
     const browser = await launch();
     try {
       chromiumVersion = browser.version();

@@ -33,7 +33,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { boundary } from '../scripts/bundle.mjs';
 import { OUTAGE_POLICIES, RTT_MS, meanOf, outageRun } from '../www/outage.js';
-import { workerOptions } from '../tests/js/workerd.mjs';
+import { workerOptions } from '../tests/support/workerd.mjs';
 
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 export const POINT = { C: 50, K: 20, T: 10_000 };

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { TaskQueue, MemoryStore } from 'wasm-backoff/queue';
 import { serve } from '../scripts/serve.mjs';
-import { launch } from '../tests/js/browser.mjs';
+import { launch } from '../tests/support/browser.mjs';
 import { records, measure } from './queue-measure.mjs';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));

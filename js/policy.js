@@ -4,7 +4,7 @@
 // the wait it would need is allowed (`timing`). The policy is the core's
 // (core/src/policy.rs): its lists, defaults and reasons are rendered into
 // js/gen/policy.js, and both sides answer the same vectors,
-// core/tests/policy_vectors.json (tests/js/policy.test.mjs here). The
+// core/tests/policy_vectors.json (tests/fetch/policy.test.mjs here). The
 // engine asks them (js/engine/judge.js, js/engine/schedule.js); with a
 // gate, the gate's own rounds replace `timing` (Ticket.after in gate.js).
 import { NETWORK_ERROR, REFUSED_REQUEST, METHODS, RETRY_ON, SERVER_WAIT_STATUSES } from './gen/policy.js';

@@ -7,10 +7,19 @@
 # Bun, the bundler and install matrices (and, first, the engine's unit tests,
 # tests/engine/, on the js/ sources). Its last line is `total: N passed, N failed`.
 #
+# The JS tests, one folder per feature (each runtime's variant beside the
+# checks it shares): tests/engine/ (the loop, on js/ sources and fake time),
+# tests/fetch/, tests/gate/ (gate, breaker, limiter), tests/fleet/,
+# tests/queue/, tests/demo/, tests/package/ (import checks in every runtime,
+# boundary, lists, README); what they load: tests/browser/ (pages),
+# tests/workerd/ (Workers), tests/runtimes/ (Deno, Bun); helpers in
+# tests/support/; the scripted server tests/server/; then tests/bundlers/,
+# tests/install/, tests/example/.
+#
 #   bash scripts/test.sh          everything (npm test)
 #   bash scripts/test.sh rust     formatting, clippy, no_std, native and wasm Rust tests (npm run test:rust)
 #   bash scripts/test.sh js       lint, types, and the JS tests against an unminified build (npm run test:js)
-#   bash scripts/test.sh js tests/js/gate.node.test.mjs …   only those test files
+#   bash scripts/test.sh js tests/gate/ tests/fetch/fetch.node.test.mjs …   only those folders or files
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,7 +84,7 @@ if [ "$what" = all ] || [ "$what" = js ]; then
   if [ $# -gt 0 ]; then
     run node --test --test-force-exit --test-reporter=spec "$@"
   else
-    run node --test --test-force-exit --test-reporter=spec tests/engine/ tests/js/ tests/server/ tests/bundlers/ tests/install/ tests/example/
+    run node --test --test-force-exit --test-reporter=spec tests/engine/ tests/fetch/ tests/gate/ tests/fleet/ tests/queue/ tests/demo/ tests/package/ tests/server/ tests/bundlers/ tests/install/ tests/example/
   fi
 fi
 

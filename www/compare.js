@@ -1,5 +1,5 @@
 // What the page computes from the library's numbers without a DOM: shared
-// by the page and its test (tests/js/demo.test.mjs computes the same in
+// by the page and its test (tests/demo/demo.test.mjs computes the same in
 // Node and compares).
 
 /** The storm curves: clients per point, seeded runs per point (storm.js's `storm`). */

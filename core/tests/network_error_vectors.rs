@@ -1,5 +1,5 @@
 //! The network-failure wordings shared with the JavaScript package
-//! (`isNetworkError` in js/policy.js, checked by tests/js/policy.test.mjs
+//! (`isNetworkError` in js/policy.js, checked by tests/fetch/policy.test.mjs
 //! against the same file): `is_network_error` must tell exactly these
 //! apart. The JavaScript side matches a regular expression that xtask
 //! renders (folded) from `NETWORK_ERROR_PREFIXES`; this file is what shows

@@ -1,6 +1,6 @@
 //! The retry policy's vectors, shared with the JavaScript package
 //! (`verdict` and `timing` in js/policy.js, checked by
-//! tests/js/policy.test.mjs against the same file): the core's rules must
+//! tests/fetch/policy.test.mjs against the same file): the core's rules must
 //! answer each row as written.
 
 mod json;

@@ -1,5 +1,5 @@
 //! The `Retry-After` vectors shared with the JavaScript parser
-//! (js/retry-after.js, checked by tests/js/retry-after.test.mjs): both must
+//! (js/retry-after.js, checked by tests/fetch/retry-after.test.mjs): both must
 //! give exactly these results. A value's characters reach the Rust parser as
 //! their UTF-8 bytes (a lone surrogate as its WTF-8 bytes): any non-ASCII
 //! character makes a value invalid on both sides.

@@ -1,6 +1,6 @@
 //! The server-named-wait vectors shared with the JavaScript package
 //! (`serverWait` in js/retry-after.js, checked by
-//! tests/js/retry-after.test.mjs): `server_wait` must give exactly these
+//! tests/fetch/retry-after.test.mjs): `server_wait` must give exactly these
 //! results, to the bit. The file is inside the crate, so the crate's tests
 //! stay self-contained; tests/json reads it without a JSON dependency.
 

@@ -5,7 +5,7 @@
 // wasm-bindgen added to the module for them (scripts/dce.mjs): the module
 // imports nothing. Should a future wasm-bindgen add an import the build
 // cannot drop, instantiation fails loudly here (a LinkError), and
-// tests/js/boundary.test.mjs says which.
+// tests/package/boundary.test.mjs says which.
 
 /**
  * @param {WebAssembly.Module} module

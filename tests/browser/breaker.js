@@ -5,7 +5,7 @@
 // between pages (and reloads) of this origin in localStorage.
 import { withBackoff } from '/pkg/index.js';
 import { BrokenCircuitError, createGate, createLimiter } from '/pkg/gate/index.js';
-import { limiterAlone } from '/tests/js/breaker-checks.mjs';
+import { limiterAlone } from '/tests/gate/breaker-checks.mjs';
 
 /** The breaker whose state trip() saves and resume() takes up (one round: 700 ms, no jitter). */
 const CARRIED = { consecutive: 1, mode: 'fail-fast', baseMs: 700, maxDelayMs: 700, jitter: 'none' };

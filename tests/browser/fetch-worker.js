@@ -4,7 +4,7 @@
 import * as main from '/pkg/index.js';
 import { RetryBudget } from '/pkg/budget/index.js';
 import { createGate } from '/pkg/gate/index.js';
-import { fetchScenarios } from '/tests/js/fetch-checks.mjs';
+import { fetchScenarios } from '/tests/fetch/fetch-checks.mjs';
 
 const lib = { ...main, RetryBudget, createGate };
 

@@ -1,5 +1,5 @@
 // What the outbox page (outbox.js) and its Service Worker (outbox-sw.js)
-// share for tests/js/queue.sync.chromium.test.mjs: the database, the sync
+// share for tests/queue/queue.sync.chromium.test.mjs: the database, the sync
 // tag and the handler, which POSTs each task to the scripted server's
 // /deliver (a cross-origin simple request), naming who delivered it.
 export const OUTBOX = { name: 'outbox', syncTag: 'outbox' };

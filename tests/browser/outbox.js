@@ -1,4 +1,4 @@
-// The outbox page for tests/js/queue.sync.chromium.test.mjs, driven through
+// The outbox page for tests/queue/queue.sync.chromium.test.mjs, driven through
 // window.ob. ?origin=<scripted server> is where tasks are delivered; ?sw=1
 // registers the outbox's Service Worker first (and the queue asks for
 // Background Sync when tasks are pending).

@@ -1,5 +1,5 @@
 // A page that runs a TaskQueue over IndexedDBStore for
-// tests/js/queue.chromium.test.mjs, which drives it through window.qt.
+// tests/queue/queue.chromium.test.mjs, which drives it through window.qt.
 // ?page=<name> names the page; each handler run is reported to the test
 // server (POST /queue-log), which sees every page, including closed ones.
 // Payloads script the handler: { ms } succeeds after ms; { fail: true }

@@ -288,8 +288,8 @@ export async function staticServer() {
   return { url: site.url, state, close: site.close };
 }
 
-// Debian's Chromium with the flags this sandbox needs (shared with tests/js).
-export { launch } from '../js/browser.mjs';
+// Debian's Chromium with the flags this sandbox needs (shared with the JS tests).
+export { launch } from '../support/browser.mjs';
 
 /**
  * Opens dist/index.html in a new page and waits for the app's result (or the

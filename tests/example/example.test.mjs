@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { CSP, ROOT } from '../../scripts/serve.mjs';
 import { startScripted } from '../server/scripted.mjs';
-import { serverAndBrowser, watchedPage } from '../js/browser.mjs';
+import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
 
 const SITE = path.join(ROOT, 'target/example/fetch-page');
 

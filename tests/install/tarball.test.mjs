@@ -333,7 +333,7 @@ describe('Deno', { timeout: 120_000 }, () => {
 
 // Bun's npm package moves its binary into place with an install script; if
 // npm skipped that script, the binary is still in the platform package
-// (the same lookup as tests/js/runtimes.test.mjs).
+// (the same lookup as tests/package/runtimes.test.mjs).
 describe('Bun', { timeout: 120_000 }, () => {
   const platformBun = bin('@oven', 'bun-linux-x64', 'bin', 'bun');
   const BUN = existsSync(platformBun) ? platformBun : bin('.bin', 'bun');
@@ -448,7 +448,7 @@ function serveProject(project) {
 describe('Chromium (pages served with a strict CSP)', { timeout: 120_000 }, () => {
   const b = {};
   before(async () => {
-    const { launch } = await import('../js/browser.mjs');
+    const { launch } = await import('../support/browser.mjs');
     Object.assign(b, await serveProject(ctx.project));
     b.browser = await launch();
   });

@@ -6,8 +6,8 @@ import { RetryBudget } from 'wasm-backoff/budget';
 import { createGate } from 'wasm-backoff/gate';
 
 const lib = { ...main, RetryBudget, createGate };
-import { goldenFailures, validationFailures, semanticsFailures } from '../js/checks.mjs';
-import { fetchScenarios } from '../js/fetch-checks.mjs';
+import { goldenFailures, validationFailures, semanticsFailures } from '../package/checks.mjs';
+import { fetchScenarios } from '../fetch/fetch-checks.mjs';
 
 const server = (globalThis.Deno?.args ?? process.argv.slice(2))[0];
 const golden = JSON.parse(

@@ -4,7 +4,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startScripted, spawnScripted } from './scripted.mjs';
-import { until } from '../js/wait.mjs';
+import { until } from '../support/wait.mjs';
 
 let srv;
 before(async () => {

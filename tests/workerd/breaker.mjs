@@ -6,7 +6,7 @@
 // would carry it between invocations.
 import { withBackoff } from '../../pkg/workerd.js';
 import { BrokenCircuitError, createGate, createLimiter } from '../../pkg/gate/workerd.js';
-import { limiterAlone } from '../js/breaker-checks.mjs';
+import { limiterAlone } from '../gate/breaker-checks.mjs';
 
 /** The breaker whose state /trip saves and /resume takes up (one round: 700 ms, no jitter). */
 const CARRIED = { consecutive: 1, mode: 'fail-fast', baseMs: 700, maxDelayMs: 700, jitter: 'none' };

@@ -1,4 +1,4 @@
-// Workers sharing one TaskQueueObject for tests/js/queue.durable.test.mjs.
+// Workers sharing one TaskQueueObject for tests/queue/queue.durable.test.mjs.
 // Every worker of the test runs this script (NAME tells which); `host`
 // defines the Durable Object class, the others bind it by its script name.
 // Each handler run POSTs to the scripted server's /job?id=…&by=… (SCRIPTED),

@@ -1,5 +1,5 @@
 // Workers sharing one retry budget through GateObject, for
-// tests/js/budget.fleet.test.mjs. Every worker of the test runs this script
+// tests/fleet/budget.fleet.test.mjs. Every worker of the test runs this script
 // (NAME tells which; each is its own isolate, with its own module-level
 // budgets); `host` defines the Durable Object classes, the others bind them
 // by its script name. The budget's options come from the bindings (TTL_MS,

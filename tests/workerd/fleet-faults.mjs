@@ -1,5 +1,5 @@
 // Workers sharing one gate per target through GateObject, for the fault
-// paths of tests/js/gate.fleet-faults.test.mjs (fail-fast mode, a restart
+// paths of tests/fleet/gate.fleet-faults.test.mjs (fail-fast mode, a restart
 // of the object, a cancelled probe, an object that fails, or answers late,
 // a request that ends before its reports are answered). Every worker runs
 // this script (NAME tells which); `host` defines the objects. The gate's

@@ -1,5 +1,5 @@
 // Workers sharing one gate per target through GateObject, for
-// tests/js/gate.fleet.test.mjs. Every worker of the test runs this script
+// tests/fleet/gate.fleet.test.mjs. Every worker of the test runs this script
 // (NAME tells which; each is its own isolate, with its own module-level
 // gate); `host` defines the Durable Object class, the others bind it by its
 // script name. Routes:

@@ -7,7 +7,7 @@ import { RetryBudget } from '../../pkg/budget/workerd.js';
 import { createGate } from '../../pkg/gate/workerd.js';
 
 const lib = { ...main, RetryBudget, createGate };
-import { fetchScenarios } from '../js/fetch-checks.mjs';
+import { fetchScenarios } from '../fetch/fetch-checks.mjs';
 
 let retries = 0;
 const retrying = lib.withBackoff(fetch, { baseMs: 5, maxDelayMs: 20, onRetry: () => retries++ });

@@ -1,5 +1,5 @@
 // A worker that runs a TaskQueue (MemoryStore) inside one request:
-// tests/js/queue.workerd.test.mjs. The queue is made per request, since
+// tests/queue/queue.workerd.test.mjs. The queue is made per request, since
 // workerd forbids random values at module scope and settling one request's
 // promises from another.
 import { TaskQueue, PermanentError } from '../../pkg/queue/workerd.js';

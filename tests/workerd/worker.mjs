@@ -1,7 +1,7 @@
 // A Cloudflare Worker (run by miniflare's real workerd) that imports the
 // package's workerd entry and answers with the shared checks' results.
 import { Backoff } from '../../pkg/workerd.js';
-import { goldenFailures, validationFailures, semanticsFailures } from '../js/checks.mjs';
+import { goldenFailures, validationFailures, semanticsFailures } from '../package/checks.mjs';
 import goldenText from '../../core/tests/golden/seeded.json';
 
 const golden = JSON.parse(goldenText);

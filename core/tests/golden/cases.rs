@@ -1,7 +1,7 @@
 //! The cross-runtime seeded comparison: one list of cases, rendered to the
 //! JSON in `core/tests/golden/seeded.json`. Native Rust (`core/tests/golden.rs`),
 //! wasm in Node and Chromium (`tests/wasm_*.rs`) must render exactly that
-//! file, and the JS API in Node, Chromium and workerd (`tests/js/`) must
+//! file, and the JS API in Node, Chromium and workerd (`tests/package/`) must
 //! produce exactly its delays from its `options`: one file, five runtimes,
 //! bit-identical.
 

@@ -31,7 +31,7 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ?
 type Expect<T extends true> = T;
 
 // ---- the types, exactly (the members of the Preset, Strategy, … unions are
-// the core's lists: tests/js/lists.test.mjs checks them in types/) ----
+// the core's lists: tests/package/lists.test.mjs checks them in types/) ----
 export type Checks = [
   Expect<Equal<ReturnType<Backoff['next']>, number | undefined>>,
   Expect<Equal<ReturnType<Backoff['reset']>, void>>,

@@ -6,8 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Miniflare } from 'miniflare';
-import { workerOptions } from './workerd.mjs';
-import { sleep } from './wait.mjs';
+import { workerOptions } from '../support/workerd.mjs';
+import { sleep } from '../support/wait.mjs';
 import { assertLimiterAlone, assertThrottledGap } from './breaker-asserts.mjs';
 import { startScripted } from '../server/scripted.mjs';
 

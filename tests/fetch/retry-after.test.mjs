@@ -2,7 +2,7 @@
 // (core/tests/retry_after_vectors.json, read by
 // core/tests/retry_after_vectors.rs), and a fuzz: whatever the string, the
 // parser neither throws nor answers NaN or a negative wait.
-// Run: node --test tests/js/retry-after.test.mjs
+// Run: node --test tests/fetch/retry-after.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -7,7 +7,7 @@
 // www/gen/ (the demo's pickers). What is written by hand elsewhere — the
 // .d.ts unions and their docs, the README's tables — is checked here against
 // the generated lists: a failure names the file to change.
-// Run: node --test tests/js/lists.test.mjs (js/gen/ is made by the build or
+// Run: node --test tests/package/lists.test.mjs (js/gen/ is made by the build or
 // `cargo run -p xtask`; the error-message test needs a built pkg/).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -63,7 +63,7 @@ const UNIONS = [
   // toJSON): CIRCUIT, each state once (the core's phases map onto it).
   ['types/gate/index.d.ts', 'CircuitState', [...new Set(CIRCUIT)], 'src/schema.rs CIRCUIT', 'documented'],
   ['types/queue/index.d.ts', 'TaskState', TASK_STATES, 'src/schema.rs TASK_STATES'],
-  // (also in tests/js/policy.test.mjs, beside the policy's other checks)
+  // (also in tests/fetch/policy.test.mjs, beside the policy's other checks)
   ['types/index.d.ts', 'DoneReason', END_REASONS, 'core/src/policy.rs End'],
 ];
 

@@ -8,7 +8,7 @@ import { getEventListeners } from 'node:events';
 import { withBackoff, fetchWithBackoff } from 'wasm-backoff';
 import { createGate, Gate, GateOverflowError, GateTimeoutError } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
-import { until } from './wait.mjs';
+import { until } from '../support/wait.mjs';
 
 let srv;
 before(async () => {

@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Miniflare } from 'miniflare';
 import { startScripted } from '../server/scripted.mjs';
-import { sleep, until } from './wait.mjs';
-import { workerOptions } from './workerd.mjs';
+import { sleep, until } from '../support/wait.mjs';
+import { workerOptions } from '../support/workerd.mjs';
 
 const LEASE_MS = 600;
 const LEASE_EXPIRED = 'the lease expired (completeBy passed) before the handler settled';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
 import { startScripted } from '../server/scripted.mjs';
-import { workerOptions } from './workerd.mjs';
+import { workerOptions } from '../support/workerd.mjs';
 
 const ISOLATES = ['a', 'b', 'c', 'd', 'e'];
 const BASE_MS = 50;

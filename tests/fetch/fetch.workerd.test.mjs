@@ -2,7 +2,7 @@
 // origin through withBackoff, and the shared scenarios run inside workerd.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { worker } from './workerd.mjs';
+import { worker } from '../support/workerd.mjs';
 import { startScripted } from '../server/scripted.mjs';
 
 let mf, srv;

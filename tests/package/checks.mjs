@@ -22,7 +22,7 @@ export function goldenFailures(Backoff, golden) {
 }
 
 // The lists these name are the core's (src/schema.rs PRESETS, STRATEGIES): a
-// pattern here, the exact text in tests/js/lists.test.mjs (Node, from the
+// pattern here, the exact text in tests/package/lists.test.mjs (Node, from the
 // generated lists), so that a new preset or strategy changes no test file.
 const oneOf = (key) => new RegExp(`^${key} must be one of '[a-z-]+'(?:, '[a-z-]+')+$`);
 const PRESET_MSG = oneOf('preset');

@@ -1,6 +1,6 @@
 // The retry policy (js/policy.js) on its own: a table of what happened and
 // what the driver must do. Pure functions: no server, no timers.
-// Run: node --test tests/js/policy.test.mjs
+// Run: node --test tests/fetch/policy.test.mjs
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
-import { serverAndBrowser, watchedPage } from './browser.mjs';
+import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
 import { serve, ROOT } from '../../scripts/serve.mjs';
 import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';

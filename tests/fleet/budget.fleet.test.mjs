@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
 import { startScripted } from '../server/scripted.mjs';
-import { answerOf, workerOptions } from './workerd.mjs';
+import { answerOf, workerOptions } from '../support/workerd.mjs';
 import { BudgetHub, SharedBudget } from '../../js/fleet/shared-budget.js';
 
 const ISOLATES = ['a', 'b', 'c', 'd', 'e'];

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CSP } from '../../scripts/serve.mjs';
 import { startScripted } from '../server/scripted.mjs';
-import { serverAndBrowser, watchedPage } from './browser.mjs';
+import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
 
 let srv;
 before(async () => {

@@ -13,8 +13,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
 import { startScripted } from '../server/scripted.mjs';
-import { workerOptions } from './workerd.mjs';
-import { sleep, until } from './wait.mjs';
+import { workerOptions } from '../support/workerd.mjs';
+import { sleep, until } from '../support/wait.mjs';
 
 const ISOLATES = ['a', 'b', 'c', 'd', 'e'];
 

@@ -10,8 +10,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CSP, serve } from '../../scripts/serve.mjs';
 import { startScripted } from '../server/scripted.mjs';
-import { sleep, until } from './wait.mjs';
-import { launch } from './browser.mjs';
+import { sleep, until } from '../support/wait.mjs';
+import { launch } from '../support/browser.mjs';
 
 let srv, site, browser;
 let up = false;

@@ -2,7 +2,7 @@
 // worker imports the .wasm as a compiled module (CompiledWasm rule).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { worker } from './workerd.mjs';
+import { worker } from '../support/workerd.mjs';
 
 let mf;
 before(() => {

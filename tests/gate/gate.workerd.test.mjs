@@ -4,7 +4,7 @@
 // calls poll from their own context: see POLL in js/gate.js).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { worker } from './workerd.mjs';
+import { worker } from '../support/workerd.mjs';
 import { startScripted } from '../server/scripted.mjs';
 
 let mf, srv;

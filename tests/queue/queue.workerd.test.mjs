@@ -2,7 +2,7 @@
 // as a compiled module, a MemoryStore queue run inside one request.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { worker } from './workerd.mjs';
+import { worker } from '../support/workerd.mjs';
 
 let mf;
 after(() => mf?.dispose());

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_ROUTES } from '../../scripts/serve.mjs';
-import { serverAndBrowser } from './browser.mjs';
+import { serverAndBrowser } from '../support/browser.mjs';
 
 const log = [];
 function queueLog(url, req, res) {

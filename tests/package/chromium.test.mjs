@@ -2,7 +2,7 @@
 // (script-src 'self' 'wasm-unsafe-eval'): plain <script type="module">.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverAndBrowser, watchedPage } from './browser.mjs';
+import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
 
 const ctx = serverAndBrowser();
 

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { CSP } from '../../scripts/serve.mjs';
 import { assertLimiterAlone, assertThrottledGap } from './breaker-asserts.mjs';
 import { startScripted } from '../server/scripted.mjs';
-import { serverAndBrowser, watchedPage } from './browser.mjs';
-import { sleep } from './wait.mjs';
+import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
+import { sleep } from '../support/wait.mjs';
 
 let srv;
 before(async () => {
