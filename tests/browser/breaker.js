@@ -1,5 +1,5 @@
 // The gate as a circuit breaker and adaptive limiter in this page, for
-// tests/js/breaker.chromium.test.mjs, which drives it through window.bt
+// tests/gate/breaker.chromium.test.mjs, which drives it through window.bt
 // against the scripted server (its URL and path are passed to each
 // scenario). Each scenario answers JSON. The breaker's state is carried
 // between pages (and reloads) of this origin in localStorage.

@@ -1,4 +1,4 @@
-// The assertions on the shared breaker scenarios (tests/js/breaker-checks.mjs
+// The assertions on the shared breaker scenarios (tests/gate/breaker-checks.mjs
 // and the throttled-call scenario of both runtimes), for the test files.
 import assert from 'node:assert/strict';
 

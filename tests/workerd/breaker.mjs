@@ -1,7 +1,7 @@
 // A Cloudflare Worker (run by miniflare's real workerd) using the gate as a
 // circuit breaker and an adaptive limiter, against the scripted server at
 // env.ORIGIN (?p= names the path). Each route answers JSON for the test to
-// check (tests/js/breaker.workerd.test.mjs); the breaker's state is carried
+// check (tests/gate/breaker.workerd.test.mjs); the breaker's state is carried
 // between incoming requests in the KV namespace env.BREAKER, as a Worker
 // would carry it between invocations.
 import { withBackoff } from '../../pkg/workerd.js';
