@@ -3,6 +3,7 @@
 // the local gate's ticket, and the object consulted when the local gate probes.
 import { BrokenCircuitError, GateTimeoutError } from '../gate/index.js';
 import { STALE, within } from './protocol.js';
+import { T_NEW } from '../gate/slot.js';
 import { STALE_MS } from './limiter.js';
 
 /** @typedef {import('./protocol.js').Answer} Answer */
@@ -45,7 +46,7 @@ export class SharedTicket {
       }
     }
     // A new attempt (not one held by the gate, as in the local gate) waits for its token first.
-    if (inner.state === 0) {
+    if (inner.state === T_NEW) {
       try {
         await g.limited(key, this);
       } catch (e) {

@@ -22,6 +22,17 @@ import {
 
 /** @typedef {import('./ticket.js').Ticket} Ticket */
 
+/**
+ * Where a ticket stands (Ticket.state): not yet admitted, held in its
+ * slot's queue, let go (may send with its tag), refused (rejected with
+ * `error`), done (its outcome told).
+ */
+export const T_NEW = 0;
+export const T_HELD = 1;
+export const T_GO = 2;
+export const T_OUT = 3;
+export const T_DONE = 4;
+
 // workerd cancels a request that waits with nothing pending in its own
 // context (a promise another incoming request will resolve looks hung), and
 // the timers of a finished request. There, a held call also polls from its
@@ -100,7 +111,7 @@ export function spent(t, hintMs) {
 
 export function go(t, tag) {
   t.tag = tag;
-  t.state = 2 /* go */;
+  t.state = T_GO;
 }
 
 /** Holds `t` in arrival order, then evicts as the core said (`code`: HELD, EVICT_HEAD, EVICT_TAIL). */
@@ -109,7 +120,7 @@ export function enqueue(t, code) {
   let i = q.length;
   while (i > 0 && q[i - 1].seq > t.seq) i--;
   q.splice(i, 0, t);
-  t.state = 1 /* held */;
+  t.state = T_HELD;
   if (code !== HELD) {
     const victim = code === EVICT_HEAD ? q[0] : q[q.length - 1];
     out(victim, 'evicted', false, new GateOverflowError(t.key));
@@ -142,7 +153,7 @@ export function out(t, why, own, error = why === 'aborted' ? t.signal.reason : n
   s.queue.splice(i, 1);
   unhook(t);
   if (why !== 'evicted') op(s, w.gate_left, why === 'deadline' || why === 'exhausted');
-  Object.assign(t, { state: 3 /* out */, error, why });
+  Object.assign(t, { state: T_OUT, error, why });
   if (own) clearTimeout(t.poll);
   wake(t);
   sync(s);

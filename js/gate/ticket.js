@@ -7,14 +7,13 @@ import { w } from '../wasm.js';
 import { sleep } from '../hooks.js';
 import { GateTimeoutError, BrokenCircuitError } from './errors.js';
 /** @typedef {import('./slot.js').Slot} Slot */
-import { POLL, op, canWait, st, spent, go, enqueue, out, rounds, pump } from './slot.js';
+import { T_NEW, T_HELD, T_GO, T_OUT, T_DONE, POLL, op, canWait, st, spent, go, enqueue, out, rounds, pump } from './slot.js';
 import { REJECTED, GATE_PHASE, GATE_UNTIL, GATE_WAKE, PHASES } from '../gen/boundary.js';
 
 /** One call's passage through the gate. */
 export class Ticket {
-  // 0 new, 1 held, 2 go (may send with `tag`), 3 out (rejected with
-  // `error`), 4 done; literals, as esbuild would keep named constants.
-  state = 0 /* new */;
+  /** T_NEW, T_HELD, T_GO, T_OUT or T_DONE (js/gate/slot.js). */
+  state = T_NEW;
   /** @type {Slot} its slot, from the first pass() */
   s;
   /** The core's tag while sent. */
@@ -57,7 +56,7 @@ export class Ticket {
 
   /** Resolves when the call may be sent; rejects when it must not be (see `why`). */
   async pass() {
-    if (this.state === 0 /* new */) {
+    if (this.state === T_NEW) {
       let s = (this.s = this.slot());
       // Its own backoff (below the threshold), then the adaptive limiter's wait.
       if (this.delayMs > 0) await this.nap(this.delayMs);
@@ -82,7 +81,7 @@ export class Ticket {
         const until = st(GATE_UNTIL);
         const isolated = PHASES[st(GATE_PHASE)] === 'isolated';
         const ms = isolated ? Infinity : until < 0 ? 0 : Math.max(0, until - Date.now());
-        Object.assign(this, { state: 3 /* out */, why: 'circuit-open', error: new BrokenCircuitError(this.key, ms, isolated) });
+        Object.assign(this, { state: T_OUT, why: 'circuit-open', error: new BrokenCircuitError(this.key, ms, isolated) });
       } else if (r >= 0) go(this, r);
       else {
         enqueue(this, r);
@@ -90,12 +89,12 @@ export class Ticket {
       }
     }
     return new Promise((resolve, reject) => {
-      const done = (this.wake = () => (this.state === 2 /* go */ ? resolve() : reject(this.error)));
-      if (this.state !== 1 /* held */) return done();
+      const done = (this.wake = () => (this.state === T_GO ? resolve() : reject(this.error)));
+      if (this.state !== T_HELD) return done();
       if (!POLL) return;
       const poll = () => {
-        if (this.state === 1 /* held */) op(this.s, w.gate_status), pump(this.s);
-        if (this.state !== 1 /* held */) return done();
+        if (this.state === T_HELD) op(this.s, w.gate_status), pump(this.s);
+        if (this.state !== T_HELD) return done();
         const ms = this.waitMs();
         this.poll = setTimeout(poll, ms > 0 ? Math.min(ms, 250) : 25);
       };
@@ -123,7 +122,7 @@ export class Ticket {
   settle(hurt, retry, hintMs) {
     const s = this.s;
     let why = 'done';
-    this.state = 4 /* done */;
+    this.state = T_DONE;
     if (s.dead) return why; // the gate was freed while the call was out
     if (hurt) {
       op(s, w.gate_failed, this.tag, hintMs ?? NaN, Date.now());
@@ -134,7 +133,7 @@ export class Ticket {
         why = d < 0 ? 'exhausted' : !canWait(this) ? 'deadline' : '';
         if (why) {
           // out of attempts or time
-        } else if (closed) [this.state, this.delayMs] = [0 /* new */, d];
+        } else if (closed) [this.state, this.delayMs] = [T_NEW, d];
         else if (s.failFast) why = 'circuit-open';
         else enqueue(this, op(s, w.gate_hold));
       }
@@ -148,9 +147,9 @@ export class Ticket {
    * threw): it says nothing about the target and leaves the gate, sent or held.
    */
   cancel() {
-    if (this.state === 1 /* held */) out(this, 'aborted', false, null);
-    if (this.state !== 2 /* go */) return;
-    this.state = 4 /* done */;
+    if (this.state === T_HELD) out(this, 'aborted', false, null);
+    if (this.state !== T_GO) return;
+    this.state = T_DONE;
     op(this.s, w.gate_cancelled, this.tag);
     pump(this.s);
   }
