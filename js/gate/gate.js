@@ -19,7 +19,7 @@ import { own, number, fn, signalOf, count, ms } from '../options.js';
 import { w, mem, write, load, record, check, OPTS, OUT, SCRATCH } from '../wasm.js';
 import { abortable } from '../hooks.js';
 import { Call, drive } from '../engine/loop.js';
-import { op, st, registry, drop, out, rounds, pump, sync } from './slot.js';
+import { op, registry, drop, out, rounds, pump, sync } from './slot.js';
 /** @typedef {import('./slot.js').Slot} Slot */
 import { Ticket } from './ticket.js';
 import {
@@ -37,6 +37,7 @@ import {
   F_MAX_ELAPSED_MS,
   GATE,
   GATE_EVICTIONS,
+  GATE_FAILURES,
   GATE_HELD,
   GATE_IN_FLIGHT,
   GATE_PHASE,
@@ -122,7 +123,7 @@ export class Gate {
       if (this.#slots.size >= this.#prune) {
         for (const [k, x] of this.#slots) {
           op(x, w.gate_status);
-          if (st(GATE_WAKE) === WAKE_IDLE) {
+          if (x.st[GATE_WAKE] === WAKE_IDLE) {
             this.#retire(x);
             this.#slots.delete(k);
           }
@@ -133,6 +134,8 @@ export class Gate {
       s = {
         key,
         h: check(w.gate_new(Date.now()), ALL_MESSAGES),
+        // (its own copy of the status its last operation answered: GATE_PHASE … GATE_FAILURES)
+        st: new Float64Array(GATE_FAILURES + 1),
         queue: [],
         at: WAKE_NONE,
         rounds: 0,
@@ -150,10 +153,10 @@ export class Gate {
   /** Adds the counters of slot `s` (just asked for its status) to the retired ones, and frees it. */
   #retire(/** @type {Slot} */ s) {
     const r = this.#retired;
-    r.evictions += st(GATE_EVICTIONS);
-    r.rounds += st(GATE_ROUNDS);
-    r.probes += st(GATE_PROBES);
-    r.timeouts += st(GATE_TIMEOUTS);
+    r.evictions += s.st[GATE_EVICTIONS];
+    r.rounds += s.st[GATE_ROUNDS];
+    r.probes += s.st[GATE_PROBES];
+    r.timeouts += s.st[GATE_TIMEOUTS];
     drop(s);
   }
 
@@ -206,13 +209,13 @@ export class Gate {
     for (const s of this.#slots.values()) {
       if (s.dead) continue;
       op(s, w.gate_status);
-      n.evictions += st(GATE_EVICTIONS);
-      n.rounds += st(GATE_ROUNDS);
-      n.probes += st(GATE_PROBES);
-      n.timeouts += st(GATE_TIMEOUTS);
-      n.held += st(GATE_HELD);
-      n.inFlight += st(GATE_IN_FLIGHT);
-      n.targets += +(st(GATE_WAKE) !== WAKE_IDLE);
+      n.evictions += s.st[GATE_EVICTIONS];
+      n.rounds += s.st[GATE_ROUNDS];
+      n.probes += s.st[GATE_PROBES];
+      n.timeouts += s.st[GATE_TIMEOUTS];
+      n.held += s.st[GATE_HELD];
+      n.inFlight += s.st[GATE_IN_FLIGHT];
+      n.targets += +(s.st[GATE_WAKE] !== WAKE_IDLE);
     }
     return n;
   }
@@ -233,8 +236,13 @@ export class Gate {
     // With calls held, their timer does that at the round's end.
     if (s.queue.length === 0) op(s, w.gate_take, Date.now()), rounds(s), sync(s);
     op(s, w.gate_status);
-    const p = st(GATE_PHASE);
-    return { state: /** @type {any} */ (CIRCUIT[p]), probing: PHASES[p] === 'probing', held: st(GATE_HELD), inFlight: st(GATE_IN_FLIGHT) };
+    const p = s.st[GATE_PHASE];
+    return {
+      state: /** @type {any} */ (CIRCUIT[p]),
+      probing: PHASES[p] === 'probing',
+      held: s.st[GATE_HELD],
+      inFlight: s.st[GATE_IN_FLIGHT],
+    };
   }
 
   /**

@@ -45,7 +45,7 @@ export const POLL = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
 /**
  * Operation `f` of the core on the gate of slot `s` (a dropped slot answers
  * -1 to late callers: nothing to send, nothing to wake). The status it
- * answers is then in the result record: `st(k)`; a change of the circuit's
+ * answers is then the slot's `st` (copied out of the result record); a change of the circuit's
  * state is reported to `onStateChange`.
  * @param {Slot} s
  * @param {(h: number, ...args: any[]) => any} f
@@ -54,12 +54,15 @@ export const POLL = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
 export function op(s, f, ...args) {
   if (s.dead) return -1;
   const r = f(s.h, ...args);
-  const p = st(GATE_PHASE);
+  // (copied into the slot at once: read later, the record may hold another slot's answer)
+  const m = mem();
+  for (let i = 0; i < s.st.length; i++) s.st[i] = m[OUT + i];
+  const p = s.st[GATE_PHASE];
   if (p !== s.phase) {
     const [from, to] = [CIRCUIT[s.phase], CIRCUIT[p]];
     s.phase = p;
     if (from !== to && s.on) {
-      const info = { key: s.key, from, to, reason: CAUSES[st(GATE_CAUSE)] };
+      const info = { key: s.key, from, to, reason: CAUSES[s.st[GATE_CAUSE]] };
       // (later, outside the gate's own bookkeeping: the hook may call the gate)
       queueMicrotask(() => observe(s.on, info));
     }
@@ -70,11 +73,8 @@ export function op(s, f, ...args) {
 /** Whether held call `t` can still be served by waiting (its deadline is not before the round's end). */
 export const canWait = (/** @type {Ticket} */ t) => t.s.dead || w.gate_can_wait(t.s.h, t.deadline);
 
-/** Field `k` of the status the last gate operation answered. */
-export const st = (/** @type {number} */ k) => mem()[OUT + k];
-
 /**
- * @typedef {{ key: unknown, h: number, queue: Ticket[], at: number, rounds: number, phase: number, on?: (info: any) => unknown, limited: boolean, failFast: boolean, throttleOn: Set<number>, dead?: boolean, timer?: any }} Slot
+ * @typedef {{ key: unknown, h: number, st: Float64Array, queue: Ticket[], at: number, rounds: number, phase: number, on?: (info: any) => unknown, limited: boolean, failFast: boolean, throttleOn: Set<number>, dead?: boolean, timer?: any }} Slot
  */
 
 /** A timer for the epoch time `at` (ms). */
@@ -171,7 +171,7 @@ export function wake(t) {
  */
 export function rounds(/** @type {Slot} */ s) {
   if (s.dead) return;
-  const r = st(GATE_ROUNDS);
+  const r = s.st[GATE_ROUNDS];
   if (r === s.rounds) return;
   s.rounds = r;
   for (const t of [...s.queue]) {
@@ -199,8 +199,8 @@ export function pump(s) {
  * @param {Slot} s
  */
 export function sync(s) {
-  if (s.dead) return; // (the status record may hold another slot's answer)
-  const t = Math.max(st(GATE_WAKE), WAKE_NONE);
+  if (s.dead) return;
+  const t = Math.max(s.st[GATE_WAKE], WAKE_NONE);
   if (t !== s.at) {
     clearTimeout(s.timer);
     s.at = t;

@@ -7,7 +7,7 @@ import { w } from '../wasm.js';
 import { sleep } from '../hooks.js';
 import { GateTimeoutError, BrokenCircuitError } from './errors.js';
 /** @typedef {import('./slot.js').Slot} Slot */
-import { T_NEW, T_HELD, T_GO, T_OUT, T_DONE, POLL, op, canWait, st, spent, go, enqueue, out, rounds, pump } from './slot.js';
+import { T_NEW, T_HELD, T_GO, T_OUT, T_DONE, POLL, op, canWait, spent, go, enqueue, out, rounds, pump } from './slot.js';
 import { REJECTED, GATE_PHASE, GATE_UNTIL, GATE_WAKE, PHASES } from '../gen/boundary.js';
 
 /** One call's passage through the gate. */
@@ -78,8 +78,8 @@ export class Ticket {
       const r = op(s, w.gate_admit, Date.now());
       rounds(s); // (a hung probe may have timed out: a round this call did not wait through)
       if (r === REJECTED) {
-        const until = st(GATE_UNTIL);
-        const isolated = PHASES[st(GATE_PHASE)] === 'isolated';
+        const until = s.st[GATE_UNTIL];
+        const isolated = PHASES[s.st[GATE_PHASE]] === 'isolated';
         const ms = isolated ? Infinity : until < 0 ? 0 : Math.max(0, until - Date.now());
         Object.assign(this, { state: T_OUT, why: 'circuit-open', error: new BrokenCircuitError(this.key, ms, isolated) });
       } else if (r >= 0) go(this, r);
@@ -126,7 +126,7 @@ export class Ticket {
     if (s.dead) return why; // the gate was freed while the call was out
     if (hurt) {
       op(s, w.gate_failed, this.tag, hintMs ?? NaN, Date.now());
-      const closed = st(GATE_PHASE) === 0;
+      const closed = s.st[GATE_PHASE] === 0;
       rounds(s);
       if (retry) {
         const d = spent(this, hintMs);
@@ -189,6 +189,6 @@ export class Ticket {
   /** How long the target's current round still waits, in ms (0 when not waiting). */
   waitMs() {
     op(this.s, w.gate_status);
-    return Math.max(0, st(GATE_WAKE) - Date.now());
+    return Math.max(0, this.s.st[GATE_WAKE] - Date.now());
   }
 }
