@@ -14,14 +14,39 @@ import { verdict } from '../policy.js';
  * @param {boolean} idempotent
  * @param {boolean} body the request's body can be sent again
  */
-export async function judge(call, o, http, idempotent, body) {
+export function judge(call, o, http, idempotent, body) {
   const c = /** @type {import('../fetch/options.js').Config} */ (call.c);
+  // (without a hook to ask, the answer is at hand: no promise, no tick)
+  if (c.shouldRetry && (o.failed || http)) return asked(call, o, idempotent, body);
+  return rule(c, o, idempotent, body, undefined);
+}
+
+/**
+ * The caller's shouldRetry asked (abortable), then the rule.
+ * @param {import('./call.js').Call} call
+ * @param {import('./loop.js').Outcome} o
+ * @param {boolean} idempotent
+ * @param {boolean} body
+ */
+async function asked(call, o, idempotent, body) {
+  const c = /** @type {import('../fetch/options.js').Config} */ (call.c);
+  const hook = /** @type {Function} */ (c.shouldRetry);
+  const wants = await abortable(hook({ attempt: call.n, status: o.status, error: o.error, response: o.res }), call.signal, call.ds);
+  if (wants !== undefined && typeof wants !== 'boolean') throw new TypeError('shouldRetry must return a boolean or undefined');
+  return rule(c, o, idempotent, body, wants);
+}
+
+/**
+ * The policy's verdict on `o` ('' = another attempt), and whether it
+ * counts against its target (`o.hurt`).
+ * @param {import('../fetch/options.js').Config} c
+ * @param {import('./loop.js').Outcome} o
+ * @param {boolean} idempotent
+ * @param {boolean} body
+ * @param {boolean | undefined} wants
+ */
+function rule(c, o, idempotent, body, wants) {
   const { failed, status } = o;
-  let wants;
-  if (c.shouldRetry && (failed || http)) {
-    wants = await abortable(c.shouldRetry({ attempt: call.n, status, error: o.error, response: o.res }), call.signal, call.ds);
-    if (wants !== undefined && typeof wants !== 'boolean') throw new TypeError('shouldRetry must return a boolean or undefined');
-  }
   const s = /** @type {number} */ (status);
   // (a plain success needs no verdict: the common case, kept cheap)
   const why =

@@ -34,7 +34,7 @@ export { Call };
  * What an attempt is.
  * @typedef {object} Job
  * @property {(call: Call) => Promise<Outcome>} attempt sends attempt `call.n`
- * @property {(call: Call, o: Outcome) => Promise<string>} judge '' when another attempt is wanted, else why not ('success', 'not-retryable', …)
+ * @property {(call: Call, o: Outcome) => string | Promise<string>} judge '' when another attempt is wanted, else why not ('success', 'not-retryable', …); a string when it needs no hook
  * @property {(call: Call, o: Outcome) => Promise<void>} [before] runs before every attempt after the first (beforeRetry)
  * @property {(o: Outcome) => unknown} [result] what the call resolves with
  */
@@ -42,7 +42,7 @@ export { Call };
 /**
  * How attempts are spaced, and whom a failure tells.
  * @typedef {object} Lane
- * @property {(call: Call) => Promise<void>} pass resolves when the next attempt may go; rejects when it must not (see `why`)
+ * @property {(call: Call) => Promise<void> | undefined} pass resolves when the next attempt may go (undefined: at once); rejects when it must not (see `why`)
  * @property {(call: Call, why: string, o: Outcome) => string} after '' = another attempt (after `call.delayMs`), else why the call ends
  * @property {() => void} [cancel] the call ends without an outcome (aborted, a hook threw)
  * @property {string} [why] why `pass` rejected ('circuit-open', 'exhausted', 'deadline', …)
@@ -66,13 +66,17 @@ export async function drive(call, job, lane) {
     call.c.budget?.deposit(call.start);
     for (;;) {
       call.passing = true;
-      await lane.pass(call);
+      // (no wait, no tick: a first attempt goes out in the same turn)
+      const held = lane.pass(call);
+      if (held) await held;
       call.passing = false;
       call.alive(); // (let through, then aborted or past the deadline: nothing is sent)
       if (call.n && job.before) await job.before(call, o);
       call.n++;
       o = await job.attempt(call);
-      why = lane.after(call, await job.judge(call, o), o);
+      let verdict = job.judge(call, o);
+      if (typeof verdict !== 'string') verdict = await verdict;
+      why = lane.after(call, verdict, o);
       if (why) break;
       observe(call.c.onRetry, {
         attempt: call.n,

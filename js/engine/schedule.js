@@ -9,7 +9,7 @@ import { timing } from '../policy.js';
 /** @type {import('./loop.js').Lane} */
 export const scheduled = {
   /** Before every attempt but the first: the wait the last `after` chose. */
-  pass: (call) => (call.n ? sleep(call.delayMs, call.signal, call.ds) : Promise.resolve()),
+  pass: (call) => (call.n ? sleep(call.delayMs, call.signal, call.ds) : undefined),
 
   after(call, why, o) {
     if (why) return why;

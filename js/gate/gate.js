@@ -399,7 +399,7 @@ const job = (task, retryable) => ({
       return { failed: true, error };
     }
   },
-  async judge(_call, o) {
+  judge(_call, o) {
     if (!o.failed) return 'success';
     try {
       o.hurt = retryable?.(o.error) !== false;
