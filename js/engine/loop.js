@@ -78,14 +78,15 @@ export async function drive(call, job, lane) {
       if (typeof verdict !== 'string') verdict = await verdict;
       why = lane.after(call, verdict, o);
       if (why) break;
-      observe(call.c.onRetry, {
-        attempt: call.n,
-        delayMs: call.delayMs,
-        status: o.status,
-        error: o.error,
-        retryAfterMs: o.hintMs,
-        response: o.res,
-      });
+      if (call.c.onRetry)
+        observe(call.c.onRetry, {
+          attempt: call.n,
+          delayMs: call.delayMs,
+          status: o.status,
+          error: o.error,
+          retryAfterMs: o.hintMs,
+          response: o.res,
+        });
       drop(o); // (a response we will not return: its connection and memory are freed)
     }
   } catch (e) {
@@ -96,7 +97,8 @@ export async function drive(call, job, lane) {
   } finally {
     call.close();
   }
-  observe(call.c.onDone, { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error });
+  const done = call.c.onDone;
+  if (done) observe(done, { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error });
   if (o.failed) throw o.error;
   return job.result ? job.result(o) : (o.res ?? o.value);
 }

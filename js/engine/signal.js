@@ -4,6 +4,8 @@
 import { MAX_TIMER } from '../gen/boundary.js';
 
 const none = () => {};
+/** An attempt nothing can abort. @type {[undefined, () => void, undefined]} */
+const NOTHING = [undefined, none, undefined];
 
 /**
  * The attempt's signal (undefined when nothing can abort it) and its
@@ -24,7 +26,7 @@ const none = () => {};
 export function attemptSignal(call, follow) {
   const { signal, ds } = call;
   const t = call.c.timeoutMs;
-  if (t === undefined && !(signal && ds)) return [ds ?? signal, none, undefined];
+  if (t === undefined && !(signal && ds)) return signal || ds ? [ds ?? signal, none, undefined] : NOTHING;
   const ac = new AbortController();
   const timer =
     t === undefined
