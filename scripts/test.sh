@@ -48,7 +48,7 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   step "native Rust tests (presets, properties, distributions, golden file, boundary, Retry-After vectors; doctests)"
   run cargo test --workspace
   # what the optional features add: the retry helper (std) on tokio's paused clock, and their doctests
-  run cargo test -p wasm-backoff-core --all-features --test retry
+  run cargo test -p wasm-backoff-core --all-features --test it retry::
   run cargo test -p wasm-backoff-core --all-features --doc
 
   step "wasm tests in Node and in headless Chromium (wasm-bindgen-test)"

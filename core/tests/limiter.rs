@@ -218,7 +218,7 @@ fn print(r: &Run, from: usize, to: usize) {
     }
 }
 
-/// `N=100 CAP=1000 cargo test -p wasm-backoff-core --test limiter trace -- --ignored --nocapture`
+/// `N=100 CAP=1000 cargo test -p wasm-backoff-core --test it limiter::trace -- --ignored --nocapture`
 #[test]
 #[ignore]
 fn trace() {

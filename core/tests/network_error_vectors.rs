@@ -5,7 +5,7 @@
 //! renders (folded) from `NETWORK_ERROR_PREFIXES`; this file is what shows
 //! that the folding changed nothing.
 
-mod json;
+use crate::json;
 
 use wasm_backoff_core::{is_network_error, NETWORK_ERROR_PREFIXES};
 

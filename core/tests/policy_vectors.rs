@@ -3,7 +3,7 @@
 //! tests/fetch/policy.test.mjs against the same file): the core's rules must
 //! answer each row as written.
 
-mod json;
+use crate::json;
 
 use json::Json;
 use wasm_backoff_core::policy::{timing, verdict, End, Facts, Wait, DEFAULT_RETRY_ON};

@@ -6,7 +6,7 @@
 //!
 //! The crate has no JSON dependency: tests/json reads the file.
 
-mod json;
+use crate::json;
 
 use json::Json;
 use wasm_backoff_core::retry_after::parse;

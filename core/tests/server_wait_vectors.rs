@@ -4,7 +4,7 @@
 //! results, to the bit. The file is inside the crate, so the crate's tests
 //! stay self-contained; tests/json reads it without a JSON dependency.
 
-mod json;
+use crate::json;
 
 use json::Json;
 use std::cell::RefCell;
