@@ -36,27 +36,37 @@ export class SharedTicket {
   }
 
   async pass() {
-    const { g, key, inner, signal } = this;
-    if (g.k(key).pending) {
-      try {
-        await g.reported(key, this);
-      } catch (e) {
-        if (e instanceof GateTimeoutError) this.#why = 'deadline';
-        throw e;
-      }
-    }
+    const { g, key, inner } = this;
+    if (g.k(key).pending) await this.#timed(g.reported(key, this));
     // A new attempt (not one held by the gate, as in the local gate) waits for its token first.
-    if (inner.state === T_NEW) {
-      try {
-        await g.limited(key, this);
-      } catch (e) {
-        if (e instanceof GateTimeoutError) this.#why = 'deadline';
-        throw e;
-      }
-    }
+    if (inner.state === T_NEW) await this.#timed(g.limited(key, this));
     await inner.pass();
     // Healthy: straight out. Probing: this call is the local gate's probe; the object decides.
-    if (!g.state(key).probing) return;
+    if (g.state(key).probing) await this.#admit();
+  }
+
+  /**
+   * `p`, with a GateTimeoutError it rejects with named this call's reason ('deadline').
+   * @param {Promise<unknown>} p
+   */
+  async #timed(p) {
+    try {
+      await p;
+    } catch (e) {
+      if (e instanceof GateTimeoutError) this.#why = 'deadline';
+      throw e;
+    }
+  }
+
+  /**
+   * The local gate's probe asks the object (a long poll, again and again
+   * within this call's limits): resolves when this call may go — as the
+   * fleet's probe, because the circuit closed, or because the object
+   * cannot be reached (this isolate then probes on its own) — and rejects
+   * when it must not (fail-fast refusal, the call's deadline or abort).
+   */
+  async #admit() {
+    const { g, key, inner, signal } = this;
     for (;;) {
       const asked = g.rpc('admit', key, g.pollMs);
       /** @type {Answer | typeof STALE} */
@@ -86,16 +96,21 @@ export class SharedTicket {
         this.#why = 'circuit-open';
         throw new BrokenCircuitError(key, /** @type {number} */ (a.retryAfterMs), false);
       }
-      // 'wait': the poll ran out; ask again, within this call's limits.
-      if (signal?.aborted) {
-        inner.cancel();
-        throw signal.reason;
-      }
-      if (Date.now() >= this.deadline) {
-        inner.cancel();
-        this.#why = 'deadline';
-        throw new GateTimeoutError(key, 'deadline');
-      }
+      this.#polled();
+    }
+  }
+
+  /** 'wait': the poll ran out; another may be asked only within this call's limits. */
+  #polled() {
+    const { key, inner, signal } = this;
+    if (signal?.aborted) {
+      inner.cancel();
+      throw signal.reason;
+    }
+    if (Date.now() >= this.deadline) {
+      inner.cancel();
+      this.#why = 'deadline';
+      throw new GateTimeoutError(key, 'deadline');
     }
   }
 
