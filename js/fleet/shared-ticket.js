@@ -144,16 +144,6 @@ export class SharedTicket {
     } else if (hurt !== null) g.note(key, hurt);
   }
 
-  /**
-   * @param {boolean} hurt
-   * @param {boolean} [retry]
-   * @param {number} [hintMs]
-   */
-  settle(hurt, retry, hintMs) {
-    this.#note(hurt);
-    return this.inner.settle(hurt, retry, hintMs);
-  }
-
   cancel() {
     // (a cancelled probe says nothing about the target: the object's next request probes)
     if (this.probe) this.#note(null);
@@ -170,9 +160,5 @@ export class SharedTicket {
     this.#note(!!o.hurt);
     if (!o.failed) this.g.answered(this.key, o.status, o.hintMs);
     return this.inner.after(call, why, o);
-  }
-
-  waitMs() {
-    return this.inner.waitMs();
   }
 }
