@@ -1,36 +1,12 @@
 // @ts-check
 // The fleet's exports in every build but workerd's (scripts/bundle.mjs
 // resolves `#fleet` to js/fleet/workerd.js there): the same names, which say
-// where they work, so that the .d.ts holds everywhere and browsers do not
-// download the shared gate's code (as js/queue/durable-elsewhere.js for the queue).
-function only(what) {
-  throw new TypeError(
-    `${what} works in Cloudflare Workers only: import 'wasm-backoff/gate' there (the package's workerd export condition)`,
-  );
-}
+// where they work (js/load/elsewhere.js), so that the .d.ts holds everywhere
+// and browsers do not download the shared gate's code.
+import { only, stub } from '../load/elsewhere.js';
 
-export class GateObject {
-  constructor() {
-    only('GateObject');
-  }
-}
-
-export class SharedGate {
-  constructor() {
-    only('SharedGate');
-  }
-}
-
-export function sharedGate() {
-  return only('sharedGate');
-}
-
-export class SharedBudget {
-  constructor() {
-    only('SharedBudget');
-  }
-}
-
-export function sharedBudget() {
-  return only('sharedBudget');
-}
+export const GateObject = stub('GateObject', 'gate');
+export const SharedGate = stub('SharedGate', 'gate');
+export const SharedBudget = stub('SharedBudget', 'gate');
+export const sharedGate = () => only('sharedGate', 'gate');
+export const sharedBudget = () => only('sharedBudget', 'gate');
