@@ -95,7 +95,7 @@ export async function callsSection() {
         } |`,
     ),
     '',
-    "Counted by wrapping the module's exports before the package instantiates it (bench/calls.mjs), against the scripted server on 127.0.0.1; each kind after one warm-up call of the same kind. `gate_*` calls are the gate's (the full module), `backoff_*` the schedule's (the small module).",
+    "Counted by wrapping the module's exports before the package instantiates it (bench/calls.mjs), against the scripted server on 127.0.0.1; each kind after one warm-up call of the same kind. `gate_*` calls are the gate's (the gate module), `backoff_*` the schedule's (the small module).",
   ];
 }
 

@@ -55,11 +55,11 @@ export async function fleetLib(dir) {
     platform: 'neutral',
     target: 'es2022',
     external: ['node:fs'],
-    define: { WASM: JSON.stringify('./wasm_backoff_full.wasm') },
-    plugins: [boundary('full', 'node')],
+    define: { WASM: JSON.stringify('./wasm_backoff_gate.wasm') },
+    plugins: [boundary('gate', 'node')],
     logLevel: 'warning',
   });
-  copyFileSync(join(ROOT, 'pkg/wasm_backoff_full.wasm'), join(dir, 'wasm_backoff_full.wasm'));
+  copyFileSync(join(ROOT, 'pkg/wasm_backoff_gate.wasm'), join(dir, 'wasm_backoff_gate.wasm'));
   const fleet = await import(pathToFileURL(join(dir, 'fleet.mjs')).href);
   const main = await import(pathToFileURL(join(ROOT, 'pkg/node.mjs')).href);
   return { ...main, ...fleet };

@@ -66,21 +66,21 @@ export async function first() { return new RetryBudget().withdraw(); }`,
     },
     {
       name: 'wasm-backoff/gate',
-      what: "`createGate().run('k', fn)` (the full module)",
+      what: "`createGate().run('k', fn)` (the gate module)",
       ours: 'gate',
       entry: `import { createGate } from 'wasm-backoff/gate';
 export async function first() { return createGate().run('k', async () => 1); }`,
     },
     {
       name: 'wasm-backoff/stats',
-      what: '`backoffStats({}, 3)` (the full module)',
+      what: '`backoffStats({}, 3)` (the queue module)',
       ours: 'stats',
       entry: `import { backoffStats } from 'wasm-backoff/stats';
 export async function first() { return backoffStats({}, 3); }`,
     },
     {
       name: 'wasm-backoff/queue',
-      what: 'import only (the full module: instantiates the wasm)',
+      what: 'import only (the queue module: instantiates the wasm)',
       ours: 'queue',
       entry: `import * as q from 'wasm-backoff/queue';
 export async function first() { return Object.keys(q).length; }`,

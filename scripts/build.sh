@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds pkg/ from the Rust crate and the sources in js/: two wasm modules
-# (a wasm module cannot be tree-shaken, so what most users import is kept
-# small), each shared by its subpaths:
-#   small  pkg/wasm_backoff_bg.wasm    `wasm-backoff` (Backoff, fetchWithBackoff, …), `wasm-backoff/backoff`
-#   full   pkg/wasm_backoff_full.wasm  `wasm-backoff/gate`, `/stats`, `/queue`
+# Builds pkg/ from the Rust crate and the sources in js/: three wasm modules
+# (a wasm module cannot be tree-shaken, so each subpath downloads only the
+# state machines it uses), each shared by its subpaths:
+#   small  pkg/wasm_backoff_bg.wasm     `wasm-backoff` (Backoff, fetchWithBackoff, …), `wasm-backoff/backoff`
+#   gate   pkg/wasm_backoff_gate.wasm   `wasm-backoff/gate` (the gate, its limiter)
+#   queue  pkg/wasm_backoff_queue.wasm  `wasm-backoff/queue`, `/stats`
+# plus one not shipped: target/js/wasm_backoff_full.wasm (everything), which
+# the js/ sources run on in Node (js/load/dev.js);
 # and one subpath without wasm: `wasm-backoff/budget` (RetryBudget, plain JS).
 # For each: the boundary description rendered for JS (js/gen/boundary.js,
 # by `cargo run -p xtask`), the wasm module size-optimised (opt-level z, LTO,
@@ -13,7 +16,7 @@
 # (index.js for browsers, node.mjs/node.cjs, workerd.js, bundler.js with
 # the wasm inlined), minified, code-split so a module's subpaths share one chunk.
 #
-#   bash scripts/build.sh [--only small|full|js|main|backoff|budget|gate|stats|queue] [--dev]
+#   bash scripts/build.sh [--only small|gate|queue|full|js|main|backoff|budget|stats] [--dev]
 #
 # --only builds the one module that entry belongs to; --dev leaves the JS
 # unminified. Assumes scripts/setup.sh has run.
@@ -22,16 +25,17 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[build]\033[0m %s\n' "$*"; }
 
-# The modules (small, full, js) the arguments name: scripts/bundle.mjs knows the entries.
+# The wasm modules the arguments name (`name features file opt-level` a line): scripts/bundle.mjs knows them.
 modules=$(node scripts/bundle.mjs "$@" --print-modules)
 
 say "js/gen/boundary.js from src/schema.rs"
 cargo run --quiet -p xtask
 
-module() { # <name> <features> <wasm file in pkg/>
-  local name=$1 features=$2 file=$3 stage=target/js/$1
-  say "$name module: cargo build --release --target wasm32-unknown-unknown $features"
-  cargo build --quiet --release --target wasm32-unknown-unknown -p wasm-backoff --lib --no-default-features --features "$features"
+module() { # <name> <features> <wasm file in pkg/ (target/js/ for full)> <opt-level>
+  local name=$1 features=$2 file=$3 stage=target/js/$1 out=pkg/$3
+  [ "$name" = full ] && out=target/js/$3
+  say "$name module: cargo build --release --target wasm32-unknown-unknown $features (opt-level $4)"
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=$4 cargo build --quiet --release --target wasm32-unknown-unknown -p wasm-backoff --lib --no-default-features --features "$features"
   rm -rf "$stage" && mkdir -p "$stage" pkg
   wasm-bindgen --target web --out-dir "$stage" target/wasm32-unknown-unknown/release/wasm_backoff.wasm
   # The raw exports, as tsc checks js/load/instantiate.js against them (`#exports`):
@@ -46,18 +50,14 @@ module() { # <name> <features> <wasm file in pkg/>
   node_modules/.bin/wasm-opt -O3 -Oz --strip-debug --strip-producers --strip-target-features \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
-    "$stage/dce.wasm" -o "pkg/$file"
-  say "pkg/$file: $(wc -c <"pkg/$file") B"
+    "$stage/dce.wasm" -o "$out"
+  say "$out: $(wc -c <"$out") B"
 }
-for m in $modules; do
-  case $m in
-    small) module small bare wasm_backoff_bg.wasm ;;
-    full) module full bare,full wasm_backoff_full.wasm ;;
-    js) ;; # plain JavaScript: no wasm module
-  esac
-done
+while read -r name features file opt; do
+  [ -n "$name" ] && module "$name" "$features" "$file" "$opt"
+done <<<"$modules"
 
-say "bundling js/ into pkg/ ($modules)"
+say "bundling js/ into pkg/"
 node scripts/bundle.mjs "$@"
 
 # The declarations (written in types/) and their CommonJS twins (.d.cts),

@@ -1,11 +1,11 @@
-// Bundles js/ into pkg/: for each of the two wasm modules, every runtime
+// Bundles js/ into pkg/: for each of the wasm modules, every runtime
 // form of every subpath entry (js/entries/*.js), with esbuild's code
 // splitting, so the subpaths of one module share one chunk (the glue, the
 // loader, the calculator): a page importing two of them loads the module
 // once. Except the small module's browser form: each of its entries is one
 // file (fewer fetches in a row before the first call). Run by scripts/build.sh after the wasm modules are built:
 //
-//   node scripts/bundle.mjs [--only small|full|<entry>] [--dev]
+//   node scripts/bundle.mjs [--only small|gate|queue|js|full|<entry>] [--dev]
 //
 // --dev: unminified, with the sources' names (for debugging and test:js).
 import { build } from 'esbuild';
@@ -17,12 +17,25 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const STAGE = join(ROOT, 'target/js');
 const PKG = join(ROOT, 'pkg');
 
-/** The two modules: their wasm file in pkg/ and their subpath entries (pkg/ folder → source). */
+/**
+ * The modules: their wasm file in pkg/, the crate's features that build it,
+ * its opt-level and their subpath entries (pkg/ folder → source). Each
+ * carries the calculator; a page pays for the gate or the queue only when it
+ * imports them (one importing both downloads the calculator twice, ~2.5 KB
+ * gzip). The opt-level is the one whose module gzips smallest after wasm-opt
+ * -Oz (measured: small "s" 2 694 B, "z" 2 850; gate "s" 7 422, "z" 7 507;
+ * queue "z" 5 128, "s" 5 331): "z" outlines code into shapes gzip matches
+ * worse, except in the queue.
+ */
 export const MODULES = {
-  small: { wasm: 'wasm_backoff_bg.wasm', entries: { '.': 'main', backoff: 'backoff' } },
-  full: { wasm: 'wasm_backoff_full.wasm', entries: { gate: 'gate', stats: 'stats', queue: 'queue' } },
+  small: { wasm: 'wasm_backoff_bg.wasm', features: 'bare', opt: 's', entries: { '.': 'main', backoff: 'backoff' } },
+  gate: { wasm: 'wasm_backoff_gate.wasm', features: 'bare,gate', opt: 's', entries: { gate: 'gate' } },
+  queue: { wasm: 'wasm_backoff_queue.wasm', features: 'bare,queue', opt: 'z', entries: { stats: 'stats', queue: 'queue' } },
   // Plain JavaScript: no module to load.
-  js: { wasm: '', entries: { budget: 'budget' } },
+  js: { wasm: '', features: '', opt: '', entries: { budget: 'budget' } },
+  // Everything, not shipped (no entries): the module the js/ sources run on
+  // in Node (js/load/dev.js: tests/engine/ …), built into target/.
+  full: { wasm: 'wasm_backoff_full.wasm', features: 'bare,full', opt: 'z', entries: {} },
 };
 
 /** The runtime forms: the loader each uses and the file name of its entries. */
@@ -33,8 +46,11 @@ const FORMS = {
   bundler: { load: 'inline', file: 'bundler', ext: '.js' },
 };
 
-/** Resolves the loader's `#…` imports for one module and form. */
-export function boundary(mod, form) {
+/**
+ * Resolves the loader's `#…` imports for one module and form; `dir` is the
+ * output file's way to pkg/ ('./', or '../' from a subpath's folder).
+ */
+export function boundary(mod, form, dir = './') {
   const name = MODULES[mod].wasm;
   return {
     name: 'wasm-backoff-boundary',
@@ -48,7 +64,7 @@ export function boundary(mod, form) {
       b.onResolve({ filter: /^#fleet$/ }, () => ({
         path: join(ROOT, 'js/fleet', form === 'workerd' ? 'workerd.js' : 'elsewhere.js'),
       }));
-      b.onResolve({ filter: /^#wasm$/ }, () => ({ path: `./${name}`, external: true }));
+      b.onResolve({ filter: /^#wasm$/ }, () => ({ path: `${dir}${name}`, external: true }));
       b.onResolve({ filter: /^#wasm-base64$/ }, () => ({ path: 'base64', namespace: 'wasm-base64' }));
       b.onLoad({ filter: /.*/, namespace: 'wasm-base64' }, () => ({
         contents: `export default ${JSON.stringify(readFileSync(join(PKG, name)).toString('base64'))};`,
@@ -60,6 +76,7 @@ export function boundary(mod, form) {
 
 export async function bundle(mod, { dev = false } = {}) {
   const { entries } = MODULES[mod];
+  if (Object.keys(entries).length === 0) return;
   // The previous build's chunks of this module (content-hashed names).
   for (const f of readdirSync(PKG)) if (f.startsWith(`${mod}-`)) rmSync(join(PKG, f));
   for (const [form, { file, ext }] of Object.entries(FORMS)) {
@@ -81,15 +98,19 @@ export async function bundle(mod, { dev = false } = {}) {
       logLevel: 'warning',
     };
     // (the .wasm is in pkg/: named from the file that loads it)
-    const wasmFrom = (/** @type {string} */ out) => JSON.stringify(`${out.includes('/') ? '../' : './'}${MODULES[mod].wasm}`);
-    if (mod === 'small' && form === 'browser') {
-      // A page's entry of the small module is one file (then the .wasm): a
-      // chain of two fetches, not three, to the first call. Its two entries
-      // (`wasm-backoff`, `/backoff`) then each carry the calculator, which
-      // a page importing both downloads twice (~1.8 KB gzip); the other
-      // forms, and the full module's subpaths (often used together), share
-      // a chunk.
-      for (const e of entryPoints) await build({ ...options, entryPoints: [e], define: { WASM: wasmFrom(e.out) } });
+    const dirOf = (/** @type {string} */ out) => (out.includes('/') ? '../' : './');
+    if (entryPoints.length === 1 || (mod === 'small' && form === 'browser')) {
+      // One file per entry (then the .wasm), the loader in it: so the .wasm
+      // is named from the entry's folder. A page's entry of the small module
+      // is one file too: a chain of two fetches, not three, to the first
+      // call. Its two entries (`wasm-backoff`, `/backoff`) then each carry
+      // the calculator, which a page importing both downloads twice (~1.8 KB
+      // gzip); the other forms, and the queue module's subpaths, share a chunk.
+      for (const e of entryPoints) {
+        const dir = dirOf(e.out);
+        const define = { WASM: JSON.stringify(`${dir}${MODULES[mod].wasm}`) };
+        await build({ ...options, entryPoints: [e], define, plugins: [boundary(mod, form, dir)] });
+      }
     } else {
       await build({ ...options, entryPoints, splitting: true, define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) } });
     }
@@ -115,9 +136,9 @@ function modulesOf(args) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   const mods = modulesOf(args);
-  // scripts/build.sh asks which modules to build before building them.
+  // scripts/build.sh asks which modules to build before building them: a line each, `name features wasm-file opt-level`.
   if (args.includes('--print-modules')) {
-    console.log(mods.join(' '));
+    for (const m of mods) if (MODULES[m].wasm) console.log(m, MODULES[m].features, MODULES[m].wasm, MODULES[m].opt);
   } else {
     const dev = args.includes('--dev');
     for (const m of mods) await bundle(m, { dev });

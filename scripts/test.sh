@@ -33,11 +33,13 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { "$@" 2>&1 | tee -a "$log"; }
 
 if [ "$what" = all ] || [ "$what" = rust ]; then
-  step "cargo fmt --check, clippy -D warnings (native, and both wasm32 modules)"
+  step "cargo fmt --check, clippy -D warnings (native, and each wasm32 module)"
   cargo fmt --all --check
   cargo clippy --quiet --workspace --all-targets -- -D warnings
   cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features bare -- -D warnings
-  cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features bare,full -- -D warnings
+  for f in bare,gate bare,queue bare,full; do
+    cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features "$f" -- -D warnings
+  done
 
   step "the core is no_std: build for bare-metal thumbv7em-none-eabihf; the crate as published"
   cargo build --quiet -p wasm-backoff-core --target thumbv7em-none-eabihf

@@ -1,4 +1,4 @@
-//! The per-target gate's exports (js/gate.js, full module only). The state
+//! The per-target gate's exports (js/gate/, the gate module only). The state
 //! machine is `wasm_backoff_core::gate`; JavaScript holds the promises of
 //! the held calls, their timers and one wake-up timer per target.
 //!

@@ -10,9 +10,11 @@
 //! in a result record. No `JsValue`, no strings, no imports: the module
 //! needs no externref table, no string codecs and no formatting.
 //!
-//! Two modules are built from this crate: the small one (no features: the
-//! calculator and what `fetchWithBackoff` needs) and the full one (feature
-//! `full`: statistics, the gate and the task queue as well).
+//! Three modules ship from this crate, each with the calculator: the small
+//! one (no features: what `fetchWithBackoff` needs), the gate's (feature
+//! `gate`: the gate and its limiter) and the queue's (feature `queue`: the
+//! task queue and the statistics). A page pays only for what it imports;
+//! one using the gate and the queue downloads the calculator twice.
 //!
 //! Nothing a caller passes can reach a panic: every field is range-checked by
 //! [`calc::decode`] and reported as an error code (a wasm trap would poison
@@ -22,14 +24,14 @@
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
 pub mod calc;
-#[cfg(feature = "full")]
+#[cfg(feature = "gate")]
 pub mod gate;
 pub mod io;
-#[cfg(feature = "full")]
+#[cfg(feature = "queue")]
 pub mod queue;
 pub mod schema;
 pub mod slab;
-#[cfg(feature = "full")]
+#[cfg(feature = "queue")]
 pub mod stats;
 
 #[cfg(all(feature = "bare", target_arch = "wasm32"))]

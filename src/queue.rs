@@ -1,4 +1,4 @@
-//! The task queue's exports (js/queue/transitions.js, full module only): the
+//! The task queue's exports (js/queue/transitions.js, the queue module only): the
 //! core's transitions (`wasm_backoff_core::queue`) on records that cross as
 //! their numeric fields. A queue owns no wasm memory: its policy is its
 //! options record, which js/queue/transitions.js writes before each call (a

@@ -352,7 +352,7 @@ impl Error {
         Error::MaxRetentionMs,
     ];
 
-    /// The first error only the full module reports: the small module's JS
+    /// The first error only the gate and queue modules report: the small module's JS
     /// carries the messages below it only.
     pub const FIRST_FULL: Error = Error::MaxQueued;
 
@@ -400,7 +400,7 @@ impl Error {
             Error::WindowMs => "windowMs must be a number > 0 and <= 2147483647",
             Error::MinCalls => "minCalls must be an integer >= 1",
             // The core's `QueueError` messages (its queue module is in the
-            // full module only; a test checks they are the same).
+            // queue module only; a test checks they are the same).
             Error::LeaseMs => "leaseMs must be a number > 0 and <= 2147483647",
             Error::MaxFailures => "maxFailures must be an integer >= 1 or Infinity",
             Error::MaxRetentionMs => "maxRetentionMs must be a number > 0 or Infinity",
@@ -564,7 +564,7 @@ mod tests {
         }
     }
 
-    #[cfg(feature = "full")]
+    #[cfg(feature = "queue")]
     #[test]
     fn queue_messages_are_the_cores() {
         use wasm_backoff_core::queue::QueueError;

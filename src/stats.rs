@@ -1,4 +1,4 @@
-//! The exact statistics of a delay (`backoffStats` in js/stats.js, full module only).
+//! The exact statistics of a delay (`backoffStats` in js/stats.js, the queue module only).
 
 use crate::calc::decode;
 use crate::io::{answer, record};

@@ -296,7 +296,7 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
   beforeRetry?: (info: BeforeRetryInfo) => Request | RetryHeaders | undefined | Promise<Request | RetryHeaders | undefined>;
   /**
    * Back off per target instead of per call: a {@link Gate} from `createGate`
-   * of `'wasm-backoff/gate'` (the full module, so the gate costs nothing to
+   * of `'wasm-backoff/gate'` (its own wasm module, so the gate costs nothing to
    * those who do not use it), shared by every call given it. While the
    * target is down, calls are held and one probe per round is sent.
    * Per-call limits still apply: `maxAttempts` counts the call's own

@@ -1,5 +1,5 @@
 // A gate's lane (the Ticket of js/gate/ticket.js: pass, after, cancel) under the
-// one loop, with a real Gate (the core's decisions, from the full module)
+// one loop, with a real Gate (the core's decisions, from the full module js/load/dev.js loads)
 // on fake time: rounds held and released in order, a held call that runs
 // out of time or attempts (GateTimeoutError), fail-fast (BrokenCircuitError),
 // an abort of a held call; nothing left pending afterwards.

@@ -11,7 +11,7 @@ const { TaskQueue, MemoryStore } = await import('wasm-backoff/queue');
 const PKG = new URL('../../pkg/', import.meta.url);
 
 test('each wasm module imports nothing and exports only numbers-in, numbers-out functions of ours', () => {
-  for (const file of ['wasm_backoff_bg.wasm', 'wasm_backoff_full.wasm']) {
+  for (const file of ['wasm_backoff_bg.wasm', 'wasm_backoff_gate.wasm', 'wasm_backoff_queue.wasm']) {
     const m = new WebAssembly.Module(readFileSync(new URL(file, PKG)));
     assert.deepEqual(WebAssembly.Module.imports(m), [], file);
     const exports = WebAssembly.Module.exports(m);

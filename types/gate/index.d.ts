@@ -1,7 +1,6 @@
 // `wasm-backoff/gate`: the per-target gate — backoff, circuit breaking and
-// adaptive rate limiting per target (the full wasm module,
-// shared with `wasm-backoff/stats` and `wasm-backoff/queue`: a page using
-// several of them downloads it once).
+// adaptive rate limiting per target (its own wasm module: the gate, its
+// limiter and the calculator).
 import type { BackoffOptions } from '../index.js';
 export { Backoff, BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
 
