@@ -142,8 +142,8 @@ export class TaskQueue extends EventTarget {
     return n;
   }
 
-  /** The record of task `id`, or undefined. */
-  get(id) {
+  /** The record of task `id`, or undefined (a promise of it, as types/queue says, also from a synchronous store). */
+  async get(id) {
     return this.#store.get(id);
   }
 
