@@ -45,6 +45,7 @@ export function abortable(p, a, b) {
  * @returns {Promise<void>}
  */
 export function sleep(ms, a, b) {
+  /** @type {any} */
   let timer;
   return abortable(new Promise((resolve) => (timer = setTimeout(resolve, Math.min(ms, MAX_TIMER)))), a, b).finally(() =>
     clearTimeout(timer),

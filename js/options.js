@@ -10,7 +10,7 @@
  * The own enumerable properties of an options object, each read once, in a
  * null-prototype copy: a getter cannot answer differently to the check and
  * to the use, and properties on `Object.prototype` change nothing.
- * @param {unknown} o
+ * @param {unknown} [o]
  * @param {string} [what] the argument's name in the error
  * @returns {Record<string, any>}
  */

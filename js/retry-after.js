@@ -76,6 +76,7 @@ export function serverWait(headers, nowMs = Date.now()) {
   let ms;
   for (const name of SERVER_WAIT_HEADERS) {
     if (ms !== undefined) break;
+    /** @type {string | null | undefined} */
     let v = headers.get(name);
     if (name === 'retry-after') {
       ms = parseRetryAfter(v, nowMs);

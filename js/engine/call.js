@@ -29,7 +29,7 @@ export class Call {
   passing = false;
   /** The schedule's handle (0 until the first retry). */
   #h = 0;
-  /** The deadline's timer. */
+  /** @type {any} The deadline's timer. */
   #timer;
 
   /**

@@ -38,7 +38,7 @@ function run(c, input, init, send) {
     // With a gate the waits are the target's: the call is held until the
     // gate lets it go, and its own schedule only counts its attempts.
     const cl = call;
-    lane = c.gate ? c.gate.enter(c.gate.keyOf(input, init), signal, cl.end, (hint) => cl.next(hint)) : scheduled;
+    lane = c.gate ? c.gate.enter(c.gate.keyOf(input, init), signal, cl.end, (/** @type {number=} */ hint) => cl.next(hint)) : scheduled;
   } catch (e) {
     call?.close();
     return Promise.reject(e);

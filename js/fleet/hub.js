@@ -17,7 +17,7 @@ import { sharedPart } from './protocol.js';
 export class GateHub {
   /** @type {Gate | undefined} */
   gate;
-  /** The options the gate was made with. */
+  /** @type {Record<string, any> | undefined} The options the gate was made with. */
   options;
   /** Requests answered, by method (for tests and the benchmark). */
   rpcs = { report: 0, admit: 0, probed: 0, lease: 0 };

@@ -3,10 +3,11 @@
 // out of attempts or time (GateTimeoutError), one refused by an open
 // circuit (BrokenCircuitError).
 
-const named = (key) => (typeof key === 'string' ? key : 'the target');
+const named = (/** @type {unknown} */ key) => (typeof key === 'string' ? key : 'the target');
 
 /** A held call dropped because the target's queue was full (`maxQueued`). */
 export class GateOverflowError extends Error {
+  /** @param {unknown} key */
   constructor(key) {
     super(`the backoff gate's queue for ${named(key)} is full (maxQueued)`);
     this.name = /** @type {const} */ ('GateOverflowError');
@@ -16,6 +17,11 @@ export class GateOverflowError extends Error {
 
 /** A held call that ran out of attempts or time before the target recovered. */
 export class GateTimeoutError extends Error {
+  /**
+   * (`reason` is unknown to the checker: types/gate declares Error's constructor.)
+   * @param {unknown} key
+   * @param {unknown} [reason]
+   */
   constructor(key, reason) {
     super(`gave up waiting for ${named(key)} to recover (${reason === 'deadline' ? 'maxElapsedMs' : 'maxAttempts'})`);
     this.name = /** @type {const} */ ('GateTimeoutError');
@@ -30,12 +36,18 @@ export class GateTimeoutError extends Error {
  * 'fail-fast'`), or isolated by hand.
  */
 export class BrokenCircuitError extends Error {
+  /**
+   * (Arguments unknown to the checker: types/gate declares Error's constructor.)
+   * @param {unknown} key
+   * @param {unknown} [retryAfterMs]
+   * @param {unknown} [isolated]
+   */
   constructor(key, retryAfterMs, isolated) {
     super(`the circuit of ${named(key)} is ${isolated ? 'isolated' : 'open'}`);
     this.name = /** @type {const} */ ('BrokenCircuitError');
     this.key = key;
     /** Time until the next probe may go, in ms (0: due now or a probe is out; Infinity: isolated). */
-    this.retryAfterMs = retryAfterMs;
-    this.isolated = isolated;
+    this.retryAfterMs = /** @type {number} */ (retryAfterMs);
+    this.isolated = /** @type {boolean} */ (isolated);
   }
 }

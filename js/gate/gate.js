@@ -49,7 +49,10 @@ import {
   SCHEDULE,
 } from '../gen/boundary.js';
 
-/** The default key of a fetch call: its origin. */
+/**
+ * The default key of a fetch call: its origin.
+ * @param {unknown} input
+ */
 function origin(input) {
   const url = typeof Request !== 'undefined' && input instanceof Request ? input.url : String(input);
   try {
@@ -305,7 +308,7 @@ export class Gate {
       t.calls = v.slice(SAVED.length, SAVED.length + BUCKETS);
       t.fails = v.slice(SAVED.length + BUCKETS);
       // A closed target with nothing counted has nothing to carry.
-      const clean = t.state === 'closed' && t.round === 0 && t.failures === 0 && t.calls.every((x) => x === 0);
+      const clean = t.state === 'closed' && t.round === 0 && t.failures === 0 && t.calls.every((/** @type {number} */ x) => x === 0);
       // (defined, not assigned: a target keyed '__proto__' is a key like any other)
       if (!clean) Object.defineProperty(targets, k, { value: t, enumerable: true, writable: true, configurable: true });
     }

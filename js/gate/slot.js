@@ -77,7 +77,11 @@ export const canWait = (/** @type {Ticket} */ t) => t.s.dead || w.gate_can_wait(
  * @typedef {{ key: unknown, h: number, st: Float64Array, queue: Ticket[], at: number, rounds: number, phase: number, on?: (info: any) => unknown, limited: boolean, failFast: boolean, throttleOn: Set<number>, dead?: boolean, timer?: any }} Slot
  */
 
-/** A timer for the epoch time `at` (ms). */
+/**
+ * A timer for the epoch time `t` (ms).
+ * @param {() => void} f
+ * @param {number} t
+ */
 export const at = (f, t) => setTimeout(f, Math.min(Math.max(0, Math.ceil(t - Date.now())), MAX_TIMER));
 
 /** Frees the slots of gates that were not freed by hand once they are garbage. */
@@ -109,12 +113,20 @@ export function spent(t, hintMs) {
   }
 }
 
+/**
+ * @param {Ticket} t
+ * @param {number} tag
+ */
 export function go(t, tag) {
   t.tag = tag;
   t.state = T_GO;
 }
 
-/** Holds `t` in arrival order, then evicts as the core said (`code`: HELD, EVICT_HEAD, EVICT_TAIL). */
+/**
+ * Holds `t` in arrival order, then evicts as the core said (`code`: HELD, EVICT_HEAD, EVICT_TAIL).
+ * @param {Ticket} t
+ * @param {number} code
+ */
 export function enqueue(t, code) {
   const q = t.s.queue;
   let i = q.length;
@@ -128,16 +140,16 @@ export function enqueue(t, code) {
   }
   if (t.signal?.aborted) return out(t, 'aborted');
   if (!canWait(t)) return out(t, 'deadline');
-  if (t.signal) t.signal.addEventListener('abort', (t.onAbort = () => out(t, 'aborted', true)), { once: true });
+  if (t.signal) t.signal.addEventListener('abort', /** @type {() => void} */ ((t.onAbort = () => out(t, 'aborted', true))), { once: true });
   // (re-armed when the timer was clamped to MAX_TIMER, or fired early)
   const arm = () => (t.timer = at(() => (Date.now() < t.deadline ? arm() : out(t, 'deadline', true)), t.deadline));
   if (t.deadline !== Infinity) arm();
 }
 
 /** Lets go of held `t`'s deadline timer and abort listener. */
-export function unhook(t) {
+export function unhook(/** @type {Ticket} */ t) {
   clearTimeout(t.timer);
-  t.signal?.removeEventListener('abort', t.onAbort);
+  t.signal?.removeEventListener('abort', /** @type {() => void} */ (t.onAbort));
   t.timer = t.onAbort = undefined;
 }
 
@@ -145,8 +157,17 @@ export function unhook(t) {
  * Takes held `t` out of the queue and rejects it, `why` being 'evicted'
  * (the core has not counted it as held), 'aborted', 'deadline' or
  * 'exhausted'; `own` = called from t's own context (its abort or deadline).
+ * @param {Ticket} t
+ * @param {string} why
+ * @param {boolean} [own]
+ * @param {unknown} [error]
  */
-export function out(t, why, own, error = why === 'aborted' ? t.signal.reason : new GateTimeoutError(t.key, why)) {
+export function out(
+  t,
+  why,
+  own,
+  error = why === 'aborted' ? /** @type {AbortSignal} */ (t.signal).reason : new GateTimeoutError(t.key, why),
+) {
   const s = t.s;
   const i = s.queue.indexOf(t);
   if (i < 0) return;
@@ -160,7 +181,7 @@ export function out(t, why, own, error = why === 'aborted' ? t.signal.reason : n
 }
 
 /** Settles held-then-released (or rejected) `t`'s promise. */
-export function wake(t) {
+export function wake(/** @type {Ticket} */ t) {
   t.wake?.();
   t.wake = undefined;
 }
@@ -181,10 +202,10 @@ export function rounds(/** @type {Slot} */ s) {
 }
 
 /** Sends whatever the core releases (the probe, or the held calls in order), then syncs the timer. */
-export function pump(s) {
+export function pump(/** @type {Slot} */ s) {
   if (s.dead) return;
   for (let tag; s.queue.length > 0 && (tag = op(s, w.gate_take, Date.now())) >= 0; ) {
-    const t = s.queue.shift();
+    const t = /** @type {Ticket} */ (s.queue.shift());
     unhook(t);
     go(t, tag);
     wake(t);

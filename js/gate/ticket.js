@@ -15,7 +15,7 @@ export class Ticket {
   /** T_NEW, T_HELD, T_GO, T_OUT or T_DONE (js/gate/slot.js). */
   state = T_NEW;
   /** @type {Slot} its slot, from the first pass() */
-  s;
+  s = /** @type {any} */ (undefined);
   /** The core's tag while sent. */
   tag = 0;
   /** @type {unknown} once rejected */
@@ -54,7 +54,10 @@ export class Ticket {
     this.seq = seq;
   }
 
-  /** Resolves when the call may be sent; rejects when it must not be (see `why`). */
+  /**
+   * Resolves when the call may be sent; rejects when it must not be (see `why`).
+   * @returns {Promise<void>}
+   */
   async pass() {
     if (this.state === T_NEW) {
       let s = (this.s = this.slot());
@@ -118,6 +121,9 @@ export class Ticket {
    * own backoff while the target is below its threshold), else why it is
    * over: 'done' (not retried), 'exhausted' or 'deadline' (its own limits),
    * 'circuit-open' (failing fast).
+   * @param {boolean} hurt
+   * @param {boolean} retry
+   * @param {number} [hintMs]
    */
   settle(hurt, retry, hintMs) {
     const s = this.s;

@@ -9,6 +9,7 @@
  */
 export function backgroundSync(queue, tag) {
   let syncing = 0; // sync events being handled
+  /** @type {Promise<void> | undefined} */
   let registering; // a Background Sync registration in flight
 
   /**
@@ -35,7 +36,7 @@ export function backgroundSync(queue, tag) {
   return {
     /** @param {'addEventListener' | 'removeEventListener'} method */
     listen(method) {
-      const g = globalThis;
+      const g = /** @type {any} */ (globalThis); // (ServiceWorkerGlobalScope is not in the DOM lib)
       const sw = g.ServiceWorkerGlobalScope;
       if (typeof sw === 'function' && g instanceof sw) g[method]('sync', onSync);
     },
@@ -47,12 +48,12 @@ export function backgroundSync(queue, tag) {
      * failed replay is retried by the browser itself), nor twice at once.
      */
     register() {
-      const g = globalThis;
+      const g = /** @type {any} */ (globalThis); // (a Service Worker's registration is not in the DOM lib)
       if (syncing || registering) return;
       const reg = g.registration?.sync ? Promise.resolve(g.registration) : g.navigator?.serviceWorker?.getRegistration();
       // (Background Sync is an extra: a refusal changes nothing else)
       registering = reg
-        ?.then((r) => r?.sync?.register(tag))
+        ?.then((/** @type {any} */ r) => r?.sync?.register(tag))
         .catch(() => {})
         .finally(() => {
           registering = undefined;

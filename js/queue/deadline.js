@@ -10,6 +10,7 @@
  * @param {(outcome: any) => T} next
  */
 export function within(ms, f, late, next) {
+  /** @type {any} */
   let timer;
   const expired = new Promise((resolve) => {
     timer = setTimeout(() => resolve(late()), ms);

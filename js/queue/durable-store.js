@@ -10,6 +10,8 @@
 // index per state, and an alarm at the next due time, so nothing polls.
 import { own } from '../options.js';
 import { isTask, checkId, nonEmpty } from './record.js';
+/** @typedef {import('./record.js').TaskRecord} TaskRecord */
+/** @typedef {Omit<import('../../types/queue/index.js').DurableObjectStorageLike, 'transaction'>} Txn a storage transaction */
 
 /** What a remote store may ask of the object (TaskQueueObject.taskStore). */
 export const STORE_OPS = ['add', 'get', 'active', 'earliest', 'swap', 'purge', 'list'];
@@ -33,17 +35,17 @@ function timeKey(x) {
   return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
 }
 
-const recordKey = (id) => `t:${id}`;
+const recordKey = (/** @type {string} */ id) => `t:${id}`;
 /** An index key's prefix per state: pending by nextAttemptAt, processing by completeBy, the rest (final) by createdAt. */
 const PENDING = 'i:p:';
 const LEASED = 'i:l:';
-const finished = (state) => `i:f:${state}:`;
+const finished = (/** @type {string} */ state) => `i:f:${state}:`;
 /** The id at the end of an index key (after the prefix and 16 hex digits and a colon). */
-const idOf = (key, prefix) => key.slice(prefix.length + 17);
+const idOf = (/** @type {string} */ key, /** @type {string} */ prefix) => key.slice(prefix.length + 17);
 
 /**
  * The record's index entry: [key, the time its next step falls due (Infinity for a final one)].
- * @param {any} r
+ * @param {TaskRecord} r
  * @returns {[string, number]}
  */
 function indexed(r) {
@@ -89,26 +91,34 @@ export class DurableObjectStore {
    */
   static remote(namespace, name) {
     const stub = objectOf(namespace, name);
-    return /** @type {any} */ (Object.fromEntries(STORE_OPS.map((op) => [op, (...args) => stub.taskStore(op, args)])));
+    return /** @type {any} */ (
+      Object.fromEntries(STORE_OPS.map((op) => [op, (/** @type {unknown[]} */ ...args) => stub.taskStore(op, args)]))
+    );
   }
 
+  /** @param {TaskRecord} record */
   add(record) {
     // (a lone surrogate in the key would be stored as U+FFFD: another key, never found again)
     checkId(record?.id);
-    return this.#s.transaction(async (t) => {
+    return this.#s.transaction(async (/** @type {Txn} */ t) => {
       if ((await t.get(recordKey(record.id))) !== undefined) return false;
       await this.#write(t, record);
       return true;
     });
   }
 
+  /** @param {string} id */
   get(id) {
     return this.#s.get(recordKey(id));
   }
 
+  /**
+   * @param {TaskRecord} expected
+   * @param {TaskRecord} next
+   */
   swap(expected, next) {
-    return this.#s.transaction(async (t) => {
-      const cur = await t.get(recordKey(expected.id));
+    return this.#s.transaction(async (/** @type {Txn} */ t) => {
+      const cur = /** @type {TaskRecord | undefined} */ (await t.get(recordKey(expected.id)));
       if (!cur || cur.version !== expected.version) return false;
       const [old] = indexed(cur);
       if (old !== indexed(next)[0]) await t.delete(old);
@@ -117,7 +127,11 @@ export class DurableObjectStore {
     });
   }
 
-  /** Writes `r` and its index entry in transaction `t`, and moves the alarm forward to its due time. */
+  /**
+   * Writes `r` and its index entry in transaction `t`, and moves the alarm forward to its due time.
+   * @param {Txn} t
+   * @param {TaskRecord} r
+   */
   async #write(t, r) {
     const [key, due] = indexed(r);
     await t.put({ [recordKey(r.id)]: r, [key]: due });
@@ -126,6 +140,7 @@ export class DurableObjectStore {
     if (cur === null || due < cur) await t.setAlarm(due);
   }
 
+  /** @param {number} limit */
   earliest(limit) {
     return this.#read(limit);
   }
@@ -139,6 +154,7 @@ export class DurableObjectStore {
    * without a limit), one per entry: an entry whose record is missing (or
    * null) comes back as `{ id, state, missing: true }`, which the queue
    * reports as malformed and steps past, as it does any record that is no task.
+   * @param {number | undefined} limit
    */
   async #read(limit) {
     const entries = [];
@@ -157,6 +173,10 @@ export class DurableObjectStore {
     return out;
   }
 
+  /**
+   * @param {number} before
+   * @param {TaskRecord['state'][]} states
+   */
   async purge(before, states) {
     let n = 0;
     for (const state of states) {
@@ -191,6 +211,7 @@ export class DurableObjectStore {
     for (const prefix of [PENDING, LEASED]) {
       // (one entry is the usual read; more, and more at a time, only past skipped ones)
       for (let limit = 1, startAfter; ; limit = Math.min(limit * 8, BATCH)) {
+        /** @type {string[]} */
         const keys = [...(await storage.list({ prefix, limit, ...(startAfter ? { startAfter } : {}) })).keys()];
         const recs = keys.length ? await storage.get(keys.map((k) => recordKey(idOf(k, prefix)))) : new Map();
         const task = keys.map((k) => recs.get(recordKey(idOf(k, prefix)))).find(isTask);
@@ -215,7 +236,7 @@ export class DurableObjectStore {
       await this.#s.deleteAlarm();
       await this.#s.sync?.();
     }
-    await this.#s.transaction(async (t) => {
+    await this.#s.transaction(async (/** @type {Txn} */ t) => {
       const next = await this.nextDue(t);
       if (next < Infinity) await t.setAlarm(next);
       else await t.deleteAlarm();

@@ -20,7 +20,7 @@ export class PermanentError extends Error {
 }
 
 /** `error.permanent === true`, for any value a handler may reject with (a getter that throws: not permanent). */
-export function isPermanent(error) {
+export function isPermanent(/** @type {any} */ error) {
   try {
     return error?.permanent === true;
   } catch {
@@ -29,7 +29,7 @@ export function isPermanent(error) {
 }
 
 /** A failure as `lastError` records it: its message, else the value as a string; never throws. */
-export function describe(error) {
+export function describe(/** @type {any} */ error) {
   try {
     const m = error?.message;
     if (m !== undefined) return String(m);
@@ -45,7 +45,7 @@ export function describe(error) {
 }
 
 /** A TimeoutError the queue raises itself: `message` is one of those below. */
-export const timeout = (message) => new DOMException(message, 'TimeoutError');
+export const timeout = (/** @type {string} */ message) => new DOMException(message, 'TimeoutError');
 
 export const LEASE_EXPIRED = 'the lease expired (completeBy passed) before the handler settled';
 export const RETENTION = 'maxRetentionMs passed before the task could run';

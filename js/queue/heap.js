@@ -1,3 +1,5 @@
+/** @typedef {{ at: number, seq: number, id: string }} Entry an index entry */
+
 /**
  * A min-heap of index entries `{ at, seq, id }` (by time, then insertion
  * order). An entry is live while the store's `#entries` maps its id to it;
@@ -5,13 +7,18 @@
  * reaches the top.
  */
 export class Heap {
-  /** @type {{ at: number, seq: number, id: string }[]} */
+  /** @type {Entry[]} */
   a = [];
 
+  /**
+   * @param {Entry} x
+   * @param {Entry} y
+   */
   static less(x, y) {
     return x.at < y.at || (x.at === y.at && x.seq < y.seq);
   }
 
+  /** @param {Entry} e */
   push(e) {
     const a = this.a;
     let i = a.push(e) - 1;
@@ -27,7 +34,7 @@ export class Heap {
   pop() {
     const a = this.a;
     const top = a[0];
-    const last = a.pop();
+    const last = /** @type {Entry} */ (a.pop()); // (used only when `a` kept some)
     if (a.length) {
       let i = 0;
       for (;;) {

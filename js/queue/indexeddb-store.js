@@ -1,4 +1,5 @@
 import { checkId, nonEmpty } from './record.js';
+/** @typedef {import('./record.js').TaskRecord} TaskRecord */
 
 /** IndexedDBStore's indexes: name, the field after `state` in its key, the state `earliest` reads through it. */
 const IDB_INDEXES = [
@@ -17,6 +18,7 @@ const IDB_INDEXES = [
  */
 export class IndexedDBStore {
   #name;
+  /** @type {Promise<IDBDatabase> | undefined} */
   #db;
 
   /** @param {{ name?: string }} [options] the database name (default 'wasm-backoff-queue') */
@@ -32,11 +34,15 @@ export class IndexedDBStore {
     const drop = () => {
       if (this.#db === p) this.#db = undefined;
     };
+    /** @type {Promise<IDBDatabase>} */
     const p = new Promise((resolve, reject) => {
       const req = indexedDB.open(this.#name, 2);
       req.onupgradeneeded = (e) => {
         // Version 1 had one index, on the state; version 2 indexes each state by its due time (and by age).
-        const s = e.oldVersion < 1 ? req.result.createObjectStore('tasks', { keyPath: 'id' }) : req.transaction.objectStore('tasks');
+        const s =
+          e.oldVersion < 1
+            ? req.result.createObjectStore('tasks', { keyPath: 'id' })
+            : /** @type {IDBTransaction} */ (req.transaction).objectStore('tasks');
         if (s.indexNames.contains('state')) s.deleteIndex('state');
         for (const [name, key] of IDB_INDEXES) s.createIndex(name, ['state', key]);
       };
@@ -63,8 +69,12 @@ export class IndexedDBStore {
    * Runs `body(store, fail)` in one transaction; resolves once the
    * transaction committed. `fail(error)` aborts it and rejects with `error`
    * (e.g. the DataCloneError of a payload IndexedDB cannot store).
+   * @template T
+   * @param {IDBTransactionMode} mode
+   * @param {(s: IDBObjectStore, fail: (e: unknown) => void) => T} body
    */
   async #tx(mode, body) {
+    /** @type {IDBTransaction | undefined} */
     let tx;
     for (let tries = 2; !tx; ) {
       const p = this.#open();
@@ -74,12 +84,13 @@ export class IndexedDBStore {
       } catch (e) {
         // A connection closed under us (not every close fires `close`):
         // forget it and, once, try on a fresh one.
-        if (e?.name !== 'InvalidStateError' || --tries === 0) throw e;
+        if (/** @type {DOMException} */ (e)?.name !== 'InvalidStateError' || --tries === 0) throw e;
         if (this.#db === p) this.#db = undefined;
       }
     }
+    /** @type {unknown} */
     let failure;
-    const fail = (e) => {
+    const fail = (/** @type {unknown} */ e) => {
       failure = e;
       tx.abort();
     };
@@ -98,13 +109,13 @@ export class IndexedDBStore {
    * two); resolves with whether it wrote.
    * @param {string} id
    * @param {(current: any) => boolean} ok
-   * @param {any} record
+   * @param {TaskRecord} record
    */
   #cas(id, ok, record) {
     const out = { written: false };
     return this.#tx('readwrite', (s, fail) => {
       s.get(id).onsuccess = (e) => {
-        if (!ok(e.target.result)) return;
+        if (!ok(/** @type {IDBRequest} */ (e.target).result)) return;
         try {
           s.put(record);
           out.written = true;
@@ -115,23 +126,27 @@ export class IndexedDBStore {
     }).then(() => out.written);
   }
 
+  /** @param {TaskRecord} record */
   add(record) {
     checkId(record?.id);
     return this.#cas(record.id, (cur) => cur === undefined, record);
   }
 
+  /** @param {string} id */
   async get(id) {
-    /** @type {IDBRequest} */
+    /** @type {IDBRequest | undefined} */
     let req;
     await this.#tx('readonly', (s) => (req = s.get(id)));
-    return req.result;
+    return /** @type {IDBRequest} */ (req).result;
   }
 
   active() {
     return this.earliest(undefined);
   }
 
+  /** @param {number} [limit] */
   async earliest(limit) {
+    /** @type {IDBRequest<any[]>[]} */
     const reqs = [];
     await this.#tx('readonly', (s) => {
       for (const [name, , state] of IDB_INDEXES) {
@@ -141,16 +156,24 @@ export class IndexedDBStore {
     return reqs.flatMap((r) => r.result);
   }
 
+  /**
+   * @param {TaskRecord} expected
+   * @param {TaskRecord} next
+   */
   swap(expected, next) {
     return this.#cas(expected.id, (cur) => !!cur && cur.version === expected.version, next);
   }
 
+  /**
+   * @param {number} before
+   * @param {TaskRecord['state'][]} states
+   */
   purge(before, states) {
     let n = 0;
     return this.#tx('readwrite', (s) => {
       for (const state of states) {
         s.index('age').openKeyCursor(IDBKeyRange.bound([state, -Infinity], [state, before])).onsuccess = (e) => {
-          const c = e.target.result;
+          const c = /** @type {IDBRequest<IDBCursor | null>} */ (e.target).result;
           if (!c) return;
           s.delete(c.primaryKey);
           n++;
@@ -162,10 +185,10 @@ export class IndexedDBStore {
 
   /** Every record (for inspection and tests). */
   async list() {
-    /** @type {IDBRequest} */
+    /** @type {IDBRequest | undefined} */
     let req;
     await this.#tx('readonly', (s) => (req = s.getAll()));
-    return req.result;
+    return /** @type {IDBRequest} */ (req).result;
   }
 
   /** Closes the connection (reopened on next use). */

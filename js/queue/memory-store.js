@@ -1,5 +1,6 @@
 import { Heap } from './heap.js';
 import { INDEXED, checkId, clone } from './record.js';
+/** @typedef {import('./record.js').TaskRecord} TaskRecord */
 
 /**
  * The default store: records in a Map of this realm (Node, workerd, one page).
@@ -10,14 +11,21 @@ import { INDEXED, checkId, clone } from './record.js';
  * whatever the backlog.
  */
 export class MemoryStore {
+  /** @type {Map<string, TaskRecord>} */
   #map = new Map();
-  /** id -> the record's live index entry */
+  /** @type {Map<string, import('./heap.js').Entry>} id -> the record's live index entry */
   #entries = new Map();
+  /** @type {Record<string, Heap>} */
   #heaps = { pending: new Heap(), processing: new Heap() };
+  /** @type {Record<string, number>} */
   #live = { pending: 0, processing: 0 };
   #seq = 0;
 
-  /** Indexes the stored record `r` (replacing its entry), or only forgets its entry when it is final. */
+  /**
+   * Indexes the stored record `r` (replacing its entry), or only forgets its entry when it is final.
+   * @param {TaskRecord} r
+   * @param {TaskRecord} [old]
+   */
   #index(r, old) {
     if (old && INDEXED[old.state]) this.#live[old.state]--;
     this.#entries.delete(r.id);
@@ -37,6 +45,7 @@ export class MemoryStore {
     }
   }
 
+  /** @param {TaskRecord} record */
   async add(record) {
     checkId(record?.id);
     if (this.#map.has(record.id)) return false;
@@ -46,6 +55,7 @@ export class MemoryStore {
     return true;
   }
 
+  /** @param {string} id */
   async get(id) {
     const r = this.#map.get(id);
     return r && clone(r);
@@ -57,6 +67,7 @@ export class MemoryStore {
     return out;
   }
 
+  /** @param {number} limit */
   async earliest(limit) {
     const out = [];
     for (const state of ['pending', 'processing']) {
@@ -68,12 +79,16 @@ export class MemoryStore {
       }
       for (const e of taken) {
         heap.push(e);
-        out.push(clone(this.#map.get(e.id)));
+        out.push(clone(/** @type {TaskRecord} */ (this.#map.get(e.id)))); // (a live entry's record)
       }
     }
     return out;
   }
 
+  /**
+   * @param {TaskRecord} expected
+   * @param {TaskRecord} next
+   */
   async swap(expected, next) {
     const cur = this.#map.get(expected.id);
     if (!cur || cur.version !== expected.version) return false;
@@ -83,6 +98,10 @@ export class MemoryStore {
     return true;
   }
 
+  /**
+   * @param {number} before
+   * @param {TaskRecord['state'][]} states
+   */
   async purge(before, states) {
     let n = 0;
     for (const [id, r] of this.#map) {

@@ -4,7 +4,14 @@ import { number } from '../options.js';
 import { MemoryStore } from './memory-store.js';
 import { FINAL } from './record.js';
 
-/** An integer or number option in [lo, hi]. */
+/**
+ * An integer or number option in [lo, hi].
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {number} dflt
+ * @param {number} lo
+ * @param {boolean} integer
+ */
 export const bounded = (o, key, dflt, lo, integer, hi = Infinity) =>
   number(
     o,
@@ -17,6 +24,7 @@ export const bounded = (o, key, dflt, lo, integer, hi = Infinity) =>
 /**
  * The `store` option: a TaskStore (its required methods checked), or a new MemoryStore.
  * @param {any} o
+ * @returns {import('./record.js').TaskStore}
  */
 export function storeOf(o) {
   const store = o.store ?? new MemoryStore();
@@ -29,7 +37,7 @@ export function storeOf(o) {
 /**
  * purge's `states`: a non-empty array of final states (default: all of them).
  * @param {unknown} states
- * @returns {string[]}
+ * @returns {import('./record.js').TaskState[]}
  */
 export function finalStates(states) {
   states ??= FINAL;

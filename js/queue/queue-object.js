@@ -36,7 +36,9 @@ export function enqueueTo(namespace, payload, options) {
  * always at the next due time (a retry, a delayed task, a lease to sweep).
  */
 export class TaskQueueObject extends DurableObject {
+  /** @type {DurableObjectStore | undefined} */
   #store;
+  /** @type {TaskQueue | undefined} */
   #queue;
 
   /**
@@ -109,7 +111,7 @@ export class TaskQueueObject extends DurableObject {
    */
   taskStore(op, args) {
     if (!STORE_OPS.includes(op)) throw new TypeError(`op must be one of ${STORE_OPS.join(', ')}`);
-    return this.store[op](...args);
+    return /** @type {any} */ (this.store)[op](...args); // (an op of STORE_OPS, its arguments as sent)
   }
 
   /** Runs every task due now (and those that fall due meanwhile), then sets the alarm to the next due time. */

@@ -1,13 +1,18 @@
 // What a pass reads from a store: the earliest tasks of each active state.
 import { describe } from './errors.js';
 import { INDEXED, isTask } from './record.js';
+/** @typedef {import('./record.js').TaskRecord} TaskRecord */
 
-/** `earliest(limit)` for a store that only lists its active records (each pass then reads them all). */
+/**
+ * `earliest(limit)` for a store that only lists its active records (each pass then reads them all).
+ * @param {any[]} records what the store handed back (malformed ones included)
+ * @param {number} limit
+ */
 function earliestOf(records, limit) {
   return Object.entries(INDEXED).flatMap(([state, key]) =>
     records
       .filter((r) => r?.state === state)
-      .sort((a, b) => a[key] - b[key])
+      .sort((/** @type {TaskRecord} */ a, /** @type {TaskRecord} */ b) => a[key] - b[key])
       .slice(0, limit),
   );
 }
@@ -23,12 +28,14 @@ function earliestOf(records, limit) {
  * @param {(r: unknown) => void} malformed
  */
 export async function readTasks(store, limit, malformed) {
-  const at = (r) => (r.state === 'pending' ? r.nextAttemptAt : r.completeBy);
+  const at = (/** @type {TaskRecord} */ r) => (r.state === 'pending' ? r.nextAttemptAt : r.completeBy);
   /** By due time, then by age. */
-  const byDue = (a, b) => at(a) - at(b) || a.createdAt - b.createdAt;
+  const byDue = (/** @type {TaskRecord} */ a, /** @type {TaskRecord} */ b) => at(a) - at(b) || a.createdAt - b.createdAt;
   for (let n = limit; ; ) {
     const read = store.earliest ? await store.earliest(n) : earliestOf(await store.active(), n);
+    /** @type {Record<string, TaskRecord[]>} */
     const tasks = { pending: [], processing: [] };
+    /** @type {Record<string, number>} */
     const seen = { pending: 0, processing: 0 };
     let skipped = 0;
     let unplaced = 0; // malformed records of no active state: they may belong to either list
@@ -36,7 +43,7 @@ export async function readTasks(store, limit, malformed) {
       const state = typeof r === 'object' && r !== null && Object.hasOwn(INDEXED, r.state) ? r.state : undefined;
       if (state) seen[state]++;
       else unplaced++;
-      if (isTask(r)) tasks[state].push(r);
+      if (isTask(r)) tasks[/** @type {string} */ (state)].push(r);
       else {
         skipped++;
         malformed(r);
@@ -48,6 +55,7 @@ export async function readTasks(store, limit, malformed) {
       n = limit + skipped;
       continue;
     }
+    /** @type {Partial<Record<string, TaskRecord>>} */
     const last = {};
     for (const [state, list] of Object.entries(tasks)) {
       list.sort(byDue);

@@ -3,9 +3,21 @@
 // are drawn.
 import { TASK_STATES } from '../gen/boundary.js';
 
+/** @typedef {import('../../types/queue/index.js').TaskRecord<any>} TaskRecord its payload is the user's */
+/** @typedef {import('../../types/queue/index.js').TaskState} TaskState */
+/** @typedef {import('../../types/queue/index.js').TaskStore} TaskStore */
+
+/**
+ * @template T
+ * @param {T} v
+ * @returns {T}
+ */
 export const clone = (v) => structuredClone(v);
 
-/** The time a record's next step falls due, by its state: the retry for pending, the lease's end for processing. */
+/**
+ * The time a record's next step falls due, by its state: the retry for pending, the lease's end for processing.
+ * @type {Record<string, 'nextAttemptAt' | 'completeBy'>}
+ */
 export const INDEXED = { pending: 'nextAttemptAt', processing: 'completeBy' };
 /** The final states (what purge() deletes). */
 export const FINAL = TASK_STATES.filter((x) => !INDEXED[x]);
@@ -40,6 +52,7 @@ export const randomId = () => [...crypto.getRandomValues(new Uint8Array(8))].map
  * reported once and stepped past: it neither holds a slot nor sets the time
  * of the next pass (DurableObjectStore's alarm skips it too).
  * @param {any} r
+ * @returns {r is TaskRecord}
  */
 export function isTask(r) {
   return (

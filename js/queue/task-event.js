@@ -4,6 +4,10 @@
  * `reason` 'permanent', 'maxFailures' or 'maxRetention').
  */
 export class TaskEvent extends Event {
+  /**
+   * @param {string} type
+   * @param {any} init `{ task, error, delayMs, compensationError, reason }` (any: types/queue gives the class Event's constructor)
+   */
   constructor(type, init) {
     super(type);
     this.task = init.task;

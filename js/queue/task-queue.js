@@ -20,13 +20,17 @@ import { backgroundSync } from './background-sync.js';
 import { COMPENSATE_LATE, LEASE_EXPIRED, RETENTION, describe, isPermanent, timeout } from './errors.js';
 import { clone, isTask, nonEmpty, randomId } from './record.js';
 import { TaskEvent } from './task-event.js';
+/** @typedef {import('./record.js').TaskRecord} TaskRecord */
+/** @typedef {import('../../types/queue/index.js').TaskEvent['reason']} Reason */
 
 /** The longest wait between passes while the store keeps failing (unless pollMs is longer). */
 const STORE_ERROR_CAP = 30000;
 
 /** Runs `f` on the next macrotask (not a microtask: the event loop runs between passes); `cancel(handle)` undoes it. */
 const G = /** @type {any} */ (globalThis);
+/** @type {(f: () => void) => any} */
 const soon = typeof G.setImmediate === 'function' ? (f) => G.setImmediate(f) : (f) => setTimeout(f, 0);
+/** @type {(h: any) => void} */
 const cancel = typeof G.clearImmediate === 'function' ? (h) => G.clearImmediate(h) : (h) => clearTimeout(h);
 
 /**
@@ -50,9 +54,12 @@ export class TaskQueue extends EventTarget {
   #compensating = new Set(); // promises of onCompensate runs (each settles within leaseMs)
   #storeErrors = 0; // consecutive passes the store failed
   #started = false;
+  /** @type {any} */
   #timer;
-  #ticking; // the promise of the tick in progress
-  #soon; // the macrotask that starts the next pass
+  /** @type {Promise<void> | undefined} the promise of the tick in progress */
+  #ticking;
+  /** @type {any} the macrotask that starts the next pass */
+  #soon;
   #again = false;
   /** @type {{ resolve: (next: number) => void, reject: (e: unknown) => void }[]} drain() calls waiting for the queue to be idle */
   #drains = [];
@@ -61,6 +68,7 @@ export class TaskQueue extends EventTarget {
   /** Reports a record that is no task's (once per id and version), which the passes then leave alone and step past. */
   #malformed = reporter((error, r) => this.#storeError(error, r));
 
+  /** @param {import('../../types/queue/index.js').TaskQueueOptions} options */
   constructor(options) {
     super();
     if (options == null || typeof options !== 'object') throw new TypeError('options must be an object');
@@ -101,6 +109,8 @@ export class TaskQueue extends EventTarget {
    * Adds a task (pending, due now or at `notBefore`) and resolves with its id
    * once the store has it. Enqueueing an id that exists already changes
    * nothing (so a retried enqueue is idempotent) and resolves with that id too.
+   * @param {unknown} payload
+   * @param {import('../../types/queue/index.js').EnqueueOptions} [options]
    */
   async enqueue(payload, options) {
     const rec = this.#newTask(payload, own(options));
@@ -114,6 +124,7 @@ export class TaskQueue extends EventTarget {
    * Deletes finished records (`processed` and `error`, or the `states`
    * named) created at least `olderThan` ms ago; resolves with how many. Their
    * ids can be enqueued again afterwards. The store must have `purge`.
+   * @param {import('../../types/queue/index.js').PurgeOptions} [options]
    */
   async purge(options) {
     const o = own(options);
@@ -135,15 +146,19 @@ export class TaskQueue extends EventTarget {
     let n = 0;
     for (const r of await this.#store.active()) {
       if (!isTask(r)) continue; // (a pass reports it)
-      const h = this.#step(w.queue_retry_now, r, now);
+      const h = /** @type {TaskRecord | undefined} */ (this.#step(w.queue_retry_now, r, now));
       if (h && (await this.#store.swap(r, h))) n++;
     }
     if (n) this.#wake();
     return n;
   }
 
-  /** The record of task `id`, or undefined. */
-  get(id) {
+  /**
+   * The record of task `id`, or undefined.
+   * @param {string} id
+   * @returns {Promise<TaskRecord | undefined>}
+   */
+  async get(id) {
     return this.#store.get(id);
   }
 
@@ -204,7 +219,10 @@ export class TaskQueue extends EventTarget {
     return this.#started || this.#drains.length > 0;
   }
 
-  /** Adds or removes the browser's wake-up listeners (`method`: 'addEventListener' or 'removeEventListener'). */
+  /**
+   * Adds or removes the browser's wake-up listeners.
+   * @param {'addEventListener' | 'removeEventListener'} method
+   */
   #listen(method) {
     const g = globalThis;
     if (typeof g.addEventListener !== 'function') return;
@@ -295,13 +313,20 @@ export class TaskQueue extends EventTarget {
       const due = this.#step(w.queue_due, r, now);
       if (due === DUE_SWEEP) {
         // The supervisor: the instance holding the lease crashed, hung or was closed.
-        const n = await this.#fail(r, this.#step(w.queue_sweep, r, now), timeout(LEASE_EXPIRED), now, 'maxFailures');
+        // (sweep, expire and claim answer a record whenever queue_due says so)
+        const n = await this.#fail(
+          r,
+          /** @type {TaskRecord} */ (this.#step(w.queue_sweep, r, now)),
+          timeout(LEASE_EXPIRED),
+          now,
+          'maxFailures',
+        );
         if (n?.state === 'pending') next = Math.min(next, n.nextAttemptAt);
       } else if (due === DUE_EXPIRE) {
-        await this.#fail(r, this.#step(w.queue_expire, r, now), timeout(RETENTION), now, 'maxRetention');
+        await this.#fail(r, /** @type {TaskRecord} */ (this.#step(w.queue_expire, r, now)), timeout(RETENTION), now, 'maxRetention');
       } else if (due === DUE_CLAIM) {
         if (this.#running.size >= this.#concurrency || this.#running.has(r.id)) continue;
-        const c = this.#step(w.queue_claim, r, now);
+        const c = /** @type {TaskRecord} */ (this.#step(w.queue_claim, r, now));
         c.lockedBy = this.instanceId;
         if (await store.swap(r, c)) {
           if (!this.#on) {
@@ -328,6 +353,7 @@ export class TaskQueue extends EventTarget {
     return next;
   }
 
+  /** @param {TaskRecord} rec */
   #run(rec) {
     const ac = new AbortController();
     const task = clone(rec);
@@ -347,11 +373,11 @@ export class TaskQueue extends EventTarget {
         // read) is a failure of the task, never one of the store.
         if (!outcome.ok) {
           const permanent = isPermanent(error);
-          const n = this.#step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now);
+          const n = /** @type {TaskRecord | undefined} */ (this.#step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now));
           if (n) await this.#fail(rec, n, error, now, permanent ? 'permanent' : 'maxFailures');
           return;
         }
-        const n = this.#step(w.queue_complete, rec, now);
+        const n = /** @type {TaskRecord | undefined} */ (this.#step(w.queue_complete, rec, now));
         if (!n) return;
         n.lockedBy = null;
         // The events carry the record as written.
@@ -372,10 +398,15 @@ export class TaskQueue extends EventTarget {
    * instance wrote first. A retry that would come after the task's retention
    * is its expiry instead. `reason` is the rule that ends the task if `n` is
    * `error`.
+   * @param {TaskRecord} r
+   * @param {TaskRecord} n
+   * @param {unknown} error
+   * @param {number} now
+   * @param {Reason} reason
    */
   async #fail(r, n, error, now, reason) {
     if (n.state === 'pending' && this.#step(w.queue_due, n, now) === DUE_EXPIRE) {
-      n = { ...this.#step(w.queue_expire, n, now), version: n.version };
+      n = { .../** @type {TaskRecord} */ (this.#step(w.queue_expire, n, now)), version: n.version };
       reason = 'maxRetention';
     }
     n.lockedBy = null;
@@ -391,6 +422,10 @@ export class TaskQueue extends EventTarget {
    * (user code that hangs must not stop the queue) and is bounded by leaseMs:
    * past it the `error` event comes with a TimeoutError as
    * `compensationError`, and stop() no longer waits for it.
+   * @param {TaskRecord} n
+   * @param {unknown} error
+   * @param {number} now
+   * @param {Reason} reason
    */
   #failed(n, error, now, reason) {
     if (n.state !== 'error') {
@@ -411,11 +446,19 @@ export class TaskQueue extends EventTarget {
     this.#compensating.add(done);
   }
 
-  /** A `storeerror` event: `error`, and the record it concerns if any. */
+  /**
+   * A `storeerror` event: `error`, and the record it concerns if any.
+   * @param {unknown} error
+   * @param {unknown} [task] a task, or a malformed record
+   */
   #storeError(error, task) {
     this.dispatchEvent(new TaskEvent('storeerror', { task, error }));
   }
 
+  /**
+   * @param {string} type
+   * @param {{ task: TaskRecord, error?: unknown, delayMs?: number, compensationError?: unknown, reason?: Reason }} init
+   */
   #emit(type, init) {
     this.dispatchEvent(new TaskEvent(type, { ...init, task: clone(init.task) }));
   }

@@ -16,6 +16,7 @@ import {
   TASK_STATES,
 } from '../gen/boundary.js';
 import { checkId, randomId, taskSeed } from './record.js';
+/** @typedef {import('./record.js').TaskRecord} TaskRecord */
 
 /**
  * The transitions of one queue's tasks, from its options: `[step, newTask]`.
@@ -41,8 +42,9 @@ export function transitions(o) {
    * number: DUE_WAIT, DUE_CLAIM, DUE_SWEEP, DUE_EXPIRE); the new record, or
    * undefined when the transition is not allowed from its state.
    * @param {(state: number, failures: number, next: number, completeBy: number, seed: number, createdAt: number, retention: number, now: number) => number} f
-   * @param {any} r
+   * @param {TaskRecord} r
    * @param {number} now
+   * @returns {number | TaskRecord | undefined}
    */
   const step = (f, r, now) => {
     mem().set(rec, OPTS);
@@ -51,7 +53,7 @@ export function transitions(o) {
     const m = mem();
     return {
       ...r,
-      state: TASK_STATES[m[OUT + TASK_STATE]],
+      state: /** @type {TaskRecord['state']} */ (TASK_STATES[m[OUT + TASK_STATE]]),
       failureCount: m[OUT + TASK_FAILURE_COUNT],
       nextAttemptAt: m[OUT + TASK_NEXT_ATTEMPT_AT],
       completeBy: m[OUT + TASK_COMPLETE_BY],
@@ -77,6 +79,7 @@ export function transitions(o) {
       throw new (typeof at === 'number' ? RangeError : TypeError)('notBefore must be a finite number (ms since the epoch) or a valid Date');
     }
     const now = Date.now();
+    /** @type {TaskRecord} */
     const r = {
       id,
       payload,
