@@ -113,7 +113,7 @@ export interface DurableObjectStorageLike {
   get(keys: string[]): Promise<Map<string, unknown>>;
   put(entries: Record<string, unknown>): Promise<void>;
   delete(keys: string | string[]): Promise<unknown>;
-  list(options?: { prefix?: string; start?: string; end?: string; limit?: number }): Promise<Map<string, unknown>>;
+  list(options?: { prefix?: string; start?: string; startAfter?: string; end?: string; limit?: number }): Promise<Map<string, unknown>>;
   transaction<T>(closure: (txn: any) => Promise<T>): Promise<T>;
   getAlarm(): Promise<number | null>;
   setAlarm(scheduledTime: number | Date): Promise<void>;
