@@ -43,6 +43,47 @@ pub fn count(x: f64, min: f64, err: Error) -> Result<u32, Error> {
     }
 }
 
+/// The limits the record names: attempts (the fallback when neither the
+/// options nor the preset name any), the elapsed time, the slot ceiling.
+#[inline(always)]
+fn limits(r: &[f64; RECORD_LEN], cfg: &mut Config) -> Result<(), Error> {
+    let attempts = given(r, Field::MaxAttempts);
+    if let Some(x) = attempts {
+        cfg.max_attempts = match count(x, 1.0, Error::MaxAttempts)? {
+            _ if x == f64::INFINITY => None,
+            n => Some(n),
+        };
+    }
+    if let (None, None, Some(x)) = (
+        cfg.max_attempts,
+        attempts,
+        given(r, Field::FallbackAttempts),
+    ) {
+        cfg.max_attempts = Some(count(x, 1.0, Error::MaxAttempts)?);
+    }
+    if let Some(x) = given(r, Field::MaxElapsedMs) {
+        cfg.max_elapsed_ms = if x == f64::INFINITY { None } else { Some(x) };
+    }
+    if let Some(x) = given(r, Field::Ceiling) {
+        cfg.ceiling = match count(x, 1.0, Error::Ceiling)? {
+            n @ 1..=1023 => n,
+            _ => return Err(Error::Ceiling),
+        };
+    }
+    Ok(())
+}
+
+/// The seed, always given: without one from the caller, the JS side draws
+/// 53 bits from `crypto.getRandomValues`. One convention for every API: the
+/// integer's two's complement.
+#[inline(always)]
+fn seed(r: &[f64; RECORD_LEN]) -> Result<u64, Error> {
+    match given(r, Field::Seed) {
+        Some(x) if x.abs() <= MAX_SAFE && (x as i64) as f64 == x => Ok(x as i64 as u64),
+        _ => Err(Error::Seed),
+    }
+}
+
 /// The schedule and seed the record describes, or the error of the first
 /// rejected field. Ranges are checked here (the JS reader checked types).
 #[inline(never)] // one copy of the struct moves instead of several inlined ones
@@ -80,29 +121,7 @@ pub fn decode(r: &[f64; RECORD_LEN]) -> Result<(Config, u64), Error> {
             _ => Jitter::Add(amount), // JITTER_ADD_MAX_MS
         };
     }
-    let attempts = given(r, Field::MaxAttempts);
-    if let Some(x) = attempts {
-        cfg.max_attempts = match count(x, 1.0, Error::MaxAttempts)? {
-            _ if x == f64::INFINITY => None,
-            n => Some(n),
-        };
-    }
-    if let (None, None, Some(x)) = (
-        cfg.max_attempts,
-        attempts,
-        given(r, Field::FallbackAttempts),
-    ) {
-        cfg.max_attempts = Some(count(x, 1.0, Error::MaxAttempts)?);
-    }
-    if let Some(x) = given(r, Field::MaxElapsedMs) {
-        cfg.max_elapsed_ms = if x == f64::INFINITY { None } else { Some(x) };
-    }
-    if let Some(x) = given(r, Field::Ceiling) {
-        cfg.ceiling = match count(x, 1.0, Error::Ceiling)? {
-            n @ 1..=1023 => n,
-            _ => return Err(Error::Ceiling),
-        };
-    }
+    limits(r, &mut cfg)?;
     if let Some(a) = pick(r, Field::AtCeiling, &[AtCeiling::Stay, AtCeiling::Reset]) {
         cfg.at_ceiling = a;
     }
@@ -113,14 +132,7 @@ pub fn decode(r: &[f64; RECORD_LEN]) -> Result<(Config, u64), Error> {
     if let Some(p) = preset {
         p.check(&cfg).map_err(Error::from_config)?;
     }
-    // The seed is always given: without one from the caller, the JS side
-    // draws 53 bits from `crypto.getRandomValues`. One convention for every
-    // API: the integer's two's complement.
-    let seed = match given(r, Field::Seed) {
-        Some(x) if x.abs() <= MAX_SAFE && (x as i64) as f64 == x => x as i64 as u64,
-        _ => return Err(Error::Seed),
-    };
-    Ok((cfg, seed))
+    Ok((cfg, seed(r)?))
 }
 
 /// The schedule the record describes, seeded.

@@ -15,7 +15,7 @@ import { DUE_CLAIM, DUE_EXPIRE, DUE_SWEEP, MAX_TIMER } from '../gen/boundary.js'
 import { within } from './deadline.js';
 import { readTasks, reporter } from './read.js';
 import { bounded, finalStates, storeOf } from './options.js';
-import { transitions } from './transitions.js';
+import { Transitions } from './transitions.js';
 import { backgroundSync } from './background-sync.js';
 import { COMPENSATE_LATE, LEASE_EXPIRED, RETENTION, describe, isPermanent, timeout } from './errors.js';
 import { clone, isTask, nonEmpty, randomId } from './record.js';
@@ -39,10 +39,8 @@ const cancel = typeof G.clearImmediate === 'function' ? (h) => G.clearImmediate(
  * backoff schedule, and given up after `maxFailures`. See queue/index.d.ts.
  */
 export class TaskQueue extends EventTarget {
-  /** The core's transition of a record (transitions.js). */
-  #step;
-  /** The record of a new task (transitions.js). */
-  #newTask;
+  /** The core's transitions of a record, and a new task's record (transitions.js). */
+  #t;
   #store;
   #handler;
   #compensate;
@@ -84,7 +82,7 @@ export class TaskQueue extends EventTarget {
     }
     this.#concurrency = bounded(o, 'concurrency', 4, 1, true);
     this.#pollMs = bounded(o, 'pollMs', 1000, 1, false, MAX_TIMER);
-    [this.#step, this.#newTask] = transitions(o);
+    this.#t = new Transitions(o);
     this.#leaseMs = o.leaseMs ?? 30000;
   }
 
@@ -113,7 +111,7 @@ export class TaskQueue extends EventTarget {
    * @param {import('../../types/queue/index.js').EnqueueOptions} [options]
    */
   async enqueue(payload, options) {
-    const rec = this.#newTask(payload, own(options));
+    const rec = this.#t.newTask(payload, own(options));
     await this.#store.add(rec);
     this.#wake();
     this.#sync?.register();
@@ -146,7 +144,7 @@ export class TaskQueue extends EventTarget {
     let n = 0;
     for (const r of await this.#store.active()) {
       if (!isTask(r)) continue; // (a pass reports it)
-      const h = /** @type {TaskRecord | undefined} */ (this.#step(w.queue_retry_now, r, now));
+      const h = /** @type {TaskRecord | undefined} */ (this.#t.step(w.queue_retry_now, r, now));
       if (h && (await this.#store.swap(r, h))) n++;
     }
     if (n) this.#wake();
@@ -310,23 +308,23 @@ export class TaskQueue extends EventTarget {
     for (const r of records) {
       if (!this.#on) break;
       const now = Date.now();
-      const due = this.#step(w.queue_due, r, now);
+      const due = this.#t.step(w.queue_due, r, now);
       if (due === DUE_SWEEP) {
         // The supervisor: the instance holding the lease crashed, hung or was closed.
         // (sweep, expire and claim answer a record whenever queue_due says so)
         const n = await this.#fail(
           r,
-          /** @type {TaskRecord} */ (this.#step(w.queue_sweep, r, now)),
+          /** @type {TaskRecord} */ (this.#t.step(w.queue_sweep, r, now)),
           timeout(LEASE_EXPIRED),
           now,
           'maxFailures',
         );
         if (n?.state === 'pending') next = Math.min(next, n.nextAttemptAt);
       } else if (due === DUE_EXPIRE) {
-        await this.#fail(r, /** @type {TaskRecord} */ (this.#step(w.queue_expire, r, now)), timeout(RETENTION), now, 'maxRetention');
+        await this.#fail(r, /** @type {TaskRecord} */ (this.#t.step(w.queue_expire, r, now)), timeout(RETENTION), now, 'maxRetention');
       } else if (due === DUE_CLAIM) {
         if (this.#running.size >= this.#concurrency || this.#running.has(r.id)) continue;
-        const c = /** @type {TaskRecord} */ (this.#step(w.queue_claim, r, now));
+        const c = /** @type {TaskRecord} */ (this.#t.step(w.queue_claim, r, now));
         c.lockedBy = this.instanceId;
         if (await store.swap(r, c)) {
           if (!this.#on) {
@@ -373,11 +371,11 @@ export class TaskQueue extends EventTarget {
         // read) is a failure of the task, never one of the store.
         if (!outcome.ok) {
           const permanent = isPermanent(error);
-          const n = /** @type {TaskRecord | undefined} */ (this.#step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now));
+          const n = /** @type {TaskRecord | undefined} */ (this.#t.step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now));
           if (n) await this.#fail(rec, n, error, now, permanent ? 'permanent' : 'maxFailures');
           return;
         }
-        const n = /** @type {TaskRecord | undefined} */ (this.#step(w.queue_complete, rec, now));
+        const n = /** @type {TaskRecord | undefined} */ (this.#t.step(w.queue_complete, rec, now));
         if (!n) return;
         n.lockedBy = null;
         // The events carry the record as written.
@@ -405,8 +403,8 @@ export class TaskQueue extends EventTarget {
    * @param {Reason} reason
    */
   async #fail(r, n, error, now, reason) {
-    if (n.state === 'pending' && this.#step(w.queue_due, n, now) === DUE_EXPIRE) {
-      n = { .../** @type {TaskRecord} */ (this.#step(w.queue_expire, n, now)), version: n.version };
+    if (n.state === 'pending' && this.#t.step(w.queue_due, n, now) === DUE_EXPIRE) {
+      n = { .../** @type {TaskRecord} */ (this.#t.step(w.queue_expire, n, now)), version: n.version };
       reason = 'maxRetention';
     }
     n.lockedBy = null;

@@ -19,23 +19,27 @@ import { checkId, randomId, taskSeed } from './record.js';
 /** @typedef {import('./record.js').TaskRecord} TaskRecord */
 
 /**
- * The transitions of one queue's tasks, from its options: `[step, newTask]`.
- * The policy (the retry schedule, leaseMs, maxFailures, maxRetentionMs) is
- * checked now and kept as the record every transition is computed from. Each
- * task carries its own seed: a given one makes each task's a hash of it and
- * the task id.
- * @param {any} o the queue's options
+ * The transitions of one queue's tasks, from its options. The policy (the
+ * retry schedule, leaseMs, maxFailures, maxRetentionMs) is checked at
+ * construction and kept as the record every transition is computed from.
+ * Each task carries its own seed: a given one makes each task's a hash of it
+ * and the task id.
  */
-export function transitions(o) {
-  const b = own(o.backoff, 'backoff');
-  write(b, SCHEDULE, () => 0);
-  write(o, QUEUE);
-  const rec = record(QUEUE);
-  // (not a field of the record, which the small module shares: an argument of every call)
-  const retention = o.maxRetentionMs ?? Infinity;
-  if (typeof retention !== 'number') throw new TypeError(ALL_MESSAGES[E_MAX_RETENTION_MS]);
-  check(w.queue_check(retention), ALL_MESSAGES);
-  const seed = b.seed;
+export class Transitions {
+  /** @param {any} o the queue's options */
+  constructor(o) {
+    const b = own(o.backoff, 'backoff');
+    write(b, SCHEDULE, () => 0);
+    write(o, QUEUE);
+    this.rec = record(QUEUE);
+    // (not a field of the record, which the small module shares: an argument of every call)
+    const retention = o.maxRetentionMs ?? Infinity;
+    if (typeof retention !== 'number') throw new TypeError(ALL_MESSAGES[E_MAX_RETENTION_MS]);
+    check(w.queue_check(retention), ALL_MESSAGES);
+    this.retention = retention;
+    /** @type {number | undefined} */
+    this.seed = b.seed;
+  }
 
   /**
    * The core's transition `f` of record `r` at `now` (w.queue_due answers a
@@ -46,9 +50,9 @@ export function transitions(o) {
    * @param {number} now
    * @returns {number | TaskRecord | undefined}
    */
-  const step = (f, r, now) => {
-    mem().set(rec, OPTS);
-    const code = f(TASK_STATES.indexOf(r.state), r.failureCount, r.nextAttemptAt, r.completeBy, r.seed, r.createdAt, retention, now);
+  step(f, r, now) {
+    mem().set(this.rec, OPTS);
+    const code = f(TASK_STATES.indexOf(r.state), r.failureCount, r.nextAttemptAt, r.completeBy, r.seed, r.createdAt, this.retention, now);
     if (f === w.queue_due || !code) return f === w.queue_due ? code : undefined;
     const m = mem();
     return {
@@ -59,7 +63,7 @@ export function transitions(o) {
       completeBy: m[OUT + TASK_COMPLETE_BY],
       version: r.version + 1,
     };
-  };
+  }
 
   /**
    * The record of a new task from enqueue's options (`id`, `notBefore`):
@@ -69,7 +73,7 @@ export function transitions(o) {
    * @param {unknown} payload
    * @param {{ id?: string, notBefore?: number | Date }} o
    */
-  const newTask = (payload, o) => {
+  newTask(payload, o) {
     let id = o.id;
     if (id === undefined) id = `${Date.now().toString(36)}-${randomId()}`;
     else checkId(id);
@@ -89,13 +93,11 @@ export function transitions(o) {
       failureCount: 0,
       nextAttemptAt: Math.max(now, at ?? now),
       createdAt: now,
-      seed: seed === undefined ? entropy() : taskSeed(seed, id),
+      seed: this.seed === undefined ? entropy() : taskSeed(this.seed, id),
       version: 0,
       lastError: null,
     };
-    if (step(w.queue_due, r, now) === DUE_EXPIRE) throw new RangeError('notBefore must be within maxRetentionMs of now');
+    if (this.step(w.queue_due, r, now) === DUE_EXPIRE) throw new RangeError('notBefore must be within maxRetentionMs of now');
     return r;
-  };
-
-  return /** @type {const} */ ([step, newTask]);
+  }
 }
