@@ -228,7 +228,9 @@ test('the object becomes unreachable mid-outage (stubs that reject, or cannot be
   });
   await call(mf, 'a', '/calls?n=3&max=1&path=/mid');
   await call(mf, 'b', '/calls?n=1&max=1&path=/mid');
-  assert.equal((await call(mf, 'b', `/state?key=${key()}`)).state, 'open');
+  // Down for the fleet: open, or half-open once the 100 ms round is over (a loaded machine gets there first).
+  const { state } = await call(mf, 'b', `/state?key=${key()}`);
+  assert.ok(state === 'open' || state === 'half-open', state);
   await call(mf, 'b', '/break?how=reject');
   phase = 'up';
   const sent = srv.count('/mid');
