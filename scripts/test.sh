@@ -11,10 +11,10 @@
 # checks it shares): tests/engine/ (the loop, on js/ sources and fake time),
 # tests/fetch/, tests/gate/ (gate, breaker, limiter), tests/fleet/,
 # tests/queue/, tests/demo/, tests/package/ (import checks in every runtime,
-# boundary, lists, README); what they load: tests/browser/ (pages),
-# tests/workerd/ (Workers), tests/runtimes/ (Deno, Bun); helpers in
-# tests/support/; the scripted server tests/server/; then tests/bundlers/,
-# tests/install/, tests/example/.
+# boundary, lists, the code and links of README.md and docs/); what they
+# load: tests/browser/ (pages), tests/workerd/ (Workers), tests/runtimes/
+# (Deno, Bun); helpers in tests/support/; the scripted server
+# tests/server/; then tests/bundlers/, tests/install/, tests/example/.
 #
 #   bash scripts/test.sh          everything (npm test)
 #   bash scripts/test.sh rust     formatting, clippy, no_std, native and wasm Rust tests (npm run test:rust)

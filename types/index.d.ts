@@ -348,7 +348,7 @@ export function retry<T>(fn: (context: { attempt: number; signal?: AbortSignal }
 /**
  * The wait a response's headers name, in ms: `Retry-After` first, then the
  * rate-limit headers (`retry-after-ms`, `RateLimit`, `X-RateLimit-Reset`, …:
- * the README's "Server-named waits" lists them, in the order they are read):
+ * docs/fetch.md's "Server-named waits" lists them, in the order they are read):
  * the first that names a wait wins. Seconds of 1e9 or
  * more are a Unix time (GitHub's `X-RateLimit-Reset`). The fetch driver
  * waits at least this long (jitter above), up to `maxRetryAfterMs`.

@@ -23,7 +23,7 @@
 //! assert_eq!(slept.get(), Duration::from_millis(3)); // 1 ms, then 2 ms
 //! ```
 //!
-//! On tokio (the README's "From Rust" example, word for word: a test of
+//! On tokio (the "From Rust" example of docs/rust.md, word for word: a test of
 //! the web crate, `web/tests/readme.rs`, checks that they agree):
 //!
 //! ```

@@ -175,7 +175,7 @@ export class Ticket {
     if (s.dead) return why || 'freed';
     // Every answer feeds the adaptive limiter: throttling slows it down (once per round trip: the
     // core ignores throttles of attempts paced before its last cut). A server-named wait delays this
-    // call's retry only; the limiter stores none (README: what a server-named wait pauses).
+    // call's retry only; the limiter stores none (docs/protections.md: what a server-named wait pauses).
     if (s.limited && !o.failed) {
       const throttled = s.throttleOn.has(/** @type {number} */ (o.status)) || (o.status === 503 && o.hintMs !== undefined);
       w.gate_throttled(s.h, +throttled, this.paced, this.sent, Date.now());

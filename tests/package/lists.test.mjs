@@ -5,7 +5,7 @@
 // name a wait (core/src/retry_after.rs SERVER_WAIT_HEADERS). `cargo run -p
 // xtask` renders them into js/gen/ (the package's code reads those) and
 // www/gen/ (the demo's pickers). What is written by hand elsewhere — the
-// .d.ts unions and their docs, the README's tables — is checked here against
+// .d.ts unions and their docs, the tables of docs/ — is checked here against
 // the generated lists: a failure names the file to change.
 // Run: node --test tests/package/lists.test.mjs (js/gen/ is made by the build or
 // `cargo run -p xtask`; the error-message test needs a built pkg/).
@@ -87,28 +87,33 @@ test('types/index.d.ts Jitter: the string kinds of src/schema.rs JITTERS, then i
     assert.ok(doc.includes(`'${v}'`) || doc.includes(`{ ${v}`), `types/index.d.ts Jitter: its doc comment names ${v}`);
 });
 
-test('README.md: the presets table has a row per preset, the strategy and jitter rows name each value', () => {
-  const readme = read('README.md');
-  const section = readme.slice(readme.indexOf('\n## Presets\n'), readme.indexOf('\n## ', readme.indexOf('\n## Presets\n') + 1));
+test('docs/presets.md: the presets table has a row per preset; docs/options.md: the strategy and jitter rows name each value', () => {
+  const presets = read('docs/presets.md');
+  const section = presets.slice(presets.indexOf('\n## Presets\n'));
   const rows = [...section.matchAll(/^\| `([a-z-]+)` \|/gm)].map((m) => m[1]);
-  assert.deepEqual(rows, PRESETS, 'README.md "## Presets" table: one row per preset of core/src/preset.rs Preset::ALL, in its order');
-  const row = (option) => readme.match(new RegExp(`^\\| \`${option}\` \\|.*$`, 'm'))?.[0] ?? '';
+  assert.deepEqual(rows, PRESETS, 'docs/presets.md "## Presets" table: one row per preset of core/src/preset.rs Preset::ALL, in its order');
+  const options = read('docs/options.md');
+  const row = (option) => options.match(new RegExp(`^\\| \`${option}\` \\|.*$`, 'm'))?.[0] ?? '';
   const strategies = STRATEGIES.filter((s) => !row('strategy').includes(`'${s}'`));
-  assert.deepEqual(strategies, [], 'README.md options table, row `strategy`: names each strategy of core/src/config.rs Strategy::ALL');
+  assert.deepEqual(
+    strategies,
+    [],
+    'docs/options.md options table, row `strategy`: names each strategy of core/src/config.rs Strategy::ALL',
+  );
   const jitters = JITTERS.filter((j, i) => !row('jitter').includes(i < JITTER_RATIO ? `'${j}'` : `{${j}}`));
-  assert.deepEqual(jitters, [], 'README.md options table, row `jitter`: names each kind of src/schema.rs JITTERS');
+  assert.deepEqual(jitters, [], 'docs/options.md options table, row `jitter`: names each kind of src/schema.rs JITTERS');
 });
 
-test('README.md "Server-named waits" names each header of core/src/retry_after.rs SERVER_WAIT_HEADERS, in its order', () => {
-  const readme = read('README.md');
-  const at = readme.indexOf('**Server-named waits:**');
-  assert.ok(at > 0, 'README.md: the "Server-named waits" paragraph');
-  const para = readme.slice(at, readme.indexOf('\n\n', at)).toLowerCase();
+test('docs/fetch.md "Server-named waits" names each header of core/src/retry_after.rs SERVER_WAIT_HEADERS, in its order', () => {
+  const fetchDoc = read('docs/fetch.md');
+  const at = fetchDoc.indexOf('**Server-named waits:**');
+  assert.ok(at > 0, 'docs/fetch.md: the "Server-named waits" paragraph');
+  const para = fetchDoc.slice(at, fetchDoc.indexOf('\n\n', at)).toLowerCase();
   const named = [...para.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]).filter((h) => SERVER_WAIT_HEADERS.includes(h));
   assert.deepEqual(
     [...new Set(named)],
     SERVER_WAIT_HEADERS,
-    'README.md "Server-named waits": each header of SERVER_WAIT_HEADERS, in its order',
+    'docs/fetch.md "Server-named waits": each header of SERVER_WAIT_HEADERS, in its order',
   );
 });
 

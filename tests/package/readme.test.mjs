@@ -1,20 +1,27 @@
-// The README's fetch examples, run as written: every ```js block of the
-// section "fetchWithBackoff / withBackoff / retry", against the scripted
-// server (https://api.example.com becomes its URL). Each block is written
-// to a module under target/ (where 'wasm-backoff' resolves as for a user)
-// and imported; what it logs and what the server saw are checked. The same
-// for "Which protection do I want?"; the fleet's Worker examples are checked
-// for where they hand flush() to waitUntil.
+// The README's quick starts, run as written (tests/support/markdown.mjs):
+// every ```js block is written to a module under target/ and imported against
+// the scripted server (https://api.example.com becomes its URL); what it logs
+// and what the server saw are checked. A block that cannot run in Node is
+// marked `<!-- not run: why -->` on the line before its fence. docs/*.md are
+// run the same way by tests/package/docs.test.mjs.
+//
+// The README is what npm shows (scripts/build.sh copies it into pkg/): for
+// users, its only commands are the install and the two commands of a clone.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { startScripted } from '../server/scripted.mjs';
+import { ROOT, codeBlocks, runBlock, runnable } from '../support/markdown.mjs';
 
-const ROOT = new URL('../../', import.meta.url);
-const readme = readFileSync(new URL('README.md', ROOT), 'utf8');
-const section = readme.slice(readme.indexOf('## fetchWithBackoff / withBackoff / retry'));
-const blocks = [...section.slice(0, section.indexOf('\n## ', 5)).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+const README = 'README.md';
+const blocks = runnable(README);
+/** The runnable block under `heading` (a line of the README, such as "### `wasm-backoff/gate`…"). */
+const under = (heading) => {
+  const found = blocks.filter((b) => b.heading.startsWith(heading));
+  assert.equal(found.length, 1, `README.md: one js block under ${heading}`);
+  return found[0];
+};
+const ran = new Set();
 
 let srv;
 before(async () => {
@@ -22,106 +29,64 @@ before(async () => {
 });
 after(() => srv?.close());
 
-/** Runs block `i`; returns what it logged. */
-async function run(i) {
-  const dir = new URL('target/readme/', ROOT);
-  mkdirSync(dir, { recursive: true });
-  const file = new URL(`block-${i}-${Date.now()}.mjs`, dir);
-  writeFileSync(file, blocks[i].replaceAll('https://api.example.com', srv.url));
-  const logged = [];
-  const log = console.log;
-  console.log = (...args) => logged.push(args.join(' '));
-  try {
-    await import(pathToFileURL(file.pathname).href);
-  } finally {
-    console.log = log;
-  }
-  return logged;
+function run(heading) {
+  const block = under(heading);
+  ran.add(block.line);
+  return runBlock(block, srv.url);
 }
 
-test('the section has its four examples', () => assert.equal(blocks.length, 4));
-
-test('shouldRetry: a pending job is polled until done; a 409 is not retried', async () => {
-  srv.script('/jobs/7', [
-    { status: 200, body: { state: 'pending' } },
-    { status: 200, body: { state: 'done' } },
-  ]);
-  assert.deepEqual(await run(0), ['done']);
-  assert.equal(srv.count('/jobs/7'), 2);
+test('wasm-backoff: fetchWithBackoff retries a 503; withBackoff wraps fetch', async () => {
   srv.reset();
-  srv.script('/jobs/7', [
-    { status: 409, body: { state: 'conflict' } },
-    { status: 200, body: { state: 'done' } },
-  ]);
-  assert.deepEqual(await run(0), ['conflict']);
-  assert.equal(srv.count('/jobs/7'), 1);
+  srv.script('/items', [{ status: 503 }, { status: 200 }, { status: 200 }]);
+  assert.deepEqual(await run('### `wasm-backoff`:'), ['200', '200']);
+  assert.equal(srv.count('/items'), 3);
 });
 
-test('beforeRetry: the retry carries the refreshed token', async () => {
-  srv.script('/me', (req) => ({ status: req.headers.authorization === 'Bearer fresh' ? 200 : 401 }));
-  assert.deepEqual(await run(1), ['200']);
+test('wasm-backoff/backoff: the schedule, and a seeded preset', async () => {
+  assert.deepEqual(await run('### `wasm-backoff/backoff`'), ['100 200 400 undefined', '1814']);
+});
+
+test('wasm-backoff/gate: a gated call retries its 503; the target stays closed', async () => {
+  srv.reset();
+  srv.script('/items', [{ status: 503 }, { status: 200 }]);
+  assert.deepEqual(await run('### `wasm-backoff/gate`'), ['200 closed']);
+  assert.equal(srv.count('/items'), 2);
+});
+
+test('wasm-backoff/budget: a retry within the budget', async () => {
+  srv.reset();
+  srv.script('/items', [{ status: 503 }, { status: 200 }]);
+  assert.deepEqual(await run('### `wasm-backoff/budget`'), ['200']);
+  assert.equal(srv.count('/items'), 2);
+});
+
+test('wasm-backoff/queue: a task is retried after a 503 and processed once', async () => {
+  srv.reset();
+  srv.script('/forms', [{ status: 503 }, { status: 200 }]);
+  assert.deepEqual(await run('### `wasm-backoff/queue`'), ['form-1']);
+  const posts = srv.requests.filter((r) => r.path === '/forms');
   assert.deepEqual(
-    srv.requests.filter((r) => r.path === '/me').map((r) => r.headers.authorization),
-    ['Bearer expired', 'Bearer fresh'],
+    posts.map((r) => r.method),
+    ['POST', 'POST'],
   );
 });
 
-test('onRetry and onDone log the request id and the outcome', async () => {
-  srv.script('/items', [{ status: 503, headers: { 'x-request-id': 'req-1' } }, { status: 200 }]);
-  const logged = await run(2);
-  assert.equal(logged.length, 2, logged.join('\n'));
-  assert.match(logged[0], /^attempt 1: 503 \(req-1\), again in \d+ ms$/);
-  assert.equal(logged[1], 'success after 2 attempts');
+test('wasm-backoff/stats: the exact law of full jitter', async () => {
+  assert.deepEqual(await run('### `wasm-backoff/stats`'), ['0 200 360 400']);
 });
 
-test('idempotencyKey, attemptHeader, per-call options, extend and retry(fn)', async () => {
-  srv.reset();
-  srv.script('/orders', [{ status: 503 }, { status: 201 }]);
-  srv.script('/items', { status: 200, body: 'ok' });
-  assert.deepEqual(await run(3), ['201 function 2']);
-  const orders = srv.requests.filter((r) => r.path === '/orders');
-  assert.equal(orders.length, 2);
-  assert.equal(orders[0].headers['idempotency-key'], orders[1].headers['idempotency-key']);
-  assert.deepEqual(
-    orders.map((r) => r.headers['amz-sdk-request']),
-    ['attempt=1; max=5', 'attempt=2; max=5'],
-  );
+test('every ```js block of the README ran above, or is marked <!-- not run: why -->', () => {
+  const left = blocks.filter((b) => !ran.has(b.line)).map((b) => `README.md:${b.line} (${b.heading})`);
+  assert.deepEqual(left, [], 'run these in tests/package/readme.test.mjs, or mark them');
 });
 
-// "Which protection do I want?": its four examples, run as written.
-const protections = readme.slice(readme.indexOf('## Which protection do I want?'));
-const pblocks = [...protections.slice(0, protections.indexOf('\n## ', 5)).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
-
-test('"Which protection do I want?" has four examples, and each does what the text says', async () => {
-  assert.equal(pblocks.length, 4);
-  const runP = async (i) => {
-    const saved = blocks[0];
-    blocks[0] = pblocks[i];
-    try {
-      return await run(0);
-    } finally {
-      blocks[0] = saved;
-    }
-  };
-  srv.script('/budget', [{ status: 503 }, { status: 200 }]);
-  assert.deepEqual(await runP(0), ['200']);
-  srv.script('/down', { status: 503 });
-  assert.deepEqual(await runP(1), ['503', '503', 'api: open (tripped)', '503', 'refused until the next probe']);
-  assert.equal(srv.count('/down'), 3, 'the 4th call sent nothing');
-  assert.deepEqual(await runP(2), ['open']);
-  srv.script('/limited', [{ status: 429, headers: { 'retry-after-ms': '50' } }, { status: 200 }]);
-  assert.deepEqual(await runP(3), ['200']);
-});
-
-// The fleet's Worker examples (sharedGate, sharedBudget): a report whose request has ended is never
-// answered in workerd, so flush() must reach waitUntil on every path, the call's error path included.
-test("the fleet's Worker examples hand flush() to waitUntil in a finally (also when the call throws)", () => {
-  const fleet = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => /\.flush\(\)/.test(b));
-  assert.ok(fleet.length >= 2, `${fleet.length} examples with flush()`);
-  for (const b of fleet) {
-    for (const m of b.matchAll(/ctx\.waitUntil\(\w+\.flush\(\)\)/g)) {
-      const before = b.slice(0, m.index);
-      assert.ok(before.lastIndexOf('finally {') > before.lastIndexOf('await '), `not in a finally after the call:\n${b}`);
-    }
-  }
+test('the README is for users: its only shell commands are the install and the two commands', () => {
+  const commands = codeBlocks(README)
+    .filter((b) => b.lang === 'sh')
+    .flatMap((b) => b.code.split('\n'))
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter(Boolean);
+  assert.deepEqual(commands, ['npm install wasm-backoff', 'npm run demo', 'npm test']);
+  // .ci/run runs exactly the README's test command.
+  assert.match(readFileSync(new URL('.ci/run', ROOT), 'utf8'), /^exec npm test$/m);
 });

@@ -213,7 +213,7 @@ test('the whole process stops mid-task: the records persist; local workerd forgo
   fleets.splice(fleets.indexOf(persisted), 1);
   const again = fleet(dir);
   // Past the lease (and the alarm set for it), with no request: local workerd
-  // forgot the alarm, so nothing runs yet (what the README says).
+  // forgot the alarm, so nothing runs yet (what docs/edge-fleets.md says).
   await sleep(LEASE_MS + 400);
   assert.equal(runsOf('p1').length, 1, 'no run before a request reaches the object');
   const left = await call(again, 'b', '/get?id=p1'); // the first request starts the object

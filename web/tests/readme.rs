@@ -1,21 +1,27 @@
-//! The README's "From Rust" examples are doctests, word for word: each
-//! ```` ```rust ```` block of that section must be a doc example of
-//! `core/src/retry.rs` (run by `cargo test`, on tokio) or of this crate
-//! (`src/lib.rs`, compiled by `cargo test`), so the README cannot drift
-//! from code that compiles and runs.
+//! The Rust examples of the docs are doctests, word for word: each
+//! ```` ```rust ```` block of `docs/rust.md` ("From Rust") and of the README
+//! (its quick start) must be a doc example of `core/src/retry.rs` (run by
+//! `cargo test`, on tokio), of this crate (`src/lib.rs`, compiled by `cargo
+//! test`) or of `core/README.md` (the core's crate documentation, run by
+//! `cargo test`), so the docs cannot drift from code that compiles and runs.
 #![cfg(not(target_arch = "wasm32"))]
 
+const FROM_RUST: &str = include_str!("../../docs/rust.md");
 const README: &str = include_str!("../../README.md");
 
+/// Rust sources whose doc comments hold the examples.
 const DOCUMENTED: [(&str, &str); 2] = [
     ("core/src/retry.rs", include_str!("../../core/src/retry.rs")),
     ("web/src/lib.rs", include_str!("../src/lib.rs")),
 ];
+/// Markdown that is itself a crate's documentation (`#![doc = include_str!(…)]`).
+const DOCUMENTED_MARKDOWN: [(&str, &str); 1] =
+    [("core/README.md", include_str!("../../core/README.md"))];
 
 /// The lines of `text` from the `heading` line to the next `## ` heading.
 fn section<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
     let mut lines = text.lines().skip_while(|l| *l != heading);
-    let first = lines.next().expect("the README has the section");
+    let first = lines.next().expect("docs/rust.md has the section");
     std::iter::once(first)
         .chain(lines.take_while(|l| !l.starts_with("## ")))
         .collect()
@@ -49,30 +55,55 @@ fn doc_lines(source: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-#[test]
-fn every_rust_example_of_the_from_rust_section_is_a_doctest() {
-    let examples: Vec<String> = blocks(section(README, "## From Rust"))
+/// The ```` ```rust ```` blocks of markdown lines.
+fn rust_examples<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    blocks(lines)
         .into_iter()
         .filter(|(info, _)| info == "rust")
         .map(|(_, code)| code)
-        .collect();
+        .collect()
+}
+
+/// Panics unless `example` (from `page`) is a doctest that runs or compiles.
+fn assert_doctest(page: &str, example: &str) {
+    let doc_comments = DOCUMENTED.iter().flat_map(|(file, source)| {
+        blocks(doc_lines(source))
+            .into_iter()
+            .map(move |b| (*file, b))
+    });
+    let markdown = DOCUMENTED_MARKDOWN
+        .iter()
+        .flat_map(|(file, source)| blocks(source.lines()).into_iter().map(move |b| (*file, b)));
+    let home = doc_comments
+        .chain(markdown)
+        .find(|(_, (_, code))| code == example)
+        .map(|(file, (info, _))| (file, info));
+    let Some((file, info)) = home else {
+        panic!(
+            "this {page} example is no doctest (core/src/retry.rs, web/src/lib.rs, core/README.md):\n{example}"
+        )
+    };
+    // Run, or at least compiled: never ignored.
+    assert!(
+        info.is_empty() || info == "rust" || info == "no_run",
+        "{file}: the example is marked ```{info}"
+    );
+}
+
+#[test]
+fn every_rust_example_of_the_from_rust_page_is_a_doctest() {
+    let examples = rust_examples(section(FROM_RUST, "## From Rust"));
     assert_eq!(examples.len(), 2, "native and wasm: {examples:#?}");
     for example in &examples {
-        let home = DOCUMENTED.iter().find_map(|(file, source)| {
-            blocks(doc_lines(source))
-                .into_iter()
-                .find(|(_, code)| code == example)
-                .map(|(info, _)| (file, info))
-        });
-        let Some((file, info)) = home else {
-            panic!(
-                "this README example is no doctest (core/src/retry.rs, web/src/lib.rs):\n{example}"
-            )
-        };
-        // Run, or at least compiled: never ignored.
-        assert!(
-            info.is_empty() || info == "rust" || info == "no_run",
-            "{file}: the example is marked ```{info}"
-        );
+        assert_doctest("docs/rust.md", example);
+    }
+}
+
+#[test]
+fn every_rust_example_of_the_readme_is_a_doctest() {
+    let examples = rust_examples(README.lines());
+    assert_eq!(examples.len(), 1, "the quick start: {examples:#?}");
+    for example in &examples {
+        assert_doctest("README.md", example);
     }
 }
