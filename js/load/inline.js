@@ -9,10 +9,19 @@
 import base64 from '#wasm-base64';
 import { instantiate } from './instantiate.js';
 
-const bin = atob(base64);
-// (a plain loop: measured, Uint8Array.from with a callback per byte cost cold starts about a millisecond)
-const bytes = new Uint8Array(bin.length);
-for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+// Uint8Array.fromBase64 where there is one (Chromium 140+, Firefox 133+,
+// Safari 18.2+): measured in a fresh Chromium context (bench/cold-trace.mjs),
+// 0.1 ms against 0.4-0.7 ms for the atob loop, the rest's fallback. (A plain
+// loop: Uint8Array.from with a callback per byte cost about a millisecond.)
+const U8 = /** @type {any} (fromBase64: not in TypeScript's lib yet) */ (Uint8Array);
+/** @type {Uint8Array<ArrayBuffer>} */
+let bytes;
+if (U8.fromBase64) bytes = U8.fromBase64(base64);
+else {
+  const bin = atob(base64);
+  bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+}
 
 /** The module's raw exports. */
 export const w = instantiate(new WebAssembly.Module(bytes));
