@@ -160,6 +160,9 @@ const names = [...contenders.keys()].filter((n) => !only || only.includes(n) || 
 
 const server = await startServer(join(dir, 'lib'), { '/v/': join(dir, 'v') });
 const base = `http://127.0.0.1:${server.address().port}`;
+// TCP connections the server accepts: a request on a new connection would show here.
+let connections = 0;
+server.on('connection', () => connections++);
 const { launch } = await import(join(ROOT, 'tests/support/browser.mjs'));
 const browser = await launch();
 const version = browser.version();
@@ -180,6 +183,7 @@ try {
         });
         const page = await context.newPage();
         await page.goto(`${base}/`);
+        const c0 = connections;
         const s = await page.evaluate(
           async ([spec, url]) => {
             const t0 = performance.now();
@@ -194,7 +198,7 @@ try {
           },
           [`/lib/${slug(name)}.js`, `${base}/ok`],
         );
-        runs.get(name).push({ round: r, ...s });
+        runs.get(name).push({ round: r, ...s, connections: connections - c0 });
       } finally {
         await context.close();
       }
@@ -243,6 +247,9 @@ lines.push(
 );
 lines.push(
   `| median of per-round ratios | ${names.map((n) => med(runs.get(n).map((s, i) => s.total / ref[i].total)).toFixed(2)).join(' | ')} |`,
+);
+lines.push(
+  `| new TCP connections after the page loaded (max) | ${names.map((n) => Math.max(...runs.get(n).map((s) => s.connections))).join(' | ')} |`,
 );
 lines.push(`| gzip -9 B downloaded (ours: entry + .wasm) | ${names.map((n) => contenders.get(n).gzip || '').join(' | ')} |`);
 console.log(`Chromium ${version}, ${rounds} rounds\n${lines.join('\n')}`);
