@@ -5,7 +5,11 @@
 // for every fetch.
 //
 //   node bench/cold-trace.mjs [rounds=25] [--only=name,name]
+//   node bench/cold-trace.mjs --probe [rounds=25]
 //
+// --probe: in-page costs, each in a fresh context (the first WebAssembly
+// compile of the context, a tiny module's, the real one's sync and async;
+// the base64 decodes).
 // Needs a built pkg/ (bash scripts/build.sh). Contenders:
 // - p-retry, bare fetch, /budget: references (p-retry's esbuild bundle, as in cold.mjs).
 // - `pkg`: pkg/index.js as built, unbundled; `pkg bundled`: the esbuild bundle
@@ -66,6 +70,67 @@ const m = await WebAssembly.compile(u); performance.mark('Lcompiled');`,
 const b = await new Response(new Blob([decode(s)]).stream().pipeThrough(new DecompressionStream('deflate-raw'))).arrayBuffer(); performance.mark('Lbody');
 const m = new WebAssembly.Module(b); performance.mark('Lcompiled');`,
 };
+
+/** In-page probes (fresh context each): ms per step. */
+const PROBES = {
+  // The first WebAssembly compile of a context: an empty module, then the real one.
+  'compile: empty module, first in the context': async (b64) => {
+    const u = Uint8Array.fromBase64(b64);
+    const t = performance.now();
+    new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+    const t1 = performance.now();
+    new WebAssembly.Module(u);
+    return { empty: t1 - t, 'real after it': performance.now() - t1 };
+  },
+  'compile: real module, sync (new WebAssembly.Module)': async (b64) => {
+    const u = Uint8Array.fromBase64(b64);
+    const t = performance.now();
+    const m = new WebAssembly.Module(u);
+    const t1 = performance.now();
+    new WebAssembly.Instance(m);
+    return { compile: t1 - t, instantiate: performance.now() - t1 };
+  },
+  'compile: real module, async (WebAssembly.compile)': async (b64) => {
+    const u = Uint8Array.fromBase64(b64);
+    const t = performance.now();
+    await WebAssembly.compile(u);
+    return { compile: performance.now() - t };
+  },
+  'decode base64': async (b64) => {
+    const t = performance.now();
+    const b = atob(b64);
+    const u = new Uint8Array(b.length);
+    for (let i = 0; i < b.length; i++) u[i] = b.charCodeAt(i);
+    const t1 = performance.now();
+    Uint8Array.fromBase64(b64);
+    return { 'atob loop': t1 - t, fromBase64: performance.now() - t1 };
+  },
+};
+if (args.includes('--probe')) {
+  const { launch } = await import(join(ROOT, 'tests/support/browser.mjs'));
+  const server = await startServer(mkdtempSync(join(tmpdir(), 'cold-probe-')));
+  const browser = await launch();
+  const b64 = readFileSync(WASM).toString('base64');
+  const got = new Map();
+  try {
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, probe] of Object.entries(PROBES)) {
+        const context = await browser.newContext();
+        const page = await context.newPage();
+        await page.goto(`http://127.0.0.1:${server.address().port}/`);
+        for (const [k, v] of Object.entries(await page.evaluate(probe, b64)))
+          got.set(`${name}: ${k}`, [...(got.get(`${name}: ${k}`) ?? []), v]);
+        await context.close();
+      }
+    }
+  } finally {
+    await browser.close();
+    server.close();
+  }
+  console.log(`| probe (${rounds} fresh contexts; timer resolution 0.1 ms) | median ms | min ms |\n|---|---:|---:|`);
+  for (const [k, xs] of got) console.log(`| ${k} | ${median(xs).toFixed(1)} | ${Math.min(...xs).toFixed(1)} |`);
+  process.exit(0);
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'cold-trace-'));
 const gzip = (file) => execFileSync('gzip', ['-9', '-n', '-c', file], { maxBuffer: 64 << 20 }).length;
