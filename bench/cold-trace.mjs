@@ -53,7 +53,7 @@ const m = new WebAssembly.Module(b); performance.mark('Lcompiled');`,
   'fetch+async': `const r = await fetch(new URL(WASM, import.meta.url)); performance.mark('Lresp');
 const b = await r.arrayBuffer(); performance.mark('Lbody');
 const m = await WebAssembly.compile(b); performance.mark('Lcompiled');`,
-  // The .wasm inlined as base64 (inline.js, as the bundler form is), decoded with the atob loop.
+  // The .wasm inlined as base64 (inline.js's before issue 23), decoded with the atob loop.
   'inline (atob loop)': `import s from '#wasm-base64';
 const b = atob(s), u = new Uint8Array(b.length); for (let i = 0; i < b.length; i++) u[i] = b.charCodeAt(i); performance.mark('Lbody');
 const m = new WebAssembly.Module(u); performance.mark('Lcompiled');`,
@@ -65,6 +65,10 @@ const m = new WebAssembly.Module(u); performance.mark('Lcompiled');`,
   'inline async': `import s from '#wasm-base64'; ${DECODE}
 const u = decode(s); performance.mark('Lbody');
 const m = await WebAssembly.compile(u); performance.mark('Lcompiled');`,
+  // The .wasm inlined in hex (js/load/inline.js's since issue 23), Uint8Array.fromHex.
+  'inline hex': `import s from '#wasm-hex';
+const u = Uint8Array.fromHex(s); performance.mark('Lbody');
+const m = new WebAssembly.Module(u); performance.mark('Lcompiled');`,
   // Inlined deflate-raw + base64 (smaller), inflated by DecompressionStream.
   'inline deflate': `import s from '#wasm-deflate'; ${DECODE}
 const b = await new Response(new Blob([decode(s)]).stream().pipeThrough(new DecompressionStream('deflate-raw'))).arrayBuffer(); performance.mark('Lbody');
@@ -148,6 +152,7 @@ async function design(name) {
     `import { instantiate } from ${JSON.stringify(inst)};\nperformance.mark('L0');\n${LOADERS[name]}\nexport const w = instantiate(m);\nperformance.mark('Linst');\n`,
   );
   const deflated = JSON.stringify(deflateRawSync(readFileSync(WASM), { level: 9 }).toString('base64'));
+  const base64 = JSON.stringify(readFileSync(WASM).toString('base64'));
   await build({
     entryPoints: [join(ROOT, 'js/entries/main.js')],
     outfile: out,
@@ -164,6 +169,8 @@ async function design(name) {
         name: 'design',
         setup(b) {
           b.onResolve({ filter: /^#load$/ }, () => ({ path: loader }));
+          b.onResolve({ filter: /^#wasm-base64$/ }, () => ({ path: 'b', namespace: 'base64' }));
+          b.onLoad({ filter: /.*/, namespace: 'base64' }, () => ({ contents: `export default ${base64};`, loader: 'js' }));
           b.onResolve({ filter: /^#wasm-deflate$/ }, () => ({ path: 'z', namespace: 'deflate' }));
           b.onLoad({ filter: /.*/, namespace: 'deflate' }, () => ({ contents: `export default ${deflated};`, loader: 'js' }));
         },
