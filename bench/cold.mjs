@@ -34,14 +34,16 @@ const BARE = {
 
 const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
 
-/** A static server: / (empty page), /ok, /pkg/** (pkg/), /lib/<file> (from `libDir`). */
-function startServer(libDir) {
+/** A static server: / (empty page), /ok, /pkg/** (pkg/), /lib/<file> (from `libDir`), and `extra`'s folders (URL prefix → folder). */
+export function startServer(libDir, extra = {}) {
   const server = http.createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (path === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>cold start</title>');
     if (path === '/ok') return res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end('ok');
     let file;
-    if (path.startsWith('/pkg/')) file = join(PKG, path.slice(5));
+    const dir = Object.keys(extra).find((d) => path.startsWith(d));
+    if (dir) file = join(extra[dir], path.slice(dir.length));
+    else if (path.startsWith('/pkg/')) file = join(PKG, path.slice(5));
     else if (path.startsWith('/lib/')) file = join(libDir, path.slice(5));
     if (!file || file.includes('..')) return res.writeHead(404).end();
     try {

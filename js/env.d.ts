@@ -10,10 +10,10 @@ declare module '#wasm' {
   export default module;
 }
 
-declare module '#wasm-base64' {
-  /** The module's bytes in base64 (the bundler form inlines them). */
-  const base64: string;
-  export default base64;
+declare module '#wasm-hex' {
+  /** The module's bytes in hexadecimal (the bundler form inlines them). */
+  const hex: string;
+  export default hex;
 }
 
 declare module 'node:fs' {
