@@ -80,6 +80,8 @@ export function serve({
     if (rel === '/favicon.ico') return res.writeHead(204).end(); // browsers ask, at their own pace
     const policy = typeof csp === 'function' ? csp() : csp;
     const headers = { 'cache-control': 'no-store', ...(policy ? { 'content-security-policy': policy } : {}) };
+    // The page learns from its own navigation that the scripted endpoint is here (www/live.js), without a probe that 404s on static hosting.
+    if (routes['/www/flaky']) headers['server-timing'] = 'demo-flaky';
     if (rel.endsWith('/')) rel += 'index.html';
     const [prefix, dir] = mountsNow().find(([p]) => rel.startsWith(p)) ?? [];
     const file = dir && path.join(dir, path.normalize(rel.slice(prefix.length)));

@@ -23,16 +23,15 @@ const textWidth = (s) => s.length * 6.3 + 6;
 
 /**
  * Where the scripted endpoint is: beside the page (`./flaky`), answered by
- * the demo server; if nothing answers there as the endpoint (plain static
- * hosting), the demo's Service Worker is registered to answer instead.
+ * the demo server, which says so in the page's own response
+ * (`Server-Timing: demo-flaky`, read from the navigation entry: no request,
+ * so no 404 in the console on static hosting); otherwise (plain static
+ * hosting) the demo's Service Worker is registered to answer instead.
  * Resolves to who answers: 'server', 'service worker' or 'none'.
  */
 export async function findEndpoint() {
-  try {
-    const r = await fetch('./flaky?probe', { cache: 'no-store' });
-    const host = r.headers.get('x-demo-flaky');
-    if (host) return host;
-  } catch {}
+  const nav = /** @type {PerformanceNavigationTiming | undefined} */ (performance.getEntriesByType('navigation')[0]);
+  if (nav?.serverTiming?.some((e) => e.name === 'demo-flaky')) return 'server';
   const sw = navigator.serviceWorker;
   if (!sw) return 'none';
   await sw.register('./sw.js', { type: 'module' });
