@@ -46,6 +46,14 @@ export const STALE_MS = 1000;
 const GONE_MS = 3 * LEASE_MS;
 /** The least an isolate is taken to want (req/s): the core's lowest rate. */
 const MIN_WANT = 0.5;
+/**
+ * The tokens an isolate's share saves up at most: one (sends paced evenly,
+ * as the core's limiter does; a second's worth sent bursts into a server
+ * whose own bucket is usually far smaller).
+ */
+const BURST = 1;
+/** An isolate's own cut at a throttle (the core's β). */
+const BETA = 0.7;
 
 /** A finite number >= 0 from an RPC's report (anything else: 0). */
 const count = (/** @type {unknown} */ v) => (typeof v === 'number' && v >= 0 && Number.isFinite(v) ? v : 0);
@@ -171,9 +179,19 @@ export class Lease {
 
   #refill(/** @type {number} */ now) {
     if (now > this.at && this.rate < Infinity) {
-      this.tokens = Math.min(Math.max(1, this.rate), this.tokens + ((now - this.at) / 1000) * this.rate);
+      this.tokens = Math.min(BURST, this.tokens + ((now - this.at) / 1000) * this.rate);
     }
     this.at = now; // (a clock that went back re-anchors and refills nothing)
+  }
+
+  /**
+   * A new share (req/s, finite): tokens reserved ahead keep their send
+   * times (the core's limiter does the same), at most BURST saved up.
+   */
+  #setRate(/** @type {number} */ rate) {
+    if (this.tokens < 0 && this.rate < Infinity) this.tokens *= rate / this.rate;
+    this.rate = rate;
+    this.tokens = Math.min(this.tokens, BURST);
   }
 
   constructor() {
@@ -188,7 +206,15 @@ export class Lease {
     w.limiter_record(this.own, +throttled, Number.NaN, Number.NaN, now);
     this.sent++;
     if (!throttled) return false;
-    return ++this.throttled === 1;
+    if (++this.throttled > 1) return false;
+    // The first throttle of this lease: this isolate cuts its own share at once, as a limiter of
+    // its own would (the fleet's cut comes with the next share, a lease period away at most:
+    // meanwhile a probe that overshot went on costing 429s at every isolate).
+    if (this.rate < Infinity) {
+      this.#refill(now);
+      this.#setRate(Math.max(this.rate * BETA, MIN_WANT));
+    }
+    return true;
   }
 
   /**
@@ -251,7 +277,7 @@ export class Lease {
 
   /** Gives back a token taken and not used. */
   untake() {
-    if (this.rate < Infinity) this.tokens = Math.min(Math.max(1, this.rate), this.tokens + 1);
+    if (this.rate < Infinity) this.tokens = Math.min(BURST, this.tokens + 1);
   }
 
   /**
@@ -280,11 +306,12 @@ export class Lease {
     if (!(a?.rate > 0 && a.version >= 0)) throw new TypeError('not a share');
     this.#refill(now);
     this.alone = false;
-    this.rate = a.rate;
+    if (a.rate === Infinity) {
+      this.rate = Infinity;
+      this.tokens = 0;
+    } else this.#setRate(a.rate);
     this.fleet = a.fleet;
     this.version = a.version;
-    if (this.rate === Infinity) this.tokens = 0;
-    else this.tokens = Math.min(this.tokens, Math.max(1, this.rate));
     this.renewAt = this.rate === Infinity ? Infinity : now + LEASE_MS;
   }
 }
