@@ -18,7 +18,12 @@
 //!   floor). Counting the calls that asked instead (most of a first burst
 //!   still in flight) read 400 req/s off a server of 200 (20 callers,
 //!   core/tests/limiter.rs's model): it took more cuts, and 18 more 429s
-//!   in the first second, to come down.
+//!   in the first second, to come down. Successes of calls sent before
+//!   that first cut, counted after it (answers come back out of order),
+//!   raise its estimate while it is below β × theirs, until a half-second
+//!   is measured: on 127.0.0.1 a
+//!   429 came back ahead of most of the first burst's 200s, and a cut
+//!   from the few counted left 20 callers at 31 req/s of 200.
 //! - **Never more than [`OK_GAIN`] × the successes measured.** A rate
 //!   the server has not been seen to take is a guess: while some callers
 //!   sat out a `Retry-After`, the curve climbed towards the last rate
@@ -48,8 +53,19 @@
 //!   doubled is found within seconds (the matrix's step rows, capacity
 //!   100 → 200 req/s, three runs each: back at 0.8× of 200 req/s within
 //!   5 s of the step in 6 of 6 runs; 2 of 6 at 3 times, 3 of 6 at 2
-//!   times, for 5–10 % fewer 429s). The [`OK_GAIN`] cap bounds how far a
-//!   fast probe overshoots.
+//!   times, for 5–10 % fewer 429s; 6 of 8 with [`REF_RATE`] and the late
+//!   successes, as a cut just before the step leaves K, up to 2 s of
+//!   plateau and 1.3 s of probing to go). The [`OK_GAIN`] cap bounds how
+//!   far a fast probe overshoots.
+//! - **Below [`REF_RATE`], the curve scales with the rate.** CUBIC's C is
+//!   in req/s per s³, so a limiter throttled at 20 req/s got back in 1.2 s
+//!   and probed again within 2–3 s, where one at 100 takes 2.1 s to get
+//!   back: ten clients with a limiter each at a server of 200 req/s, each
+//!   probing that often, took 1.8–2× the SDK's 429s (each client's probe
+//!   costs a 429 at whichever client sends next). Scaled, a limiter below
+//!   100 req/s takes as long as one at 100 (core/tests/limiter.rs's model
+//!   of that shape: 176 429s in 30 s where they were 227; §7's ten clients
+//!   at 100 req/s: 0.94× the SDK's 429s, from 1.10×).
 //! - **Server-named waits pause nothing here.** The limiter takes no
 //!   `Retry-After`: the call that got it waits that long before its retry
 //!   (the driver's business), and every other call keeps its token time
@@ -66,6 +82,10 @@
 pub const BETA: f64 = 0.7;
 /// CUBIC's scaling constant C.
 pub const SCALE: f64 = 0.4;
+/// Below this rate (req/s), the curve is the one of this rate scaled down:
+/// a limiter throttled at 20 req/s takes as long to get back, and to probe
+/// 60 % above it, as one throttled at 100 (see the module's notes).
+pub const REF_RATE: f64 = 100.0;
 /// How many times as fast as the SDK's the CUBIC curve runs.
 pub const SPEED: f64 = 2.0;
 /// How many times as fast as the SDK's the curve runs above the rate
@@ -200,6 +220,16 @@ fn cbrt(x: f64) -> f64 {
         }
     }
     y
+}
+
+/// CUBIC's C for a limiter throttled at `max` req/s: [`SCALE`] at
+/// [`REF_RATE`] and above, scaled down with the rate below it.
+fn scale(max: f64) -> f64 {
+    if max < REF_RATE {
+        SCALE * crate::math::max(max, MIN_RATE) / REF_RATE
+    } else {
+        SCALE
+    }
 }
 
 /// `floor(t / RATE_BUCKET_MS) * RATE_BUCKET_MS` for finite `t >= 0`.
@@ -400,6 +430,19 @@ impl Limiter {
         if throttled && self.enabled && sent <= self.last_throttle_ms {
             return; // sent before the last cut: that cut answers it
         }
+        if !throttled && self.enabled && self.ok.rate == 0.0 && sent <= self.last_throttle_ms {
+            // A success of the load that was throttled, counted after the cut, before a
+            // half-second was measured: the cut's estimate of what the server took grows with it
+            // (on 127.0.0.1 the first 429 can come back before most of the first burst's 200s,
+            // and a cut from the few counted took 20 callers at a server of 200 req/s to 31).
+            let span = crate::math::max(now_ms - self.first_ms, MIN_SPAN_MS);
+            let took = self.ok.count as f64 * 1000.0 / span;
+            // (only when well above: a cut from a little less is the one-cut-per-round-trip
+            // rule's own slack, and raising it cost more 429s in the first second)
+            if took * BETA > self.last_max_rate {
+                self.grow(took - self.last_max_rate);
+            }
+        }
         // What the server took lately (at a throttle: about its capacity).
         let base = if self.ok.rate > 0.0 {
             self.ok.rate
@@ -467,7 +510,7 @@ impl Limiter {
     /// The rate's reaction to one answer; `sending` is the rate a throttle
     /// cuts from (what the server took, or the send rate of a fleet).
     fn react(&mut self, throttled: bool, sending: f64, now_ms: f64) {
-        let window = |max: f64| cbrt(max * (1.0 - BETA) / SCALE) / SPEED;
+        let window = |max: f64| cbrt(max * (1.0 - BETA) / scale(max)) / SPEED;
         let rate = if throttled {
             // From what the server took lately, or the rate in force if lower.
             let r = if self.enabled && self.fill_rate < sending {
@@ -499,7 +542,7 @@ impl Limiter {
                 t = if t > plateau { t - plateau } else { 0.0 };
             }
             let t = t * if t > 0.0 { PROBE_SPEED } else { SPEED };
-            SCALE * t * t * t + self.last_max_rate
+            scale(self.last_max_rate) * t * t * t + self.last_max_rate
         };
         // Never more than twice what is sent or asked for (a rate no one uses is untested),
         // nor more than OK_GAIN × what the server was seen to take.
@@ -557,7 +600,7 @@ mod tests {
 
     /// How long after a cut the rate probes above the rate throttled (ms).
     fn probe_after(l: &Limiter) -> f64 {
-        let k = cbrt(l.last_max_rate * (1.0 - BETA) / SCALE) / SPEED;
+        let k = cbrt(l.last_max_rate * (1.0 - BETA) / scale(l.last_max_rate)) / SPEED;
         (k + l.plateau(k)) * 1000.0
     }
 
