@@ -11,28 +11,61 @@
 //!   took it to its floor of 0.5 req/s within a second). A caller that
 //!   does not know when its call went (`sent_ms` NaN) is taken to have
 //!   sent it one smoothed round trip ago.
-//! - **The cut is from the rate in force** (or, if lower, the send rate
-//!   measured), and the first throttle's send rate is estimated from the
-//!   answers so far when no half-second has been measured yet (the SDK's
-//!   measure is 0 then: a first burst cut it to its floor).
+//! - **The cut is from the rate in force** (or, if lower, the rate of
+//!   successes measured: what the server took), and the first throttle's
+//!   is estimated from the successes so far when no half-second has been
+//!   measured yet (the SDK's measure is 0 then: a first burst cut it to its
+//!   floor). Counting the calls that asked instead (most of a first burst
+//!   still in flight) read 400 req/s off a server of 200 (20 callers,
+//!   core/tests/limiter.rs's model): it took more cuts, and 18 more 429s
+//!   in the first second, to come down. Successes of calls sent before
+//!   that first cut, counted after it (answers come back out of order),
+//!   raise its estimate while it is below β × theirs, until a half-second
+//!   is measured: on 127.0.0.1 a
+//!   429 came back ahead of most of the first burst's 200s, and a cut
+//!   from the few counted left 20 callers at 31 req/s of 200.
+//! - **Never more than [`OK_GAIN`] × the successes measured.** A rate
+//!   the server has not been seen to take is a guess: while some callers
+//!   sat out a `Retry-After`, the curve climbed towards the last rate
+//!   throttled unchecked (to 389 req/s on a server of 200), and their
+//!   retries then came back into it together.
 //! - **Growth is capped by demand**, not only by sends: `acquire` counts
 //!   every call that asked, so calls that gave up before their token (a
 //!   deadline shorter than the wait) still let the rate grow; the SDK's
 //!   cap (2 × the send rate) stayed near 0 when they did. A half-second
 //!   after an idle gap counts alone (the SDK divides by the whole gap).
-//! - **Reservations.** [`Limiter::acquire`] takes its token at once and
-//!   answers how long to wait for it, so the bucket may go into debt: `n`
-//!   callers arriving together wait 1, 2, …, `n` token times. The SDK's
-//!   callers each sleep until *a* token is there, wake together and race
-//!   for it, which sends bursts at a server that just said it is full.
+//! - **Reservations, paced evenly.** [`Limiter::acquire`] takes its token
+//!   at once and answers how long to wait for it, so the bucket may go into
+//!   debt: `n` callers arriving together wait 1, 2, …, `n` token times. The
+//!   SDK's callers each sleep until *a* token is there, wake together and
+//!   race for it, which sends bursts at a server that just said it is full.
+//!   The bucket saves up one token at most ([`BURST`]), and a new rate
+//!   keeps the send times already handed out (GCRA's schedule): kept as a
+//!   count of tokens, a cut left a gap in the sends (100 callers, 200
+//!   req/s: the successes measured fell, the rate after them, to 70 req/s)
+//!   and a rise sent new callers alongside the ones already waiting.
 //! - **A short plateau, a faster curve.** Back at the rate that was
 //!   throttled, the rate stays there for [`PLATEAU`] × K (at most
 //!   [`PLATEAU_MAX_MS`], doubled after a probe throttled no higher than
 //!   the last, up to 2^[`PLATEAU_MAX_DOUBLINGS`] times) before probing
-//!   above it; the curve runs [`SPEED`] times as fast as the SDK's, so
-//!   that a capacity that doubled is found within seconds (4 times as fast
-//!   above it found a doubled capacity sooner, but overshot it and cut
-//!   from a send rate measured half a second late).
+//!   above it; the curve runs [`SPEED`] times as fast as the SDK's up to
+//!   that rate and [`PROBE_SPEED`] times above it, so that a capacity that
+//!   doubled is found within seconds (the matrix's step rows, capacity
+//!   100 → 200 req/s, three runs each: back at 0.8× of 200 req/s within
+//!   5 s of the step in 6 of 6 runs; 2 of 6 at 3 times, 3 of 6 at 2
+//!   times, for 5–10 % fewer 429s; 6 of 8 with [`REF_RATE`] and the late
+//!   successes, as a cut just before the step leaves K, up to 2 s of
+//!   plateau and 1.3 s of probing to go). The [`OK_GAIN`] cap bounds how
+//!   far a fast probe overshoots.
+//! - **Below [`REF_RATE`], the curve scales with the rate.** CUBIC's C is
+//!   in req/s per s³, so a limiter throttled at 20 req/s got back in 1.2 s
+//!   and probed again within 2–3 s, where one at 100 takes 2.1 s to get
+//!   back: ten clients with a limiter each at a server of 200 req/s, each
+//!   probing that often, took 1.8–2× the SDK's 429s (each client's probe
+//!   costs a 429 at whichever client sends next). Scaled, a limiter below
+//!   100 req/s takes as long as one at 100 (core/tests/limiter.rs's model
+//!   of that shape: 176 429s in 30 s where they were 227; §7's ten clients
+//!   at 100 req/s: 0.94× the SDK's 429s, from 1.10×).
 //! - **Server-named waits pause nothing here.** The limiter takes no
 //!   `Retry-After`: the call that got it waits that long before its retry
 //!   (the driver's business), and every other call keeps its token time
@@ -40,7 +73,7 @@
 //!   save 429s). So no wait a server names is ever stored.
 //!
 //! Time is passed in (ms). A clock that goes back refills nothing (and
-//! re-anchors there); a jump ahead refills at most to capacity. The
+//! re-anchors there); a jump ahead refills at most [`BURST`]. The
 //! longest [`Limiter::acquire`] wait is (tokens reserved ahead + 1) / rate:
 //! `n` callers waiting at the floor rate of [`MIN_RATE`] wait up to
 //! 2·`n` s (the JS drivers refuse a wait past a call's deadline).
@@ -49,18 +82,29 @@
 pub const BETA: f64 = 0.7;
 /// CUBIC's scaling constant C.
 pub const SCALE: f64 = 0.4;
+/// Below this rate (req/s), the curve is the one of this rate scaled down:
+/// a limiter throttled at 20 req/s takes as long to get back, and to probe
+/// 60 % above it, as one throttled at 100 (see the module's notes).
+pub const REF_RATE: f64 = 100.0;
 /// How many times as fast as the SDK's the CUBIC curve runs.
 pub const SPEED: f64 = 2.0;
+/// How many times as fast as the SDK's the curve runs above the rate
+/// throttled (probing), after the plateau (see the module's notes).
+pub const PROBE_SPEED: f64 = 4.0;
 /// Weight of the newest half-second in the measured send rate.
 pub const SMOOTH: f64 = 0.8;
 /// The lowest fill rate, in requests per second.
 pub const MIN_RATE: f64 = 0.5;
-/// The smallest bucket, in tokens.
-pub const MIN_CAPACITY: f64 = 1.0;
-/// The bucket holds this many ms of tokens (the SDK's holds a second's: a
-/// caller back from a pause sent a second's worth at once, into a server
-/// whose own bucket is usually far smaller).
-pub const BURST_MS: f64 = 100.0;
+/// The most tokens the bucket saves up: one, so sends are paced evenly at
+/// the rate (a bucket of 100 ms of tokens sent the retries of a
+/// `Retry-After` all at once, into a server whose own bucket was empty: 16
+/// 429s where one token cost 4, in core/tests/limiter.rs's model of 20
+/// callers at 200 req/s; 806 against 971 ok/s in bench/overload.mjs at
+/// 1 000 req/s. The SDK's holds a second's).
+pub const BURST: f64 = 1.0;
+/// The rate never exceeds this many times the successes measured (a
+/// half-second's growth at most: 100 → 200 req/s takes about 2 s).
+pub const OK_GAIN: f64 = 1.25;
 /// How long (in units of CUBIC's K, the time to get back to the rate that
 /// was throttled) the rate stays at that rate before probing above it.
 pub const PLATEAU: f64 = 0.5;
@@ -136,7 +180,6 @@ pub struct Limiter {
     enabled: bool,
     /// Tokens in the bucket; negative = reserved ahead.
     tokens: f64,
-    capacity: f64,
     /// Tokens per second.
     fill_rate: f64,
     /// When `tokens` was last refilled (ms).
@@ -179,6 +222,16 @@ fn cbrt(x: f64) -> f64 {
     y
 }
 
+/// CUBIC's C for a limiter throttled at `max` req/s: [`SCALE`] at
+/// [`REF_RATE`] and above, scaled down with the rate below it.
+fn scale(max: f64) -> f64 {
+    if max < REF_RATE {
+        SCALE * crate::math::max(max, MIN_RATE) / REF_RATE
+    } else {
+        SCALE
+    }
+}
+
 /// `floor(t / RATE_BUCKET_MS) * RATE_BUCKET_MS` for finite `t >= 0`.
 fn bucket(t: f64) -> f64 {
     ((t / RATE_BUCKET_MS) as u64) as f64 * RATE_BUCKET_MS
@@ -200,7 +253,6 @@ impl Limiter {
         Limiter {
             enabled: false,
             tokens: 0.0,
-            capacity: MIN_CAPACITY,
             fill_rate: MIN_RATE,
             refilled_ms: now,
             last_max_rate: 0.0,
@@ -256,11 +308,7 @@ impl Limiter {
         if now_ms > self.refilled_ms {
             let t = (now_ms - self.refilled_ms) / 1000.0 * self.fill_rate;
             let full = self.tokens + t;
-            self.tokens = if full < self.capacity {
-                full
-            } else {
-                self.capacity
-            };
+            self.tokens = if full < BURST { full } else { BURST };
         }
         // (a clock that went back re-anchors here and refills nothing)
         self.refilled_ms = now_ms;
@@ -274,7 +322,7 @@ impl Limiter {
     /// ```
     /// use wasm_backoff_core::limiter::Limiter;
     /// let mut l = Limiter::new(0.0);
-    /// l.record_rate(true, 0.0, 0.0); // throttled at the floor: 0.5 req/s, one token of capacity
+    /// l.record_rate(true, 0.0, 0.0); // throttled at the floor: 0.5 req/s, one token at most
     /// assert_eq!(l.acquire(0.0), 2000.0);
     /// assert_eq!(l.acquire(0.0), 4000.0, "the next waits behind it");
     /// ```
@@ -332,8 +380,8 @@ impl Limiter {
     pub fn cancel(&mut self) {
         if self.enabled {
             self.tokens += 1.0;
-            if self.tokens > self.capacity {
-                self.tokens = self.capacity;
+            if self.tokens > BURST {
+                self.tokens = BURST;
             }
         }
     }
@@ -382,19 +430,27 @@ impl Limiter {
         if throttled && self.enabled && sent <= self.last_throttle_ms {
             return; // sent before the last cut: that cut answers it
         }
+        if !throttled && self.enabled && self.ok.rate == 0.0 && sent <= self.last_throttle_ms {
+            // A success of the load that was throttled, counted after the cut, before a
+            // half-second was measured: the cut's estimate of what the server took grows with it
+            // (on 127.0.0.1 the first 429 can come back before most of the first burst's 200s,
+            // and a cut from the few counted took 20 callers at a server of 200 req/s to 31).
+            let span = crate::math::max(now_ms - self.first_ms, MIN_SPAN_MS);
+            let took = self.ok.count as f64 * 1000.0 / span;
+            // (only when well above: a cut from a little less is the one-cut-per-round-trip
+            // rule's own slack, and raising it cost more 429s in the first second)
+            if took * BETA > self.last_max_rate {
+                self.grow(took - self.last_max_rate);
+            }
+        }
         // What the server took lately (at a throttle: about its capacity).
         let base = if self.ok.rate > 0.0 {
             self.ok.rate
         } else {
-            // (no half-second measured yet: the successes so far, or the calls that asked if
-            // more (most answers of a first burst are still in flight), over the time since
-            // the first went; too high costs a cut more a round trip later, too low a collapse)
+            // (no half-second measured yet: the successes so far over the time since the first
+            // went; too high costs a cut more a round trip later, too low a slower start)
             let span = crate::math::max(now_ms - self.first_ms, MIN_SPAN_MS);
-            let n = if self.asked.count > self.ok.count {
-                self.asked.count
-            } else {
-                self.ok.count
-            };
+            let n = self.ok.count;
             n as f64 * 1000.0 / span
         };
         self.react(throttled, base, now_ms);
@@ -442,8 +498,7 @@ impl Limiter {
         }
         self.last_max_rate += rate;
         self.sent.rate += rate;
-        self.fill_rate += BETA * rate;
-        self.capacity = crate::math::max(self.fill_rate * (BURST_MS / 1000.0), MIN_CAPACITY);
+        self.set_rate(self.fill_rate + BETA * rate);
     }
 
     /// How long the rate stays at the rate throttled before probing above
@@ -455,7 +510,7 @@ impl Limiter {
     /// The rate's reaction to one answer; `sending` is the rate a throttle
     /// cuts from (what the server took, or the send rate of a fleet).
     fn react(&mut self, throttled: bool, sending: f64, now_ms: f64) {
-        let window = |max: f64| cbrt(max * (1.0 - BETA) / SCALE) / SPEED;
+        let window = |max: f64| cbrt(max * (1.0 - BETA) / scale(max)) / SPEED;
         let rate = if throttled {
             // From what the server took lately, or the rate in force if lower.
             let r = if self.enabled && self.fill_rate < sending {
@@ -486,18 +541,30 @@ impl Limiter {
                 let plateau = self.plateau(k);
                 t = if t > plateau { t - plateau } else { 0.0 };
             }
-            let t = t * SPEED;
-            SCALE * t * t * t + self.last_max_rate
+            let t = t * if t > 0.0 { PROBE_SPEED } else { SPEED };
+            scale(self.last_max_rate) * t * t * t + self.last_max_rate
         };
-        // Never more than twice what is sent or asked for (a rate no one uses is untested).
+        // Never more than twice what is sent or asked for (a rate no one uses is untested),
+        // nor more than OK_GAIN × what the server was seen to take.
         let used = crate::math::max(crate::math::max(self.asked.rate, self.sent.rate), sending);
-        let rate = crate::math::min(rate, 2.0 * used);
-        self.refill(now_ms);
-        self.fill_rate = if rate > MIN_RATE { rate } else { MIN_RATE };
-        self.capacity = crate::math::max(rate * (BURST_MS / 1000.0), MIN_CAPACITY);
-        if self.tokens > self.capacity {
-            self.tokens = self.capacity;
+        let mut rate = crate::math::min(rate, 2.0 * used);
+        if self.ok.rate > 0.0 {
+            rate = crate::math::min(rate, OK_GAIN * self.ok.rate);
         }
+        self.refill(now_ms);
+        self.set_rate(if rate > MIN_RATE { rate } else { MIN_RATE });
+    }
+
+    /// A new fill rate. Tokens reserved ahead keep their send times (the
+    /// debt, in ms, is the same): callers already told to wait are not
+    /// moved, and the next caller waits behind the last of them. (Kept as
+    /// tokens, a cut would leave a gap in the sends, and a rise would send
+    /// new callers alongside those already waiting: a burst.)
+    fn set_rate(&mut self, rate: f64) {
+        if self.tokens < 0.0 {
+            self.tokens *= rate / self.fill_rate;
+        }
+        self.fill_rate = rate;
     }
 }
 
@@ -533,7 +600,7 @@ mod tests {
 
     /// How long after a cut the rate probes above the rate throttled (ms).
     fn probe_after(l: &Limiter) -> f64 {
-        let k = cbrt(l.last_max_rate * (1.0 - BETA) / SCALE) / SPEED;
+        let k = cbrt(l.last_max_rate * (1.0 - BETA) / scale(l.last_max_rate)) / SPEED;
         (k + l.plateau(k)) * 1000.0
     }
 

@@ -10,19 +10,30 @@
 //   asked: calls go straight out (no round trip).
 // - An isolate's first throttling answer (429, or a 503 naming a wait) is
 //   reported (`lease`, after the macrotask) with its send rate (measured by
-//   its own limiter, which every answer feeds, as a single client's is) and
-//   what it wanted since its last report. The object's limiter (the Rust
-//   core's, fed the fleet's send rate: the sum of its isolates') cuts the
-//   fleet's rate once; an isolate whose first throttle comes after that
-//   joins the cut with its own rate (`grow`): it was part of the load that
-//   was throttled. Throttles of calls sent before the fleet followed the
-//   cut (within LEASE_MS of it, or under an older lease) cut nothing more:
-//   one decrease per lease period, as TCP makes one per window.
+//   its own limiter, which every answer feeds, as a single client's is),
+//   its successes and what it wanted since its last report. The object's
+//   limiter (the Rust core's, fed the fleet's send rate: the sum of its
+//   isolates') cuts the fleet's rate once; an isolate whose first throttle
+//   comes after that joins the cut with its own rate (`grow`): it was part
+//   of the load that was throttled. Throttles of calls sent before the
+//   fleet followed the cut (within LEASE_MS of it, or under an older lease)
+//   cut nothing more: one decrease per lease period, as TCP makes one per
+//   window. Later cuts are from what the server took (the successes
+//   reported), if lower than the fleet's rate, as the core's are: where
+//   isolates send less than their shares the fleet's rate is loose, and a
+//   cut from it stayed above the capacity (bench/overload.mjs's fleet rows:
+//   260–400 req/s on a server of 200).
 // - Each isolate then sends through a token bucket of its share of the
 //   fleet's rate (max-min fair over what the isolates want; what no one
-//   wants is split evenly, room to grow), and asks again once the lease
-//   is LEASE_MS old, in the background, while calls flow: one round trip
-//   per isolate per second at most, none for an idle isolate.
+//   wants is split evenly, room to grow; paced evenly, one token saved up
+//   at most), and asks again once the lease is LEASE_MS old, in the
+//   background, while calls flow: one round trip per isolate per second at
+//   most, none for an idle isolate. Above the rate the last cut was from,
+//   the shares add up to OK_GAIN × the successes reported at most (the
+//   core's cap: a probe of the fleet's curve ran 80 % above the capacity
+//   for the second its shares held).
+// - An isolate cuts its own share by β at the first throttle of a lease,
+//   at once; the fleet's cut comes with its next share.
 // - A server-named wait (Retry-After on a 429) delays the retry of the call
 //   that got it, and nothing else: not the isolate, not the fleet (a server
 //   at capacity takes other calls meanwhile; bench/overload.mjs's matrix:
@@ -46,13 +57,23 @@ export const STALE_MS = 1000;
 const GONE_MS = 3 * LEASE_MS;
 /** The least an isolate is taken to want (req/s): the core's lowest rate. */
 const MIN_WANT = 0.5;
+/**
+ * The tokens an isolate's share saves up at most: one (sends paced evenly,
+ * as the core's limiter does; a second's worth sent bursts into a server
+ * whose own bucket is usually far smaller).
+ */
+const BURST = 1;
+/** The fleet's shares add up to this many times the successes reported at most (the core's OK_GAIN). */
+const OK_GAIN = 1.25;
+/** An isolate's own cut at a throttle (the core's β). */
+const BETA = 0.7;
 
 /** A finite number >= 0 from an RPC's report (anything else: 0). */
 const count = (/** @type {unknown} */ v) => (typeof v === 'number' && v >= 0 && Number.isFinite(v) ? v : 0);
 
 /**
  * What an isolate reports with each lease request.
- * @typedef {{ id: string, version: number, rate: number, spanMs: number, throttled: number, wanted: number, hungry: boolean }} Report
+ * @typedef {{ id: string, version: number, rate: number, ok: number, spanMs: number, throttled: number, wanted: number, hungry: boolean }} Report
  */
 /**
  * The object's answer: this isolate's share (req/s; Infinity = not limited),
@@ -69,7 +90,9 @@ export class FleetLimiter {
   /** Cuts so far: a lease of an older version was sent before the last cut. */
   version = 0;
   cutAt = -Infinity;
-  /** @type {Map<string, { rate: number, want: number, at: number }>} */
+  /** The rate the last cut was from (the fleet's throttled rate, CUBIC's W_max). */
+  cutFrom = 0;
+  /** @type {Map<string, { rate: number, ok: number, want: number, at: number }>} */
   isolates = new Map();
 
   /**
@@ -85,23 +108,39 @@ export class FleetLimiter {
     // An isolate whose calls waited for their tokens wants more than its share: as much as it can get.
     // (at least MIN_WANT: an isolate that asks has a call to send, and a share of 0 would never send it)
     const want = r?.hungry === true ? Infinity : Math.max(count(r?.wanted) / span, MIN_WANT);
-    const me = { rate: count(r?.rate), want, at: now };
+    const me = { rate: count(r?.rate), ok: count(r?.ok), want, at: now };
     this.isolates.set(id, me);
     let sending = 0;
-    for (const m of this.isolates.values()) sending += m.rate;
+    let took = 0;
+    for (const m of this.isolates.values()) {
+      sending += m.rate;
+      took += m.ok;
+    }
     let rate = w.limiter_rate(this.h);
     if (count(r?.throttled) > 0) {
       if (rate === Infinity || (r.version === this.version && now - this.cutAt >= LEASE_MS)) {
         // The cut is from the fleet's rate, not from what it was measured to send: isolates paused by
         // a server-named wait send little meanwhile, and a cut from their sum would collapse the fleet.
-        rate = w.limiter_record_rate(this.h, 1, rate === Infinity ? sending : Math.max(sending, rate), now);
+        // Later cuts are from what the server took (the successes the isolates counted), if
+        // lower: the fleet's rate is loose where the isolates send less than their shares.
+        const from = rate === Infinity ? sending : Math.max(sending, rate);
+        this.cutFrom = rate === Infinity || !(took > 0) ? from : Math.min(from, took);
+        rate = w.limiter_record_rate(this.h, 1, this.cutFrom, now);
         this.version++;
         this.cutAt = now;
-      } else if (r.version === 0) rate = w.limiter_grow(this.h, me.rate); // (never had a share: it joins)
+      } else if (r.version === 0) {
+        rate = w.limiter_grow(this.h, me.rate); // (never had a share: it joins)
+        this.cutFrom += me.rate;
+      }
     } else if (rate !== Infinity) rate = w.limiter_record_rate(this.h, 0, sending, now);
     const share = { rate: Infinity, fleet: rate, version: this.version };
     if (rate === Infinity) return share;
-    share.rate = shareOf(rate, this.isolates, id);
+    // Above the rate last cut from, never more than OK_GAIN × what the server took, as the core's
+    // limiter (a probe of the fleet's curve ran 80 % above the capacity for the lease period the
+    // shares hold; below it, isolates sitting out a Retry-After took little, and a cap from that
+    // took the fleet down with it).
+    if (took > 0) share.fleet = Math.min(rate, Math.max(OK_GAIN * took, this.cutFrom));
+    share.rate = shareOf(share.fleet, this.isolates, id);
     return share;
   }
 
@@ -160,6 +199,8 @@ export class Lease {
   wanted = 0;
   /** Answers since the last report. */
   sent = 0;
+  /** Successes since the last report. */
+  ok = 0;
   /** Calls that waited for their token since the last report: this isolate wants more than it gets. */
   waited = 0;
   since = Date.now();
@@ -171,9 +212,19 @@ export class Lease {
 
   #refill(/** @type {number} */ now) {
     if (now > this.at && this.rate < Infinity) {
-      this.tokens = Math.min(Math.max(1, this.rate), this.tokens + ((now - this.at) / 1000) * this.rate);
+      this.tokens = Math.min(BURST, this.tokens + ((now - this.at) / 1000) * this.rate);
     }
     this.at = now; // (a clock that went back re-anchors and refills nothing)
+  }
+
+  /**
+   * A new share (req/s, finite): tokens reserved ahead keep their send
+   * times (the core's limiter does the same), at most BURST saved up.
+   */
+  #setRate(/** @type {number} */ rate) {
+    if (this.tokens < 0 && this.rate < Infinity) this.tokens *= rate / this.rate;
+    this.rate = rate;
+    this.tokens = Math.min(this.tokens, BURST);
   }
 
   constructor() {
@@ -187,8 +238,19 @@ export class Lease {
   answered(/** @type {boolean} */ throttled, /** @type {number | undefined} */ _ms, /** @type {number} */ now) {
     w.limiter_record(this.own, +throttled, Number.NaN, Number.NaN, now);
     this.sent++;
-    if (!throttled) return false;
-    return ++this.throttled === 1;
+    if (!throttled) {
+      this.ok++;
+      return false;
+    }
+    if (++this.throttled > 1) return false;
+    // The first throttle of this lease: this isolate cuts its own share at once, as a limiter of
+    // its own would (the fleet's cut comes with the next share, a lease period away at most:
+    // meanwhile a probe that overshot went on costing 429s at every isolate).
+    if (this.rate < Infinity) {
+      this.#refill(now);
+      this.#setRate(Math.max(this.rate * BETA, MIN_WANT));
+    }
+    return true;
   }
 
   /**
@@ -251,7 +313,7 @@ export class Lease {
 
   /** Gives back a token taken and not used. */
   untake() {
-    if (this.rate < Infinity) this.tokens = Math.min(Math.max(1, this.rate), this.tokens + 1);
+    if (this.rate < Infinity) this.tokens = Math.min(BURST, this.tokens + 1);
   }
 
   /**
@@ -259,18 +321,22 @@ export class Lease {
    * again), with the send rate its own limiter measured.
    */
   report(/** @type {string} */ id, /** @type {number} */ now) {
+    // (the own limiter measures in half-seconds, idle ones skipped: before the first has passed, the count so far)
+    const rate = w.limiter_measured(this.own) || (this.sent * 1000) / Math.max(now - this.since, 1);
     /** @type {Report} */
     const r = {
       id,
       version: this.version,
-      // (the own limiter measures in half-seconds: before the first has passed, the count so far)
-      rate: w.limiter_measured(this.own) || (this.sent * 1000) / Math.max(now - this.since, 1),
+      rate,
+      // (the successes: that rate × the share of answers that were, so that an isolate that sat out
+      // a Retry-After counts at the rate it sends when it sends)
+      ok: this.sent > 0 ? (rate * this.ok) / this.sent : rate,
       spanMs: now - this.since,
       throttled: this.throttled,
       wanted: this.wanted,
       hungry: this.waited > 0,
     };
-    this.sent = this.throttled = this.wanted = this.waited = 0;
+    this.sent = this.ok = this.throttled = this.wanted = this.waited = 0;
     this.since = now;
     return r;
   }
@@ -280,11 +346,12 @@ export class Lease {
     if (!(a?.rate > 0 && a.version >= 0)) throw new TypeError('not a share');
     this.#refill(now);
     this.alone = false;
-    this.rate = a.rate;
+    if (a.rate === Infinity) {
+      this.rate = Infinity;
+      this.tokens = 0;
+    } else this.#setRate(a.rate);
     this.fleet = a.fleet;
     this.version = a.version;
-    if (this.rate === Infinity) this.tokens = 0;
-    else this.tokens = Math.min(this.tokens, Math.max(1, this.rate));
     this.renewAt = this.rate === Infinity ? Infinity : now + LEASE_MS;
   }
 }
