@@ -3,10 +3,11 @@
 // plain JavaScript, no Node API, so both import this file.
 
 /**
- * The limiter alone: off until throttled; after a 429 naming 300 ms (stored
- * nowhere: one call's throttle cuts a cold limiter to 7 req/s, a token 143 ms
- * away), the wait an acquire() with maxWaitMs asks for; a refused or aborted
- * acquire gives its token back. `now` is the runtime's clock (workerd's performance.now
+ * The limiter alone: off until throttled; after one success and a 429
+ * naming 300 ms (stored nowhere: the cut's base is what the server took, the
+ * one success over the shortest span, 100 ms: 10 req/s, so 7 req/s, a token
+ * 143 ms away), the wait an acquire() with maxWaitMs asks for; a refused or
+ * aborted acquire gives its token back. `now` is the runtime's clock (workerd's performance.now
  * stands still between I/O).
  */
 export async function limiterAlone(createLimiter, now) {
@@ -15,6 +16,7 @@ export async function limiterAlone(createLimiter, now) {
   const t0 = now();
   await l.acquire();
   const freeMs = now() - t0;
+  l.record(false);
   const rate = l.record(true, 300);
   const refused = async (options) => {
     try {
