@@ -22,6 +22,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import {
+  adaptiveGate,
+  bucketServer,
+  firstSends,
+  LATENCY_MS as M_LATENCY_MS,
+  oursClient,
+  overloadRun,
+  pct,
+  runOut,
+  STEP_SPEC,
+  sdkClient,
+} from '../www/overload.js';
 import { RPC_MS, fakeNamespace, fleetLib } from './fleet.mjs';
 
 const R = 100; // server capacity, req/s
@@ -42,20 +54,6 @@ const fetchOf = (srv) => () =>
       resolve(new Response(null, { status, headers: status === 429 ? { 'retry-after': '1' } : {} }));
     }, LATENCY_MS),
   );
-
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
-};
-
-/** Runs virtual time for `seconds`, then on until every loop ended (calls still waiting at the end: their clients stop after them). */
-async function runOut(clock, loops, seconds) {
-  let done = false;
-  const all = Promise.all(loops).then(() => (done = true));
-  await clock.tickAsync(seconds * 1000);
-  while (!done) await clock.tickAsync(1000);
-  await all;
-}
 
 /** Runs C closed-loop clients of `call` for SECONDS of virtual time. */
 async function scenario(name, makeClient) {
@@ -187,7 +185,12 @@ export function table(rows) {
 // The scenario matrix (issue 24): the adaptive limiter in every traffic shape
 // its users produce, ours and the AWS SDK's in the same run, in virtual time.
 //
-//   node bench/overload.mjs --matrix [--json]   (run.mjs section 'limiter')
+//   node bench/overload.mjs --matrix [--rows=REGEXP] [--seed=N] [--json]   (run.mjs section 'limiter')
+//
+// --rows runs the rows whose name matches; --seed makes each run
+// reproducible (Math.random seeded, each of our calls seeded): the demo's
+// overload view is `--rows='^step.*, RA' --seed=1`. The model, the server
+// and both clients are www/overload.js, shared with the demo.
 //   node bench/overload.mjs --http [--json]     (real time, 127.0.0.1: the shared shape)
 //
 // Shapes: one limiter shared by `callers` closed loops ("shared ×N": one gate
@@ -200,7 +203,6 @@ export function table(rows) {
 // that halves at 10 s and doubles at 20 s. Each with the server's 429 naming
 // `Retry-After: 1` and without. A call is 3 attempts at most.
 
-const M_LATENCY_MS = 20;
 const M_SECONDS = Number(process.env.SECONDS) || 30;
 
 /** The rows: [label, { groups, callers (per group), cap(t s), ra, deadline, fleet }]. */
@@ -218,178 +220,23 @@ export function matrixRows(only) {
     rows.push([`per client ×10, 200 req/s, ${w}`, { groups: 10, callers: 1, cap: () => 200, ra }]);
     rows.push([`fleet ×10, 200 req/s, ${w}`, { groups: 10, callers: 1, cap: () => 200, ra, fleet: true }]);
     rows.push([`deadline 300 ms, shared ×30, 20 req/s, ${w}`, { groups: 1, callers: 30, cap: () => 20, ra, deadline: 300 }]);
-    rows.push([
-      `step 200→100→200 req/s, shared ×20, ${w}`,
-      { groups: 1, callers: 20, cap: (t) => (t >= 10 && t < 20 ? 100 : 200), ra, step: true, seconds: 30 },
-    ]);
+    // (the demo's overload view: this row with RA, www/overload.js's STEP_SPEC)
+    rows.push([`step 200→100→200 req/s, shared ×20, ${w}`, { ...STEP_SPEC, ra }]);
   }
   return only ? rows.filter(([name]) => only.test(name)) : rows;
 }
 
-/** The server of a row: a token bucket of cap(t) req/s (burst cap/10), 429 beyond. */
-function bucketServer(cap) {
-  const t0 = Date.now();
-  let tokens = Math.max(1, cap(0) / 10);
-  let at = t0;
-  const s = { ok: 0, throttled: 0, throttledAt: [] };
-  s.handle = () => {
-    const now = Date.now();
-    const rate = cap((now - t0) / 1000);
-    tokens = Math.min(Math.max(1, rate / 10), tokens + ((now - at) / 1000) * rate);
-    at = now;
-    if (tokens >= 1) {
-      tokens -= 1;
-      s.ok++;
-      return 200;
-    }
-    s.throttled++;
-    s.throttledAt.push(now - t0);
-    return 429;
-  };
-  return s;
-}
-
-/** Times each call's wait before its first send (a call's id is its URL's `c`), on clock `now`. */
-function firstSends(now) {
-  const started = new Map(); // call id -> start, until its first send
-  const w = {
-    longest: 0,
-    start: (id) => started.set(id, now()),
-    end: (id) => started.delete(id),
-    sent: (input) => {
-      const id = new URL(typeof input === 'string' ? input : input.url).searchParams.get('c');
-      const t = started.get(id);
-      if (t === undefined) return;
-      w.longest = Math.max(w.longest, now() - t);
-      started.delete(id);
-    },
-  };
-  return w;
-}
-
 /**
- * Runs one row for one client kind in virtual time. `make(fetchFn, hubs)`
- * returns a group's call function `(url, deadline) => Promise<boolean>`.
+ * Runs one row for one client kind in virtual time (the model: www/overload.js,
+ * shared with the demo's overload view). `make(fetchFn, hubs, seed)` returns a
+ * group's call function `(url, deadline) => Promise<boolean>`; `seed`: a
+ * reproducible run (the demo's view is the step row with `RA` and seed 1).
  */
-async function matrixRun(spec, make, { pauseAll = false } = {}) {
-  const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: 1_700_000_000_000 });
-  try {
-    const srv = bucketServer(spec.cap);
-    const t0 = Date.now();
-    const seconds = spec.seconds ?? M_SECONDS;
-    const end = t0 + seconds * 1000;
-    const lat = [];
-    const okAt = [];
-    let failed = 0;
-    const waits = firstSends(Date.now);
-    let pausedUntil = 0; // (pauseAll: the old rule, every call waits for a named wait)
-    const fetchFn = async (input) => {
-      waits.sent(input);
-      if (pauseAll && Date.now() < pausedUntil) await new Promise((r) => setTimeout(r, pausedUntil - Date.now()));
-      await new Promise((r) => setTimeout(r, spec.latency ?? M_LATENCY_MS));
-      const status = srv.handle();
-      if (status === 429 && spec.ra) pausedUntil = Math.max(pausedUntil, Date.now() + 1000);
-      return new Response(null, { status, headers: status === 429 && spec.ra ? { 'retry-after': '1' } : {} });
-    };
-    const hubs = new Map();
-    let n = 0;
-    const loops = [];
-    for (let g = 0; g < spec.groups; g++) {
-      const call = make(fetchFn, hubs);
-      for (let c = 0; c < spec.callers; c++) {
-        loops.push(
-          (async () => {
-            while (Date.now() < end) {
-              const id = String(n++);
-              const t = Date.now();
-              waits.start(id);
-              const ok = await call(`http://origin/?c=${id}`, spec.deadline);
-              waits.end(id);
-              if (Date.now() > end) break;
-              if (ok) {
-                lat.push(Date.now() - t);
-                okAt.push(Date.now() - t0);
-              } else {
-                failed++;
-                // (a call refused at once, e.g. a token wait past its deadline: the caller
-                // pauses a request time before the next, rather than spin without time passing)
-                if (Date.now() === t) await new Promise((r) => setTimeout(r, M_LATENCY_MS));
-              }
-            }
-          })(),
-        );
-      }
-    }
-    await runOut(clock, loops, seconds);
-    const perSec = (xs) => Array.from({ length: seconds }, (_, i) => xs.filter((t) => t >= i * 1000 && t < (i + 1) * 1000).length);
-    const perSecond = perSec(okAt);
-    const throttledPerSecond = perSec(srv.throttledAt);
-    return {
-      seconds,
-      goodput: lat.length / seconds,
-      throttled: srv.throttled,
-      failed,
-      p50: pct(lat, 50),
-      p99: pct(lat, 99),
-      longest: waits.longest,
-      perSecond,
-      throttledPerSecond,
-    };
-  } finally {
-    clock.uninstall();
-  }
-}
-
-/** A call of ours: a gate with `limit: 'adaptive'` (or the fleet's) behind withBackoff, 3 attempts. */
-function oursClient(withBackoff, gateOf) {
-  return (f, hubs) => {
-    const gate = gateOf(hubs);
-    const g = withBackoff(f, { maxAttempts: 3, gate });
-    return (url, deadline) =>
-      g(url, undefined, deadline ? { maxElapsedMs: deadline } : undefined).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-  };
-}
-
-/** A call through the SDK: its AdaptiveRetryStrategy as its retry middleware runs it, 3 attempts. */
-function sdkClient(AdaptiveRetryStrategy) {
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  return (f) => {
-    const strategy = new AdaptiveRetryStrategy(async () => 3);
-    return async (url, deadline) => {
-      const end = deadline ? Date.now() + deadline : Infinity;
-      // (the SDK has no deadline: its waits race one, and nothing is sent after it)
-      const within = (p) => (end === Infinity ? p : Promise.race([p, sleep(Math.max(0, end - Date.now())).then(() => null)]));
-      let token = await within(strategy.acquireInitialRetryToken('origin'));
-      for (;;) {
-        if (!token || Date.now() >= end) return false;
-        const res = await f(url);
-        if (res.status === 200) {
-          strategy.recordSuccess(token);
-          return true;
-        }
-        const ra = res.headers.get('retry-after');
-        try {
-          token = await within(
-            strategy.refreshRetryTokenForRetry(token, {
-              errorType: 'THROTTLING',
-              retryAfterHint: ra ? new Date(Date.now() + Number(ra) * 1000) : undefined,
-            }),
-          );
-        } catch {
-          return false;
-        }
-        if (!token) return false;
-        await within(sleep(token.getRetryDelay()));
-      }
-    };
-  };
-}
+const matrixRun = (spec, make, opts) => overloadRun(spec, make, { FakeTimers, seconds: M_SECONDS, ...opts });
 
 export async function matrix({
   only,
+  seed,
   pauseRows = /shared ×20, 200 req\/s, RA|per client ×10, 200 req\/s, RA|fleet ×10, 200 req\/s, RA/,
 } = {}) {
   const { withBackoff } = await import('wasm-backoff');
@@ -398,16 +245,16 @@ export async function matrix({
   const { sharedGate, GateHub } = await fleetLib(dir);
   rmSync(dir, { recursive: true, force: true });
   const { AdaptiveRetryStrategy } = await import('@smithy/util-retry');
-  const local = oursClient(withBackoff, () => createGate({ limit: 'adaptive', consecutive: Infinity }));
+  const local = oursClient(withBackoff, adaptiveGate(createGate));
   const fleet = oursClient(withBackoff, (hubs) => sharedGate(fakeNamespace(GateHub, hubs), { limit: 'adaptive', consecutive: Infinity }));
   const sdk = sdkClient(AdaptiveRetryStrategy);
   const out = [];
   for (const [name, spec] of matrixRows(only)) {
     const row = { name, step: !!spec.step, capacity: spec.cap(0) };
-    row.ours = await matrixRun(spec, spec.fleet ? fleet : local);
-    row.sdk = await matrixRun(spec, sdk);
-    if (spec.fleet) row.perClient = await matrixRun({ ...spec, fleet: false }, local);
-    if (pauseRows?.test(name)) row.pauseAll = await matrixRun(spec, spec.fleet ? fleet : local, { pauseAll: true });
+    row.ours = await matrixRun(spec, spec.fleet ? fleet : local, { seed });
+    row.sdk = await matrixRun(spec, sdk, { seed });
+    if (spec.fleet) row.perClient = await matrixRun({ ...spec, fleet: false }, local, { seed });
+    if (pauseRows?.test(name)) row.pauseAll = await matrixRun(spec, spec.fleet ? fleet : local, { pauseAll: true, seed });
     process.stderr.write(
       `[overload] ${name}: ours ${row.ours.goodput.toFixed(1)} ok/s ${row.ours.throttled} 429s; SDK ${row.sdk.goodput.toFixed(1)} ok/s ${row.sdk.throttled} 429s\n`,
     );
@@ -555,7 +402,8 @@ export function httpTable(r) {
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--matrix')) {
   const only = process.argv.find((a) => a.startsWith('--rows='))?.slice(7);
-  const rows = await matrix({ only: only ? new RegExp(only) : undefined });
+  const seed = process.argv.find((a) => a.startsWith('--seed='))?.slice(7);
+  const rows = await matrix({ only: only ? new RegExp(only) : undefined, seed: seed === undefined ? undefined : Number(seed) });
   if (process.argv.includes('--json')) console.log(JSON.stringify(rows));
   else console.log(matrixTable(rows).join('\n'));
 } else if (import.meta.url === pathToFileURL(process.argv[1]).href && process.argv.includes('--http')) {

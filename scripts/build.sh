@@ -57,6 +57,11 @@ while read -r name features file opt; do
   [ -n "$name" ] && module "$name" "$features" "$file" "$opt"
 done <<<"$modules"
 
+# The demo's overload view runs the real @smithy/util-retry and
+# @sinonjs/fake-timers in its Worker: bundled into www/gen/ (not committed).
+say "www/gen/overload-deps.js: the SDK's limiter and fake-timers for the demo"
+node scripts/overload-deps.mjs
+
 say "bundling js/ into pkg/"
 node scripts/bundle.mjs "$@"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing need, each only when missing, so a second
 # run is a quick no-op: Rust targets, the wasm-bindgen CLI matching Cargo.lock
-# exactly, Debian's chromium + chromium-driver, and the npm dev packages.
+# exactly, Debian's chromium + chromium-driver, the npm dev packages, and the two
+# of bench/'s packages that the demo's overload view bundles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,4 +48,13 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(lock_sum)" ]; then
   say "npm install"
   npm install --no-audit --no-fund --loglevel=error
   lock_sum >"$stamp" # after the install, which may rewrite the lockfile
+fi
+
+# 5. bench/'s two packages that the demo's overload view bundles (scripts/
+#    overload-deps.mjs: @sinonjs/fake-timers and @smithy/util-retry, the
+#    versions the benchmark runs), from bench/'s lockfile; bench/run.mjs
+#    installs the rest of its peers when it runs.
+if [ ! -d bench/node_modules/@smithy/util-retry ] || [ ! -d bench/node_modules/@sinonjs/fake-timers ]; then
+  say "npm ci in bench/ (the overload view's bundle)"
+  (cd bench && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -28,6 +28,29 @@ export function fmtMs(ms) {
   return `${+(ms * 1000).toPrecision(3)} µs`;
 }
 
+/**
+ * Fills the body of `table` with rows [name, cls, values]: a row header and
+ * a cell per value; cls 'ratio' marks a row of ratios (set in bold).
+ */
+export function tableRows(table, rows) {
+  table.tBodies[0].replaceChildren(
+    ...rows.map(([name, cls, vals]) => {
+      const tr = document.createElement('tr');
+      if (cls === 'ratio') tr.className = 'ratio';
+      const th = document.createElement('th');
+      th.scope = 'row';
+      th.textContent = name;
+      tr.append(th);
+      for (const v of vals) {
+        const td = document.createElement('td');
+        td.textContent = v;
+        tr.append(td);
+      }
+      return tr;
+    }),
+  );
+}
+
 /** A count: "1,234". */
 export const fmtCount = (v) => Math.round(v).toLocaleString('en-US');
 

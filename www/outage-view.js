@@ -2,7 +2,7 @@
 // the counts of bench/OUTAGE.md, one line and one table row per entry of
 // OUTAGE_POLICIES (www/outage.js), simulated in outage-worker.js. Adding a
 // policy there adds its line and its row here, with nothing to change.
-import { lineChart, fmtMs, fmtCount } from './chart.js';
+import { lineChart, fmtMs, fmtCount, tableRows } from './chart.js';
 import { OUTAGE_POLICIES, BIN_MS, DEFAULT_POINT, DEFAULT_RUNS } from './outage.js';
 import { WorkerClient } from './worker-client.js';
 
@@ -80,21 +80,6 @@ export class OutageView {
         ],
       ]);
     }
-    $('outage-table').tBodies[0].replaceChildren(
-      ...rows.map(([name, c, vals]) => {
-        const tr = document.createElement('tr');
-        if (c === 'ratio') tr.className = 'ratio';
-        const th = document.createElement('th');
-        th.scope = 'row';
-        th.textContent = name;
-        tr.append(th);
-        for (const v of vals) {
-          const td = document.createElement('td');
-          td.textContent = v;
-          tr.append(td);
-        }
-        return tr;
-      }),
-    );
+    tableRows($('outage-table'), rows);
   }
 }

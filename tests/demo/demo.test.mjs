@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
@@ -14,6 +15,7 @@ import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';
 import { PRESETS, STRATEGIES, JITTERS, JITTER_RATIO } from '../../js/gen/boundary.js';
 import { OUTAGE_POLICIES } from '../../www/outage.js';
+import { DEFAULT_SEED, STEP_ROW } from '../../www/overload.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
 
 const ctx = serverAndBrowser();
@@ -266,6 +268,44 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
   await page.close();
 });
 
+/** The step row of the overload matrix as bench/overload.mjs computes it in Node with `seed` (its --json row). */
+function benchStep(seed) {
+  const bench = new URL('../../bench/overload.mjs', import.meta.url).pathname;
+  const args = [bench, '--matrix', '--rows=^step.*, RA$', `--seed=${seed}`, '--json'];
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, args, { cwd: ROOT }, (e, out) => (e ? reject(e) : resolve(JSON.parse(out)))),
+  );
+}
+
+test('the overload view shows the step row of bench/overload.mjs --matrix: per second and in all, as the bench in Node for its seed', {
+  timeout: 90_000,
+}, async () => {
+  const inNode = benchStep(DEFAULT_SEED); // (meanwhile, the page)
+  const page = await open();
+  assert.equal(await page.$eval('#overload-status', (e) => e.textContent), '', 'nothing simulated until the section is near the screen');
+  await page.locator('#overload').scrollIntoViewIfNeeded();
+  await page.waitForSelector('#overload[data-done="1"]', { timeout: 60_000 });
+  const shown = await values(page, 'overload');
+  const rows = await inNode;
+  assert.deepEqual(
+    rows.map((r) => r.name),
+    [STEP_ROW],
+  );
+  assert.equal(shown.seed, DEFAULT_SEED);
+  assert.deepEqual(shown.results, { ours: rows[0].ours, sdk: rows[0].sdk }, 'the page vs the bench in Node, same seed');
+  // What it shows: the capacity and one line per limiter; the figures, and ours over the SDK's.
+  assert.equal(await page.locator('#overload-chart path.line').count(), 3);
+  const table = await page.$$eval('#overload-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  assert.equal(table.length, 3);
+  assert.equal(table[0][1], String(+shown.results.ours.goodput.toFixed(1)));
+  assert.equal(table[1][2], String(shown.results.sdk.throttled));
+  assert.equal(shown.results.ours.perSecond.length, 30);
+  assert.ok(shown.results.ours.goodput > shown.results.sdk.goodput, 'ours keeps more of the capacity');
+  await page.locator('#overload').screenshot({ path: `${OUT}/demo-overload.png` });
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
 /** Starts a live call with `script` under policy `name`. */
 async function startCall(page, script, name = 'A') {
   await page.selectOption('#live-script', script);
@@ -382,7 +422,7 @@ test('static hosting: from plain static files (www/ and pkg/, no /flaky route, n
   }
 });
 
-const SECTIONS = ['controls', 'schedule', 'distribution', 'storm', 'lanes', 'outage', 'live', 'code'];
+const SECTIONS = ['controls', 'schedule', 'distribution', 'storm', 'lanes', 'outage', 'overload', 'live', 'code'];
 /** A page with every section drawn: a small outage, the swimlanes mid-run, one live call done. */
 async function everything(viewport, colorScheme = 'light') {
   const page = await watchedPage(ctx.browser, { viewport, colorScheme });
@@ -391,6 +431,8 @@ async function everything(viewport, colorScheme = 'light') {
   await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
   await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 20_000 });
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 30_000 });
+  await page.locator('#overload').scrollIntoViewIfNeeded();
+  await page.waitForSelector('#overload[data-done="1"]', { timeout: 30_000 });
   await page.$eval('#lane-scrub', (e) => {
     e.value = '700';
     e.dispatchEvent(new Event('input', { bubbles: true }));
