@@ -58,6 +58,13 @@ export async function first(url) { return (await fetchWithBackoff(url)).text(); 
 export async function first(url) { return (await fetchWithBackoff(url)).text(); }`,
     },
     {
+      name: 'wasm-backoff/query',
+      what: '`queryRetry().retryDelay(0, error)` (TanStack Query and SWR; the small module)',
+      ours: 'query',
+      entry: `import { queryRetry } from 'wasm-backoff/query';
+export async function first() { return queryRetry().retryDelay(0, new Error('x')); }`,
+    },
+    {
       name: 'wasm-backoff/budget',
       what: '`new RetryBudget().withdraw()` (plain JS, no wasm)',
       ours: 'budget',

@@ -85,7 +85,7 @@ export function sizeSection({ dir = mkdtempSync(join(tmpdir(), 'bench-size-')) }
         `| ${r.ours ? `**${r.name}**` : r.name} | ${r.parts} | ${r.raw} | ${r.gzip} | ${r.brotli} | ${fmt(r.gzip / ref.gzip)} | ${fmt(r.brotli / ref.brotli)} |`,
     ),
     '',
-    `Ratios: to \`${SIZE_REFERENCE}\` (\`import { fetchWithBackoff } from 'wasm-backoff'\`: its entry (one file) and the small .wasm), per compression. Ours are summed per file (each file compressed on its own, as a server sends them); a peer is one bundle. The package's own targets (gzip): \`wasm-backoff\` ≤ 7 168 B in the browser form and ≤ 8 192 B in the bundler form (both below ky's), \`wasm-backoff/backoff\` ≤ 5 120 B. Each subpath family has its own wasm module (small: \`wasm-backoff\`, \`/backoff\`; gate: \`/gate\`; queue: \`/queue\`, \`/stats\`), each with the calculator: a page pays for the gate or the queue only when it imports it, and one importing both downloads the calculator twice.`,
+    `Ratios: to \`${SIZE_REFERENCE}\` (\`import { fetchWithBackoff } from 'wasm-backoff'\`: its entry (one file) and the small .wasm), per compression. Ours are summed per file (each file compressed on its own, as a server sends them); a peer is one bundle. The package's own targets (gzip): \`wasm-backoff\` ≤ 7 168 B in the browser form and ≤ 8 192 B in the bundler form (both below ky's), \`wasm-backoff/backoff\` ≤ 5 120 B. Each subpath family has its own wasm module (small: \`wasm-backoff\`, \`/backoff\`, \`/query\`; gate: \`/gate\`; queue: \`/queue\`, \`/stats\`), each with the calculator: a page pays for the gate or the queue only when it imports it, and one importing both downloads the calculator twice.`,
   ];
   return { lines, bundles, rows };
 }

@@ -28,7 +28,7 @@ const PKG = join(ROOT, 'pkg');
  * worse, except in the queue.
  */
 export const MODULES = {
-  small: { wasm: 'wasm_backoff_bg.wasm', features: 'bare', opt: 's', entries: { '.': 'main', backoff: 'backoff' } },
+  small: { wasm: 'wasm_backoff_bg.wasm', features: 'bare', opt: 's', entries: { '.': 'main', backoff: 'backoff', query: 'query' } },
   gate: { wasm: 'wasm_backoff_gate.wasm', features: 'bare,gate', opt: 's', entries: { gate: 'gate' } },
   queue: { wasm: 'wasm_backoff_queue.wasm', features: 'bare,queue', opt: 'z', entries: { stats: 'stats', queue: 'queue' } },
   // Plain JavaScript: no module to load.
@@ -103,21 +103,24 @@ export async function bundle(mod, { dev = false } = {}) {
     };
     // (the .wasm is in pkg/: named from the file that loads it)
     const dirOf = (/** @type {string} */ out) => (out.includes('/') ? '../' : './');
-    if (entryPoints.length === 1 || (mod === 'small' && form === 'browser')) {
-      // One file per entry (then the .wasm), the loader in it: so the .wasm
-      // is named from the entry's folder. A page's entry of the small module
-      // is one file too: a chain of two fetches, not three, to the first
-      // call. Its two entries (`wasm-backoff`, `/backoff`) then each carry
-      // the calculator, which a page importing both downloads twice (~1.8 KB
-      // gzip); the other forms, and the queue module's subpaths, share a chunk.
-      for (const e of entryPoints) {
-        const dir = dirOf(e.out);
-        const define = { WASM: JSON.stringify(`${dir}${MODULES[mod].wasm}`) };
-        await build({ ...options, entryPoints: [e], define, plugins: [boundary(mod, form, dir)] });
-      }
-    } else {
-      await build({ ...options, entryPoints, splitting: true, define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) } });
+    // One file per entry (then the .wasm), the loader in it: so the .wasm
+    // is named from the entry's folder. A page's entry of the small module
+    // is one file too: a chain of two fetches, not three, to the first
+    // call. Its entries (`wasm-backoff`, `/backoff`) then each carry
+    // the calculator, which a page importing both downloads twice (~1.8 KB
+    // gzip); the other forms, and the queue module's subpaths, share a chunk.
+    // `/query` is one file in every form: split with `wasm-backoff`, the code
+    // only they share would be a chunk of its own, a file more for the main entry.
+    const one = entryPoints.length === 1 || (mod === 'small' && form === 'browser');
+    const alone = one ? entryPoints : entryPoints.filter((e) => e.out.startsWith('query/'));
+    for (const e of alone) {
+      const dir = dirOf(e.out);
+      const define = { WASM: JSON.stringify(`${dir}${MODULES[mod].wasm}`) };
+      await build({ ...options, entryPoints: [e], define, plugins: [boundary(mod, form, dir)] });
     }
+    const rest = entryPoints.filter((e) => !alone.includes(e));
+    if (rest.length)
+      await build({ ...options, entryPoints: rest, splitting: true, define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) } });
   }
   for (const dir of Object.keys(entries)) {
     mkdirSync(join(PKG, dir), { recursive: true });

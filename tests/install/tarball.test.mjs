@@ -287,8 +287,9 @@ async function allEntries(t, cmd, args, env) {
     assert.ok(Array.isArray(imp), `import('${spec}') failed: ${imp}`);
     assert.ok(Array.isArray(req), `require('${spec}') failed: ${req}`);
     assert.deepEqual(req, imp, `${spec}: require and import give the same exports`);
-    // (wasm-backoff/budget is plain JavaScript: a RetryBudget and no module)
-    assert.ok(imp.includes(/\/budget\b/.test(spec) ? 'RetryBudget' : 'Backoff'), `${spec} exports Backoff`);
+    // (wasm-backoff/budget is plain JavaScript: a RetryBudget and no module; /query: the adapters)
+    const marker = /\/budget\b/.test(spec) ? 'RetryBudget' : /\/query\b/.test(spec) ? 'queryRetry' : 'Backoff';
+    assert.ok(imp.includes(marker), `${spec} exports ${marker}`);
   }
   ctx.runtimeExports ??= r;
   return r;

@@ -102,6 +102,23 @@ test(`${PROTECTIONS} "Which protection do I want?" has four examples, and each d
   assert.deepEqual(await run(PROTECTIONS, 3), ['200']);
 });
 
+// docs/integrations.md, "TanStack Query and SWR": a QueryClient with queryRetry.
+const INTEGRATIONS = 'docs/integrations.md';
+
+test(`${INTEGRATIONS}: TanStack Query retries a 503 and waits a 429's retry-after-ms`, async () => {
+  assert.equal(runnable(INTEGRATIONS).length, 1);
+  srv.reset();
+  srv.script('/items', [
+    { status: 503 },
+    { status: 429, headers: { 'retry-after-ms': '20' } },
+    { status: 200, body: [{ id: 1 }, { id: 2 }] },
+  ]);
+  assert.deepEqual(await run(INTEGRATIONS, 0), ['2']);
+  const at = srv.requests.filter((r) => r.path === '/items').map((r) => r.at);
+  assert.equal(at.length, 3);
+  assert.ok(at[2] - at[1] >= 19, `the 429's wait: ${at[2] - at[1]} ms`);
+});
+
 // The fleet's Worker examples (sharedGate, sharedBudget): a report whose request has ended is never
 // answered in workerd, so flush() must reach waitUntil on every path, the call's error path included.
 test("the fleet's Worker examples hand flush() to waitUntil in a finally (also when the call throws)", () => {

@@ -75,6 +75,13 @@ test('wasm-backoff/stats: the exact law of full jitter', async () => {
   assert.deepEqual(await run('### `wasm-backoff/stats`'), ['0 200 360 400']);
 });
 
+test('wasm-backoff/query: a TanStack QueryClient retries a 503', async () => {
+  srv.reset();
+  srv.script('/items', [{ status: 503 }, { status: 200, body: 'ok' }]);
+  assert.deepEqual(await run('### `wasm-backoff/query`'), ['ok']);
+  assert.equal(srv.count('/items'), 2);
+});
+
 test('every ```js block of the README ran above, or is marked <!-- not run: why -->', () => {
   const left = blocks.filter((b) => !ran.has(b.line)).map((b) => `README.md:${b.line} (${b.heading})`);
   assert.deepEqual(left, [], 'run these in tests/package/readme.test.mjs, or mark them');

@@ -8,6 +8,7 @@ import { RetryBudget } from 'wasm-backoff/budget';
 import { createGate } from 'wasm-backoff';
 import { backoffStats } from 'wasm-backoff/stats';
 import { TaskQueue, enqueueTo } from 'wasm-backoff/queue';
+import { queryRetry, swrRetry } from 'wasm-backoff/query';
 // @ts-expect-error the calculator-only entry has no fetch driver
 import { fetchWithBackoff as notThere } from 'wasm-backoff/backoff';
 // @ts-expect-error the statistics entry has no fetch driver
@@ -145,4 +146,11 @@ new TaskQueue({ handler() {} }).purge({ states: ['pending'] });
 new TaskQueue({ handler() {}, maxRetentionMs: '1d' });
 // @ts-expect-error enqueueTo takes the namespace binding, not a stub's name
 enqueueTo('JOBS', {});
+// ---- wasm-backoff/query ----
+// @ts-expect-error maxElapsedMs is not an option of the query adapters (no start time)
+queryRetry({ maxElapsedMs: 10_000 });
+// @ts-expect-error retryOn is a list of statuses
+swrRetry({ retryOn: 503 });
+// @ts-expect-error shouldRetry is synchronous (TanStack Query's retry is)
+queryRetry({ shouldRetry: async () => true });
 export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];

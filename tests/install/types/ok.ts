@@ -307,3 +307,18 @@ export async function useQueue(): Promise<void> {
   await queue.stop();
   void [id, IndexedDBStore, purged, hastened, next];
 }
+
+// ---- wasm-backoff/query ----
+import { queryRetry, swrRetry, type QueryRetryOptions, type QueryRetryInfo, type QueryRetry, type SwrRetry } from 'wasm-backoff/query';
+export function queryAdapters() {
+  const shouldRetry = ({ attempt, error, status, retryAfterMs }: QueryRetryInfo): boolean | undefined =>
+    status === 404 ? false : attempt > 3 && retryAfterMs === undefined && error instanceof TypeError ? true : undefined;
+  const options: QueryRetryOptions = { preset: 'aws', baseMs: 50, seed: 1, maxAttempts: 4, retryOn: [503], maxRetryAfterMs: 30_000, shouldRetry };
+  const q: QueryRetry = queryRetry(options);
+  const again: boolean = q.retry(0, new Error('x'));
+  const ms: number = q.retryDelay(0, new Error('x'));
+  const s: SwrRetry = swrRetry({ baseMs: 500 });
+  s.onErrorRetry(new Error('x'), '/api', {}, () => undefined, { retryCount: 1 });
+  const defaults = { ...queryRetry(), ...swrRetry() };
+  void [again, ms, defaults];
+}

@@ -1,0 +1,134 @@
+// @ts-check
+// `wasm-backoff/query`: the retry options of TanStack Query (`retry`,
+// `retryDelay`) and SWR (`onErrorRetry`), on the package's schedule and
+// retry policy. Both libraries give the number of failures so far, so each
+// answer is computed afresh for that retry, as the fetch driver computes a
+// call's: a schedule made from the options' record (a fresh seed unless the
+// options name one), stepped to that retry, the last step lifted to the
+// server's wait when the error carries one (the core's rule: at least that,
+// with jitter above), then freed. Nothing is kept between calls: a handful
+// of wasm calls per retry (microseconds, against a wait of milliseconds).
+import { own, fn, ms, list } from './options.js';
+import { w, load, check } from './wasm.js';
+import { plan } from './backoff.js';
+import { verdict, timing, RETRY_ON } from './policy.js';
+import { serverWait } from './retry-after.js';
+import { MAX_RETRY_AFTER_MS } from './gen/policy.js';
+
+/**
+ * The headers of a failed request as the error carries them: `get(name)`
+ * (Headers, AxiosHeaders) or a plain record (any case), else undefined.
+ * @param {any} h
+ * @returns {{ get(name: string): string | null } | undefined}
+ */
+function headersOf(h) {
+  if (h == null || typeof h !== 'object') return;
+  if (typeof h.get === 'function') return h;
+  return {
+    get: (name) => {
+      for (const k in h) if (k.toLowerCase() === name && h[k] != null) return String(h[k]);
+      return null;
+    },
+  };
+}
+
+/**
+ * The HTTP status and server-named wait an error carries: the error is a
+ * `Response`, or has `response: { status, headers }` (ky, axios, ofetch),
+ * or `status` and `headers` of its own (the OpenAI and Anthropic SDKs, a
+ * thrown Response). Neither for anything else (a network failure).
+ * @param {any} error
+ * @returns {{ status?: number, hintMs?: number }}
+ */
+export function failure(error) {
+  const r = error?.response != null && typeof error.response === 'object' ? error.response : error;
+  const status = typeof r?.status === 'number' ? r.status : undefined;
+  const headers = status !== undefined && status >= 400 ? headersOf(r.headers) : undefined;
+  return { status, hintMs: headers && serverWait(headers) };
+}
+
+/**
+ * The adapters' options, checked now; `wait(failures, error)` answers the
+ * delay before the next try, or a reason not to retry ('' when it does).
+ * @param {unknown} options
+ */
+function policy(options) {
+  const o = own(options);
+  if (o.maxElapsedMs !== undefined) throw new TypeError('maxElapsedMs is not an option of wasm-backoff/query');
+  if (typeof o.jitter === 'object' && o.jitter) o.jitter = own(o.jitter);
+  const [rec, max] = plan(o);
+  const seeded = o.seed !== undefined;
+  const retryOn = list(
+    o,
+    'retryOn',
+    new Set(RETRY_ON),
+    (s) => Number.isInteger(s) && s >= 100 && s <= 599,
+    'integer HTTP statuses (100-599)',
+  );
+  const maxRetryAfterMs = ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false);
+  const shouldRetry = fn(o, 'shouldRetry');
+  /**
+   * @param {number} failures the tries that failed so far (>= 1)
+   * @param {unknown} error the last one's
+   * @returns {number | string} the delay in ms, or why not
+   */
+  return (failures, error) => {
+    if (!(failures >= 1 && failures < max)) return 'exhausted';
+    const { status, hintMs } = failure(error);
+    const wants = shouldRetry?.({ attempt: failures, error, status, retryAfterMs: hintMs });
+    if (wants !== undefined && typeof wants !== 'boolean') throw new TypeError('shouldRetry must return a boolean or undefined');
+    const failed = status === undefined;
+    const why = verdict({ failed, network: failed, status, hintMs, retryOn, idempotent: true, replayable: true, wants });
+    if (why) return why;
+    load(rec, seeded);
+    const h = check(w.backoff_new());
+    let delayMs = -1;
+    try {
+      for (let i = 1; i < failures; i++) w.backoff_next(h, NaN);
+      delayMs = w.backoff_next(h, hintMs ?? NaN);
+    } finally {
+      w.backoff_free(h);
+    }
+    return timing({ delayMs, hintMs, maxRetryAfterMs, elapsedMs: 0, maxElapsedMs: Infinity }) || delayMs;
+  };
+}
+
+/**
+ * TanStack Query's `retry` and `retryDelay`, to spread into a query's
+ * options or `defaultOptions.queries` (see types/query/index.d.ts).
+ * @param {import('../types/query/index.js').QueryRetryOptions} [options]
+ */
+export function queryRetry(options) {
+  const wait = policy(options);
+  return {
+    /** @param {number} failureCount @param {unknown} error */
+    retry: (failureCount, error) => typeof wait(failureCount + 1, error) === 'number',
+    /** @param {number} failureCount @param {unknown} error */
+    retryDelay: (failureCount, error) => {
+      const d = wait(failureCount + 1, error);
+      return typeof d === 'number' ? d : 0;
+    },
+  };
+}
+
+/**
+ * SWR's `onErrorRetry`, in an object to spread into `useSWR`'s options or
+ * `<SWRConfig value>` (see types/query/index.d.ts).
+ * @param {import('../types/query/index.js').QueryRetryOptions} [options]
+ */
+export function swrRetry(options) {
+  const wait = policy(options);
+  return {
+    /**
+     * @param {unknown} error
+     * @param {unknown} _key
+     * @param {unknown} _config
+     * @param {(opts: any) => unknown} revalidate
+     * @param {{ retryCount: number }} opts
+     */
+    onErrorRetry: (error, _key, _config, revalidate, opts) => {
+      const d = wait(opts.retryCount, error);
+      if (typeof d === 'number') setTimeout(revalidate, d, opts);
+    },
+  };
+}
