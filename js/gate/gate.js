@@ -17,7 +17,7 @@
 // time it was pruned.
 import { own, number, fn, signalOf, count, ms } from '../options.js';
 import { w, mem, write, load, record, check, OPTS, OUT, SCRATCH } from '../wasm.js';
-import { abortable } from '../hooks.js';
+import { job } from './run-job.js';
 import { Call, drive } from '../engine/loop.js';
 import { op, registry, drop, out, rounds, pump, sync } from './slot.js';
 /** @typedef {import('./slot.js').Slot} Slot */
@@ -385,35 +385,6 @@ export class Gate {
     this.free();
   }
 }
-
-/**
- * The job of gate.run: one attempt is one call of `task`; a rejection is
- * retried (and counts against the target) unless `retryable` says false.
- * @param {(ctx: { signal?: AbortSignal }) => unknown} task
- * @param {((error: unknown) => unknown) | undefined} retryable
- * @returns {import('../engine/loop.js').Job}
- */
-const job = (task, retryable) => ({
-  async attempt(call) {
-    try {
-      return { failed: false, value: await abortable(task({ signal: call.signal }), call.signal) };
-    } catch (error) {
-      call.alive();
-      return { failed: true, error };
-    }
-  },
-  judge(_call, o) {
-    if (!o.failed) return 'success';
-    try {
-      o.hurt = retryable?.(o.error) !== false;
-    } catch (thrown) {
-      // (the target is told of the failure whatever `retryable` does; the call rejects with what it threw)
-      [o.hurt, o.error] = [true, thrown];
-      return 'hook-error';
-    }
-    return o.hurt ? '' : 'not-retryable';
-  },
-});
 
 /**
  * A gate for `run(key, task)` and for the `gate` option of the fetch driver.
