@@ -18,16 +18,15 @@ export class GateOverflowError extends Error {
 /** A held call that ran out of attempts or time before the target recovered. */
 export class GateTimeoutError extends Error {
   /**
-   * (`reason` is unknown to the checker: types/gate declares Error's constructor.)
    * @param {unknown} key
-   * @param {unknown} [reason]
+   * @param {'exhausted' | 'deadline'} reason
    */
   constructor(key, reason) {
     super(`gave up waiting for ${named(key)} to recover (${reason === 'deadline' ? 'maxElapsedMs' : 'maxAttempts'})`);
     this.name = /** @type {const} */ ('GateTimeoutError');
     this.key = key;
     /** 'exhausted' (maxAttempts) or 'deadline' (maxElapsedMs). */
-    this.reason = /** @type {'exhausted' | 'deadline'} */ (reason);
+    this.reason = reason;
   }
 }
 
@@ -37,17 +36,16 @@ export class GateTimeoutError extends Error {
  */
 export class BrokenCircuitError extends Error {
   /**
-   * (Arguments unknown to the checker: types/gate declares Error's constructor.)
    * @param {unknown} key
-   * @param {unknown} [retryAfterMs]
-   * @param {unknown} [isolated]
+   * @param {number} retryAfterMs
+   * @param {boolean} isolated
    */
   constructor(key, retryAfterMs, isolated) {
     super(`the circuit of ${named(key)} is ${isolated ? 'isolated' : 'open'}`);
     this.name = /** @type {const} */ ('BrokenCircuitError');
     this.key = key;
     /** Time until the next probe may go, in ms (0: due now or a probe is out; Infinity: isolated). */
-    this.retryAfterMs = /** @type {number} */ (retryAfterMs);
-    this.isolated = /** @type {boolean} */ (isolated);
+    this.retryAfterMs = retryAfterMs;
+    this.isolated = isolated;
   }
 }

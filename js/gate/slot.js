@@ -155,10 +155,10 @@ export function unhook(/** @type {Ticket} */ t) {
 
 /**
  * Takes held `t` out of the queue and rejects it, `why` being 'evicted'
- * (the core has not counted it as held), 'aborted', 'deadline' or
+ * (the core has not counted it as held), 'aborted', 'deadline', 'freed' or
  * 'exhausted'; `own` = called from t's own context (its abort or deadline).
  * @param {Ticket} t
- * @param {string} why
+ * @param {'evicted' | 'aborted' | 'deadline' | 'exhausted' | 'freed'} why
  * @param {boolean} [own]
  * @param {unknown} [error]
  */
@@ -166,7 +166,9 @@ export function out(
   t,
   why,
   own,
-  error = why === 'aborted' ? /** @type {AbortSignal} */ (t.signal).reason : new GateTimeoutError(t.key, why),
+  error = why === 'aborted'
+    ? /** @type {AbortSignal} */ (t.signal).reason
+    : new GateTimeoutError(t.key, why === 'deadline' ? why : 'exhausted'),
 ) {
   const s = t.s;
   const i = s.queue.indexOf(t);

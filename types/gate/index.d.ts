@@ -177,6 +177,8 @@ export function createGate(options?: GateOptions): Gate;
 
 /** A call refused because its target's circuit is open (`mode: 'fail-fast'`) or isolated; `name` is `'BrokenCircuitError'`. */
 export class BrokenCircuitError extends Error {
+  /** Made by the gate; exported for `instanceof`. */
+  constructor(key: unknown, retryAfterMs: number, isolated: boolean);
   readonly name: 'BrokenCircuitError';
   readonly key: unknown;
   /** Time until the next probe may go, in ms: 0 when a probe is due or out, `Infinity` when isolated. */
@@ -187,9 +189,10 @@ export class BrokenCircuitError extends Error {
 /**
  * The adaptive limiter alone (what `limit: 'adaptive'` gives each target of a gate): the AWS SDKs'
  * CUBIC token bucket, cut at most once per round trip (a throttle of a request whose token was taken
- * before the last cut cuts nothing more), cut from what the server took lately, its growth capped
- * by what callers ask for (calls that gave up count), with reservations (callers arriving together
- * wait one token time apart instead of racing) and a bucket of 100 ms of tokens. A server-named
+ * before the last cut cuts nothing more), cut from what the server took lately (its successes),
+ * never above 1.25× those successes nor twice what callers ask for (calls that gave up count), with
+ * reservations paced evenly (callers arriving together wait one token time apart instead of racing;
+ * one token saved up at most). A server-named
  * wait is stored nowhere: it delays the retry of the request that got it, not other requests. Off
  * until the first throttling answer. Share one among concurrent callers: `await acquire()`, send,
  * `record()` the answer (answers are paired with acquires in order).
@@ -226,6 +229,8 @@ export function createLimiter(): AdaptiveLimiter;
 
 /** A held call dropped because its target's queue was full (`maxQueued`); `name` is `'GateOverflowError'`. */
 export class GateOverflowError extends Error {
+  /** Made by the gate; exported for `instanceof`. */
+  constructor(key: unknown);
   readonly name: 'GateOverflowError';
   /** The target's key. */
   readonly key: unknown;
@@ -233,6 +238,8 @@ export class GateOverflowError extends Error {
 
 /** A held call that ran out of attempts or time before its target recovered; `name` is `'GateTimeoutError'`. */
 export class GateTimeoutError extends Error {
+  /** Made by the gate; exported for `instanceof`. */
+  constructor(key: unknown, reason: 'exhausted' | 'deadline');
   readonly name: 'GateTimeoutError';
   readonly key: unknown;
   /** `'exhausted'` (maxAttempts) or `'deadline'` (maxElapsedMs). */
