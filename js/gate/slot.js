@@ -168,7 +168,7 @@ export function out(
   own,
   error = why === 'aborted'
     ? /** @type {AbortSignal} */ (t.signal).reason
-    : new GateTimeoutError(t.key, why === 'deadline' ? why : 'exhausted'),
+    : new GateTimeoutError(t.key, /** @type {'deadline' | 'exhausted'} */ (why)),
 ) {
   const s = t.s;
   const i = s.queue.indexOf(t);
