@@ -104,14 +104,16 @@ export async function bundle(mod, { dev = false } = {}) {
     // (the .wasm is in pkg/: named from the file that loads it)
     const dirOf = (/** @type {string} */ out) => (out.includes('/') ? '../' : './');
     // One file per entry (then the .wasm), the loader in it: so the .wasm
-    // is named from the entry's folder. A page's entry of the small module
-    // is one file too: a chain of two fetches, not three, to the first
-    // call. Its entries (`wasm-backoff`, `/backoff`) then each carry
-    // the calculator, which a page importing both downloads twice (~1.8 KB
-    // gzip); the other forms, and the queue module's subpaths, share a chunk.
+    // is named from the entry's folder. Every browser entry is one file: a
+    // chain of two fetches, not three, to the first call (in a fresh page
+    // each request in a row costs several ms: bench/RESULTS.md §2), and
+    // smaller alone (`/stats` 7,140 B gzip against 7,813 with a shared chunk,
+    // `/queue` 12,830 against 13,440). Entries of one module then each carry
+    // its calculator and loader, which a page importing two of them
+    // downloads twice (~1.8 KB gzip); the other forms share a chunk.
     // `/query` is one file in every form: split with `wasm-backoff`, the code
     // only they share would be a chunk of its own, a file more for the main entry.
-    const one = entryPoints.length === 1 || (mod === 'small' && form === 'browser');
+    const one = entryPoints.length === 1 || form === 'browser';
     const alone = one ? entryPoints : entryPoints.filter((e) => e.out.startsWith('query/'));
     for (const e of alone) {
       const dir = dirOf(e.out);
