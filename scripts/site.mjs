@@ -6,10 +6,12 @@
 // shares site.css (docs/site.css: the demo's colour tokens) and one nav; relative links to
 // .md files become links to their .html pages, links to a .d.ts go to the API
 // reference, and any other file a page links to (LICENSE, a script) is copied
-// beside it. No server code: any static server serves the result.
+// beside it. A Service Worker (scripts/site-sw.js) makes the site work offline
+// after the first visit. No server code: any static server serves the result.
 //
 //   node scripts/site.mjs <out-dir>      (bash scripts/site.sh [out-dir] builds, then runs this)
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -92,6 +94,7 @@ export function layout(page, title, body) {
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${rel(page, 'site.css')}">
 <title>${esc(title)} — wasm-backoff</title>
+<script type="module" src="${rel(page, 'site.js')}"></script>
 </head>
 <body>
 <a class="skip" href="#content">Skip to content</a>
@@ -168,11 +171,45 @@ function api(out) {
     for (const f of readdirSync(path.join(out, 'api'), { recursive: true }).filter((f) => f.endsWith('.html'))) {
       const file = path.join(out, 'api', f);
       const up = '../'.repeat(f.split(path.sep).length);
-      writeFileSync(file, readFileSync(file, 'utf8').replaceAll('href="site-root:', `href="${up}`));
+      const text = readFileSync(file, 'utf8').replaceAll('href="site-root:', `href="${up}`);
+      writeFileSync(
+        file,
+        text.replace('</head>', `<link rel="icon" href="data:,"><script type="module" src="${up}site.js"></script></head>`),
+      );
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/**
+ * Offline after the first visit: the Service Worker (scripts/site-sw.js) at the root, imported by the demo's
+ * own worker in the site's copy; site.js (every page loads it) registers both; precache.js lists every file.
+ */
+function offline(out) {
+  cpSync(path.join(ROOT, 'scripts/site-sw.js'), path.join(out, 'sw.js'));
+  // Both workers at once, whichever page comes first: the site's (scope: all) and the demo's (scope www/).
+  const register = ['./sw.js', './www/sw.js'].map((w) => `sw?.register(new URL('${w}', import.meta.url), { type: 'module' });\n`);
+  writeFileSync(
+    path.join(out, 'site.js'),
+    `// Offline after the first visit (sw.js).\nconst sw = navigator.serviceWorker;\n${register.join('')}`,
+  );
+  const demo = path.join(out, 'www/index.html');
+  writeFileSync(demo, readFileSync(demo, 'utf8').replace('</head>', '<script type="module" src="../site.js"></script>\n</head>'));
+  const demoWorker = path.join(out, 'www/sw.js');
+  writeFileSync(demoWorker, `${readFileSync(demoWorker, 'utf8')}import '../sw.js'; // the docs site: offline after the first visit\n`);
+  const files = readdirSync(out, { recursive: true })
+    .map((f) => f.split(path.sep).join('/'))
+    .filter((f) => statSync(path.join(out, f)).isFile())
+    .sort();
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(f).update(readFileSync(path.join(out, f)));
+  const urls = [
+    ...files,
+    ...files.filter((f) => f === 'index.html' || f.endsWith('/index.html')).map((f) => f.slice(0, -'index.html'.length)),
+  ];
+  const list = `export const FILES = ${JSON.stringify(urls)};\nexport const VERSION = '${hash.digest('hex').slice(0, 12)}';\n`;
+  writeFileSync(path.join(out, 'precache.js'), `// Written by scripts/site.mjs: what sw.js stores on install.\n${list}`);
 }
 
 /** Builds the whole site into `out` (emptied first) from www/, pkg/ (built), the markdown and types/. */
@@ -195,7 +232,7 @@ export function buildSite(out) {
   writeFileSync(demo, readFileSync(demo, 'utf8').replace('</h1>', `</h1>\n  ${links}`));
   writeFileSync(
     path.join(out, 'index.html'),
-    '<!doctype html>\n<html lang="en">\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0; url=www/">\n<title>wasm-backoff</title>\n<a href="www/">wasm-backoff demo</a>\n</html>\n',
+    '<!doctype html>\n<html lang="en">\n<meta charset="utf-8">\n<link rel="icon" href="data:,">\n<meta http-equiv="refresh" content="0; url=www/">\n<title>wasm-backoff</title>\n<a href="www/">wasm-backoff demo</a>\n</html>\n',
   );
   cpSync(path.join(ROOT, 'docs/site.css'), path.join(out, 'site.css'));
   cpSync(path.join(ROOT, 'LICENSE'), path.join(out, 'LICENSE.txt'));
@@ -214,6 +251,7 @@ export function buildSite(out) {
   const docsIndex = `<h1>Documentation</h1>\n<ul>\n${list}\n<li><a href="../api/index.html">API reference</a></li>\n</ul>\n`;
   writeFileSync(path.join(out, 'docs/index.html'), layout('docs/index.html', 'Documentation', docsIndex));
   api(out);
+  offline(out);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

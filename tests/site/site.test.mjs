@@ -3,13 +3,15 @@
 // plain static server (no routes, no CSP): every page opens in Chromium with
 // no console error, every internal link (and #anchor of a rendered page)
 // resolves, and axe-core finds no serious or critical violation on the
-// rendered pages, light and dark.
+// rendered pages, light and dark; with the server gone, every page loads
+// again from the Service Worker's cache (offline after the first visit).
 // Run: bash scripts/test.sh js tests/site/ (needs a built pkg/).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { axeViolations, launch, watchedPage } from '../support/browser.mjs';
 import { serve } from '../../scripts/serve.mjs';
 import { buildSite, RENDERED } from '../../scripts/site.mjs';
@@ -56,6 +58,13 @@ async function open(page, colorScheme = 'light') {
   return p;
 }
 
+/** A call of the demo's scripted endpoint from the page: [status, who answered]. */
+const flaky = (page) =>
+  page.evaluate(async () => {
+    const r = await fetch(`./flaky?id=${crypto.randomUUID()}&script=200`);
+    return [r.status, r.headers.get('x-demo-flaky')];
+  });
+
 test('the home page is the demo: it loads from the static files with no console error, and links to the docs', {
   timeout: 60_000,
 }, async () => {
@@ -66,6 +75,9 @@ test('the home page is the demo: it loads from the static files with no console 
   const page = await open('www/');
   await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
   assert.equal(await page.getAttribute('nav[aria-label="Site"] a[href="../docs/index.html"]', 'href'), '../docs/index.html');
+  // The live section's endpoint is still the demo's Service Worker (which also stores the site's files here).
+  await page.waitForSelector('[data-endpoint="service worker"]');
+  assert.deepEqual(await flaky(page), [200, 'service worker']);
   assert.deepEqual(page.problems, []);
   await page.close();
 });
@@ -100,4 +112,49 @@ test('every #anchor a rendered page links to is a heading of its target page', (
   const missing = anchors.filter(([, to, id]) => ids.has(to) && !ids.get(to).has(id)).map(([from, to, id]) => `${from} -> ${to}#${id}`);
   assert.deepEqual(missing, []);
   assert.ok(anchors.length > 5, 'some anchors checked');
+});
+
+test('offline after the first visit: with the server gone, every page loads from the Service Workers', { timeout: 90_000 }, async () => {
+  const { FILES } = await import(pathToFileURL(path.join(ctx.out, 'precache.js')).href);
+  const server = await serve({ mounts: [['/', ctx.out]], routes: {}, csp: null });
+  const context = await ctx.browser.newContext();
+  try {
+    // The first visit: the home page (the demo); both workers installed, every file stored.
+    const first = await context.newPage();
+    await first.goto(`${server.url}/`);
+    await first.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+    const stored = await first.evaluate(async () => {
+      for (const w of ['/sw.js', '/www/sw.js'])
+        while (!(await navigator.serviceWorker.getRegistrations()).some((r) => r.active?.scriptURL.endsWith(w)))
+          await new Promise((r) => setTimeout(r, 50));
+      const [name] = (await caches.keys()).filter((k) => k.startsWith('wasm-backoff-site-'));
+      return (await (await caches.open(name)).keys()).map((r) => new URL(r.url).pathname.slice(1));
+    });
+    assert.deepEqual(
+      FILES.filter((f) => !stored.includes(f)),
+      [],
+      'stored on install',
+    );
+    await first.close();
+    await server.close();
+    for (const page of [...API, '', 'www/?preset=aws', ...RENDERED]) {
+      const p = await context.newPage();
+      const problems = [];
+      p.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+      p.on('pageerror', (e) => problems.push(String(e)));
+      p.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText}`));
+      await p.goto(`${server.url}/${page}`);
+      if (page === '' || page.startsWith('www/')) {
+        await p.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+        await p.waitForSelector('[data-endpoint="service worker"]');
+        assert.deepEqual(await flaky(p), [200, 'service worker'], 'the live endpoint offline');
+      }
+      assert.ok((await p.locator('h1').count()) >= 1, `${page} offline`);
+      assert.deepEqual(problems, [], `${page} offline`);
+      await p.close();
+    }
+  } finally {
+    await context.close();
+    await server.close();
+  }
 });
