@@ -93,7 +93,7 @@ export function layout(page, title, body) {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${rel(page, 'site.css')}">
-<title>${esc(title)} — wasm-backoff</title>
+<title>${esc(title === 'wasm-backoff' ? title : `${title} — wasm-backoff`)}</title>
 <script type="module" src="${rel(page, 'site.js')}"></script>
 </head>
 <body>
@@ -241,8 +241,10 @@ export function buildSite(out) {
     const { html: text, copies } = render(page);
     mkdirSync(path.dirname(path.join(out, html(page))), { recursive: true });
     writeFileSync(path.join(out, html(page)), text);
+    // (never over a file of the site: the demo's page, say, already adapted above)
     for (const [from, to] of copies)
-      if (existsSync(path.join(ROOT, from))) cpSync(path.join(ROOT, from), path.join(out, to), { recursive: true });
+      if (existsSync(path.join(ROOT, from)) && !existsSync(path.join(out, to)))
+        cpSync(path.join(ROOT, from), path.join(out, to), { recursive: true });
   }
   // docs/index.html: the list of the documentation pages.
   const list = PAGES.filter(([p]) => p.startsWith('docs/'))
