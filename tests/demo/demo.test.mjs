@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
-import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
+import { axeViolations, serverAndBrowser, watchedPage } from '../support/browser.mjs';
 import { serve, ROOT } from '../../scripts/serve.mjs';
 import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';
@@ -440,16 +440,6 @@ async function everything(viewport, colorScheme = 'light') {
   await startCall(page, '429ra1,200');
   await allDone(page);
   return page;
-}
-
-/** axe-core's serious and critical violations on the page (axe-core from npm, evaluated in the page). */
-async function axeViolations(page) {
-  const source = readFileSync(new URL(import.meta.resolve('axe-core')), 'utf8');
-  await page.evaluate(source);
-  const found = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
-  return found.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 test('polish: axe-core finds no serious or critical violation, light and dark; every section on screen; readable log ticks; phone width; keyboard', {

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { ROOT } from '../support/markdown.mjs';
+import { slugger } from '../../scripts/site.mjs';
 
 const PAGES = [
   'README.md',
@@ -23,19 +24,8 @@ const prose = (text) => text.replace(/^```[\s\S]*?^```$/gm, '').replace(/`[^`\n]
 
 /** GitHub's anchors of a markdown file's headings (lower case, punctuation dropped, spaces → '-', repeats numbered). */
 function anchors(text) {
-  const seen = new Map();
-  const out = new Set();
-  for (const m of text.replace(/^```[\s\S]*?^```$/gm, '').matchAll(/^#{1,6} (.+)$/gm)) {
-    const slug = m[1]
-      .trim()
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
-    const n = seen.get(slug) ?? 0;
-    seen.set(slug, n + 1);
-    out.add(n ? `${slug}-${n}` : slug);
-  }
-  return out;
+  const slug = slugger();
+  return new Set([...text.replace(/^```[\s\S]*?^```$/gm, '').matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1])));
 }
 
 for (const page of PAGES) {

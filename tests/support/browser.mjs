@@ -1,6 +1,7 @@
 // Launching Debian's Chromium through playwright-core (never a downloaded
 // browser), with the flags this sandbox needs.
 import { before, after } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 
@@ -46,4 +47,15 @@ export async function watchedPage(browser, options) {
   page.on('console', (m) => m.type() === 'error' && page.problems.push(m.text()));
   page.on('pageerror', (e) => page.problems.push(String(e)));
   return page;
+}
+
+let axeSource;
+/** axe-core's serious and critical violations on the page (axe-core from npm, evaluated in the page). */
+export async function axeViolations(page) {
+  axeSource ??= readFileSync(new URL(import.meta.resolve('axe-core')), 'utf8');
+  await page.evaluate(axeSource);
+  const found = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
+  return found.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }

@@ -1,0 +1,160 @@
+// The docs site (scripts/site.mjs, what `bash scripts/site.sh` publishes),
+// built from the pkg/ already built into a temporary folder and served by a
+// plain static server (no routes, no CSP): every page opens in Chromium with
+// no console error, every internal link (and #anchor of a rendered page)
+// resolves, and axe-core finds no serious or critical violation on the
+// rendered pages, light and dark; with the server gone, every page loads
+// again from the Service Worker's cache (offline after the first visit).
+// Run: bash scripts/test.sh js tests/site/ (needs a built pkg/).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { axeViolations, launch, watchedPage } from '../support/browser.mjs';
+import { serve } from '../../scripts/serve.mjs';
+import { buildSite, RENDERED } from '../../scripts/site.mjs';
+
+const API = ['api/index.html', ...['index', 'backoff', 'budget', 'gate', 'query', 'queue', 'stats'].map((m) => `api/modules/${m}.html`)];
+
+const ctx = {};
+/** Every internal URL a page links to (without its #anchor) -> its status, fetched once. */
+const statuses = new Map();
+/** The ids of each rendered page opened, and the #anchors the pages link to: [from, page, id]. */
+const ids = new Map();
+const anchors = [];
+
+before(async () => {
+  ctx.out = mkdtempSync(path.join(tmpdir(), 'wasm-backoff-site-'));
+  buildSite(ctx.out);
+  Object.assign(ctx, await serve({ mounts: [['/', ctx.out]], routes: {}, csp: null }));
+  ctx.browser = await launch();
+});
+after(async () => {
+  await ctx.browser?.close();
+  await ctx.close?.();
+  rmSync(ctx.out, { recursive: true, force: true });
+});
+
+/** Opens `page` (a site path), checks its links; returns the page (its `problems`: console errors, page errors). */
+async function open(page, colorScheme = 'light') {
+  const p = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 }, colorScheme });
+  const res = await p.goto(`${ctx.url}/${page}`);
+  assert.equal(res.status(), 200, page);
+  const urls = await p.$$eval('a[href], link[href], script[src], img[src]', (es) => es.map((e) => e.href || e.src));
+  const broken = [];
+  for (const u of urls) {
+    const url = new URL(u);
+    if (url.origin !== ctx.url || url.protocol === 'data:') continue;
+    const [bare] = u.split('#');
+    if (!statuses.has(bare)) statuses.set(bare, (await fetch(bare)).status);
+    if (statuses.get(bare) !== 200) broken.push(`${u}: ${statuses.get(bare)}`);
+    if (url.hash.length > 1 && url.pathname.endsWith('.html') && !url.pathname.startsWith('/api/'))
+      anchors.push([page, url.pathname.slice(1), decodeURIComponent(url.hash.slice(1))]);
+  }
+  assert.deepEqual(broken, [], `${page}: broken internal links`);
+  if (RENDERED.includes(page)) ids.set(page, new Set(await p.$$eval('[id]', (es) => es.map((e) => e.id))));
+  return p;
+}
+
+/** A call of the demo's scripted endpoint from the page: [status, who answered]. */
+const flaky = (page) =>
+  page.evaluate(async () => {
+    const r = await fetch(`./flaky?id=${crypto.randomUUID()}&script=200`);
+    return [r.status, r.headers.get('x-demo-flaky')];
+  });
+
+test('the home page is the demo: it loads from the static files with no console error, and links to the docs', {
+  timeout: 60_000,
+}, async () => {
+  const root = await watchedPage(ctx.browser);
+  await root.goto(`${ctx.url}/`);
+  await root.waitForURL(/\/www\/$/);
+  await root.close();
+  const page = await open('www/');
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+  assert.equal(await page.getAttribute('nav[aria-label="Site"] a[href="../docs/index.html"]', 'href'), '../docs/index.html');
+  // The live section's endpoint is still the demo's Service Worker (which also stores the site's files here).
+  await page.waitForSelector('[data-endpoint="service worker"]');
+  assert.deepEqual(await flaky(page), [200, 'service worker']);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+for (const page of RENDERED) {
+  test(`${page}: no console error, internal links resolve, axe-core light and dark`, { timeout: 30_000 }, async () => {
+    for (const scheme of ['light', 'dark']) {
+      const p = await open(page, scheme);
+      assert.equal(await p.$eval('html', (e) => e.lang), 'en');
+      assert.match(await p.title(), /^(.+ — )?wasm-backoff$/);
+      assert.equal(await p.locator('h1').count(), 1, 'one h1');
+      assert.equal(await p.locator('main').count(), 1, 'one main');
+      assert.deepEqual(await axeViolations(p), [], `${page} (${scheme})`);
+      assert.deepEqual(p.problems, []);
+      await p.close();
+    }
+  });
+}
+
+test('the API reference (TypeDoc over types/): its index and each entry load with no console error; links resolve', {
+  timeout: 60_000,
+}, async () => {
+  for (const page of API) {
+    const p = await open(page);
+    assert.ok((await p.locator('h1').count()) >= 1, page);
+    assert.deepEqual(p.problems, [], page);
+    await p.close();
+  }
+});
+
+test('every #anchor a rendered page links to is a heading of its target page', () => {
+  const missing = anchors.filter(([, to, id]) => ids.has(to) && !ids.get(to).has(id)).map(([from, to, id]) => `${from} -> ${to}#${id}`);
+  assert.deepEqual(missing, []);
+  assert.ok(anchors.length > 5, 'some anchors checked');
+});
+
+test('offline after the first visit: with the server gone, every page loads from the Service Workers', { timeout: 90_000 }, async () => {
+  const { FILES } = await import(pathToFileURL(path.join(ctx.out, 'precache.js')).href);
+  const server = await serve({ mounts: [['/', ctx.out]], routes: {}, csp: null });
+  const context = await ctx.browser.newContext();
+  try {
+    // The first visit: the home page (the demo); both workers installed, every file stored.
+    const first = await context.newPage();
+    await first.goto(`${server.url}/`);
+    await first.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+    const stored = await first.evaluate(async () => {
+      for (const w of ['/sw.js', '/www/sw.js'])
+        while (!(await navigator.serviceWorker.getRegistrations()).some((r) => r.active?.scriptURL.endsWith(w)))
+          await new Promise((r) => setTimeout(r, 50));
+      const [name] = (await caches.keys()).filter((k) => k.startsWith('wasm-backoff-site-'));
+      return (await (await caches.open(name)).keys()).map((r) => new URL(r.url).pathname.slice(1));
+    });
+    assert.deepEqual(
+      FILES.filter((f) => !stored.includes(f)),
+      [],
+      'stored on install',
+    );
+    await first.close();
+    await server.close();
+    for (const page of [...API, '', 'www/?preset=aws', ...RENDERED]) {
+      const p = await context.newPage();
+      const problems = [];
+      p.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+      p.on('pageerror', (e) => problems.push(String(e)));
+      p.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText}`));
+      await p.goto(`${server.url}/${page}`);
+      if (page === '' || page.startsWith('www/')) {
+        await p.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+        await p.waitForSelector('[data-endpoint="service worker"]');
+        assert.deepEqual(await flaky(p), [200, 'service worker'], 'the live endpoint offline');
+      }
+      assert.ok((await p.locator('h1').count()) >= 1, `${page} offline`);
+      assert.deepEqual(problems, [], `${page} offline`);
+      await p.close();
+    }
+  } finally {
+    await context.close();
+    await server.close();
+  }
+});
