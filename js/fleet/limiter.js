@@ -44,6 +44,7 @@
 import { w, check } from '../wasm.js';
 import { sleep } from '../hooks.js';
 import { ALL_MESSAGES } from '../gen/boundary.js';
+import { LIMITER_BETA, LIMITER_BURST, LIMITER_MIN_RATE, LIMITER_OK_GAIN } from '../gen/policy.js';
 
 /** How long a share holds (ms) before its isolate asks again (while its calls flow). */
 export const LEASE_MS = 1000;
@@ -55,18 +56,16 @@ export const LEASE_MS = 1000;
 export const STALE_MS = 1000;
 /** An isolate not heard from for this long no longer counts in the fleet's rate or shares (ms). */
 const GONE_MS = 3 * LEASE_MS;
-/** The least an isolate is taken to want (req/s): the core's lowest rate. */
-const MIN_WANT = 0.5;
-/**
- * The tokens an isolate's share saves up at most: one (sends paced evenly,
- * as the core's limiter does; a second's worth sent bursts into a server
- * whose own bucket is usually far smaller).
- */
-const BURST = 1;
-/** The fleet's shares add up to this many times the successes reported at most (the core's OK_GAIN). */
-const OK_GAIN = 1.25;
-/** An isolate's own cut at a throttle (the core's β). */
-const BETA = 0.7;
+// The core's constants, rendered from core/src/limiter.rs (js/gen/policy.js):
+// the least an isolate is taken to want (req/s) is the core's lowest rate;
+// an isolate's share saves up one token at most (sends paced evenly, as the
+// core's limiter does; a second's worth sent bursts into a server whose own
+// bucket is usually far smaller); the fleet's shares add up to OK_GAIN × the
+// successes reported at most; an isolate's own cut at a throttle is β.
+const MIN_WANT = LIMITER_MIN_RATE;
+const BURST = LIMITER_BURST;
+const OK_GAIN = LIMITER_OK_GAIN;
+const BETA = LIMITER_BETA;
 
 /** A finite number >= 0 from an RPC's report (anything else: 0). */
 const count = (/** @type {unknown} */ v) => (typeof v === 'number' && v >= 0 && Number.isFinite(v) ? v : 0);

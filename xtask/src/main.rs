@@ -231,6 +231,7 @@ fn render_network() -> String {
 /// The retry policy's lists, defaults and reasons (the core's `policy`
 /// module), for js/policy.js: written once in Rust.
 fn render_policy() -> String {
+    use wasm_backoff_core::limiter as l;
     use wasm_backoff_core::policy as p;
     let quoted = |l: &[&str]| {
         l.iter()
@@ -252,13 +253,26 @@ fn render_policy() -> String {
          /** The longest server-named wait waited for by default, ms (DEFAULT_MAX_RETRY_AFTER_MS). */\n\
          export const MAX_RETRY_AFTER_MS = {};\n\
          /** Why a call ends, as onDone is told (End, in wire order). */\n\
-         export const END_REASONS = [{}];\n",
+         export const END_REASONS = [{}];\n\
+         \n/** The adaptive limiter's constants that the fleet's limiter (js/fleet/limiter.js) shares with the core's (core/src/limiter.rs). */\n\
+         /** The cut at a throttle (BETA). */\n\
+         export const LIMITER_BETA = {};\n\
+         /** The rate never exceeds this many times the successes measured (OK_GAIN). */\n\
+         export const LIMITER_OK_GAIN = {};\n\
+         /** The floor of the rate, req/s (MIN_RATE). */\n\
+         export const LIMITER_MIN_RATE = {};\n\
+         /** Tokens saved up at most (BURST). */\n\
+         export const LIMITER_BURST = {};\n",
         quoted(&p::IDEMPOTENT_METHODS),
         numbers(&p::DEFAULT_RETRY_ON),
         numbers(&p::SERVER_WAIT_STATUSES),
         p::DEFAULT_MAX_ATTEMPTS,
         p::DEFAULT_MAX_RETRY_AFTER_MS,
-        quoted(&ends)
+        quoted(&ends),
+        l::BETA,
+        l::OK_GAIN,
+        l::MIN_RATE,
+        l::BURST
     )
 }
 
