@@ -98,6 +98,16 @@ export function list(o, key, dflt, ok, what, map = (v) => v) {
 }
 
 /**
+ * A list of HTTP statuses as a Set (`retryOn` of the fetch driver and of
+ * the query adapters): `dflt` when undefined.
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {Set<number>} dflt
+ */
+export const statuses = (o, key, dflt) =>
+  list(o, key, dflt, (s) => Number.isInteger(s) && s >= 100 && s <= 599, 'integer HTTP statuses (100-599)');
+
+/**
  * A boolean option.
  * @param {Record<string, any>} o
  * @param {string} key

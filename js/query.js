@@ -8,7 +8,7 @@
 // server's wait when the error carries one (the core's rule: at least that,
 // with jitter above), then freed. Nothing is kept between calls: a handful
 // of wasm calls per retry (microseconds, against a wait of milliseconds).
-import { own, fn, ms, list } from './options.js';
+import { own, fn, ms, statuses } from './options.js';
 import { w, load, check } from './wasm.js';
 import { plan } from './backoff.js';
 import { verdict, timing, RETRY_ON } from './policy.js';
@@ -58,13 +58,7 @@ function policy(options) {
   if (typeof o.jitter === 'object' && o.jitter) o.jitter = own(o.jitter);
   const [rec, max] = plan(o);
   const seeded = o.seed !== undefined;
-  const retryOn = list(
-    o,
-    'retryOn',
-    new Set(RETRY_ON),
-    (s) => Number.isInteger(s) && s >= 100 && s <= 599,
-    'integer HTTP statuses (100-599)',
-  );
+  const retryOn = statuses(o, 'retryOn', new Set(RETRY_ON));
   const maxRetryAfterMs = ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false);
   const shouldRetry = fn(o, 'shouldRetry');
   /**
@@ -100,12 +94,20 @@ function policy(options) {
  */
 export function queryRetry(options) {
   const wait = policy(options);
+  // TanStack asks retryDelay, then retry, of each failure (query-core's
+  // retryer): one answer serves both, so the schedule is stepped once and
+  // the two agree (an unseeded schedule draws afresh each time).
+  /** @type {[number, unknown, number | string]} */
+  let last = [-1, undefined, ''];
+  /** @param {number} failureCount @param {unknown} error */
+  const answer = (failureCount, error) =>
+    (last[0] === failureCount && last[1] === error ? last : (last = [failureCount, error, wait(failureCount + 1, error)]))[2];
   return {
     /** @param {number} failureCount @param {unknown} error */
-    retry: (failureCount, error) => typeof wait(failureCount + 1, error) === 'number',
+    retry: (failureCount, error) => typeof answer(failureCount, error) === 'number',
     /** @param {number} failureCount @param {unknown} error */
     retryDelay: (failureCount, error) => {
-      const d = wait(failureCount + 1, error);
+      const d = answer(failureCount, error);
       return typeof d === 'number' ? d : 0;
     },
   };

@@ -3,7 +3,7 @@
 // arrays and jitter too: changing them later changes nothing), read from
 // their own properties only (never Object.prototype), and checked at once,
 // not at the first failure. Each error names its option.
-import { own, fn, ms, list, flag } from '../options.js';
+import { own, fn, ms, list, flag, statuses } from '../options.js';
 import { plan } from '../backoff.js';
 import { METHODS, RETRY_ON } from '../policy.js';
 import { MAX_RETRY_AFTER_MS } from '../gen/policy.js';
@@ -78,7 +78,7 @@ export function config(o) {
     rec,
     max,
     seeded: o.seed !== undefined,
-    retryOn: list(o, 'retryOn', RETRY_SET, (s) => Number.isInteger(s) && s >= 100 && s <= 599, 'integer HTTP statuses (100-599)'),
+    retryOn: statuses(o, 'retryOn', RETRY_SET),
     methods: list(
       o,
       'methods',
