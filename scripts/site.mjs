@@ -38,7 +38,10 @@ export const PAGES = [
 /** Rendered too, but only linked from the pages (not in the nav). */
 const LINKED = ['bench/RESULTS.md', 'bench/OUTAGE.md'];
 /** The declarations TypeDoc documents, one module per published entry. */
-const ENTRIES = ['types/index.d.ts', ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats'].map((e) => `types/${e}/index.d.ts`)];
+const ENTRIES = [
+  'types/index.d.ts',
+  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici'].map((e) => `types/${e}/index.d.ts`),
+];
 
 const html = (p) => p.replace(/\.md$/, '.html');
 /** The site paths of the rendered pages (the markdown ones and the docs index). */
