@@ -40,7 +40,7 @@ const LINKED = ['bench/RESULTS.md', 'bench/OUTAGE.md'];
 /** The declarations TypeDoc documents, one module per published entry. */
 const ENTRIES = [
   'types/index.d.ts',
-  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici'].map((e) => `types/${e}/index.d.ts`),
+  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici', 'outbox'].map((e) => `types/${e}/index.d.ts`),
 ];
 
 const html = (p) => p.replace(/\.md$/, '.html');

@@ -166,6 +166,22 @@ for (const [i, name, path, first, logged] of RECIPES) {
   });
 }
 
+// docs/queue.md, "Outbox": a stored POST replayed after a 503, its key on both tries.
+test('docs/queue.md: the outbox stores a POST and replays it', async () => {
+  srv.reset();
+  srv.script('/forms', [{ status: 503 }, { status: 201 }]);
+  const blocks = runnable('docs/queue.md');
+  const i = blocks.findIndex((b) => b.heading === '## Outbox: requests sent later');
+  assert.deepEqual(await run('docs/queue.md', i), ['processed']);
+  const sent = srv.requests.filter((r) => r.path === '/forms');
+  assert.deepEqual(
+    sent.map((r) => r.body),
+    ['{"name":"Ada"}', '{"name":"Ada"}'],
+  );
+  assert.match(sent[0].headers['idempotency-key'], /^[0-9a-f-]{36}$/);
+  assert.equal(sent[1].headers['idempotency-key'], sent[0].headers['idempotency-key']);
+});
+
 // The fleet's Worker examples (sharedGate, sharedBudget): a report whose request has ended is never
 // answered in workerd, so flush() must reach waitUntil on every path, the call's error path included.
 test("the fleet's Worker examples hand flush() to waitUntil in a finally (also when the call throws)", () => {
