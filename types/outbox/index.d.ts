@@ -1,3 +1,4 @@
+/** @module wasm-backoff/outbox */
 // `wasm-backoff/outbox`: "send it later" for HTTP requests (the job of
 // Workbox's BackgroundSyncPlugin), on the durable task queue of
 // `wasm-backoff/queue`: a request that failed or was made offline is stored

@@ -1,3 +1,4 @@
+/** @module wasm-backoff/undici */
 // `wasm-backoff/undici`: the fetch driver's retry policy at undici's
 // dispatcher, the layer under Node's global `fetch` (and undici's
 // `request`, `stream`, and clients built on them): one setting makes every
