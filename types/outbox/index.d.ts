@@ -7,7 +7,7 @@
 import type { RetryOptions } from '../index.js';
 import type { TaskQueue, TaskQueueOptions } from '../queue/index.js';
 export { PermanentError, MemoryStore } from '../queue/index.js';
-export type { TaskQueue, TaskRecord, TaskStore, TaskQueueOptions } from '../queue/index.js';
+export type { TaskRecord, TaskStore, TaskQueueOptions } from '../queue/index.js';
 
 /** What a task of an outbox holds: the request as a replay sends it. */
 export interface StoredRequest {
