@@ -87,88 +87,113 @@ export function request(c, dispatch, opts, handler, next) {
   const method = String(opts.method ?? 'GET').toUpperCase();
   const keyed = header(opts.headers, 'idempotency-key') !== null;
   const key = c.idempotencyKey && !keyed && !c.methods.has(method) ? crypto.randomUUID() : undefined;
-  let o = key ? { ...opts, headers: withKey(opts.headers, key) } : opts;
+  const o = key ? { ...opts, headers: withKey(opts.headers, key) } : opts;
   const idempotent = c.methods.has(method) || c.retryNonIdempotent || keyed || !!key;
-  const r = { n: 0, started: Date.now(), idempotent, replayable: replayable(o.body) };
-  let aborted = false;
-  /** @type {unknown} */
-  let reason;
-  /** @type {((why: unknown) => void) | null} */
-  let abortAttempt = null;
-  /** @type {ReturnType<typeof setTimeout> | undefined} */
-  let timer;
-
-  handler.onConnect((/** @type {unknown} */ why) => {
-    if (aborted) return;
-    aborted = true;
-    reason = why;
-    if (timer === undefined) return abortAttempt?.(why);
-    clearTimeout(timer);
-    timer = undefined;
-    handler.onError(why);
-  });
-
-  /** After a failed attempt: the next one in `ms`, or the failure is the answer (false). */
-  const wait = (/** @type {number | string} */ ms) => typeof ms === 'number' && !aborted && ((timer = setTimeout(send, ms)), true);
-
-  const send = () => {
-    timer = undefined;
-    if (aborted) return handler.onError(reason);
-    r.n++;
-    /** @type {number | undefined} the delay of a failed answer being drained */
-    let drained;
-    let committed = false;
-    try {
-      dispatch(o, {
-        /** @param {(why: unknown) => void} abort */
-        onConnect(abort) {
-          if (aborted) abort(reason);
-          else abortAttempt = abort;
-        },
-        /** @param {number} status @param {any[]} raw @param {() => void} resume @param {string} text */
-        onHeaders(status, raw, resume, text) {
-          const d = status >= 400 || c.retryOn.has(status) ? next(c, r, status, answered(raw)) : 'success';
-          if (typeof d === 'number') return ((drained = d), true);
-          committed = true;
-          return handler.onHeaders(status, raw, resume, text);
-        },
-        /** @param {Uint8Array} chunk */
-        onData: (chunk) => drained !== undefined || handler.onData(chunk),
-        /** @param {any} trailers */
-        onComplete(trailers) {
-          abortAttempt = null;
-          if (drained === undefined) handler.onComplete(trailers);
-          else if (!wait(drained)) handler.onError(reason);
-        },
-        /** @param {any} err */
-        onError(err) {
-          abortAttempt = null;
-          if (drained !== undefined && wait(drained)) return;
-          if (committed || aborted || drained !== undefined || !network(err) || !wait(next(c, r, undefined, undefined)))
-            handler.onError(err);
-        },
-        /** @param {...any} a */
-        onUpgrade: (...a) => handler.onUpgrade?.(...a),
-        /** @param {...any} a */
-        onBodySent: (...a) => handler.onBodySent?.(...a),
-        onRequestSent: () => handler.onRequestSent?.(),
-      });
-    } catch (err) {
-      handler.onError(err);
-    }
-  };
-
+  const run = new Run(c, dispatch, o, handler, next, idempotent);
   // A body read once is read first (up to the bound), so that a retry can send it again.
-  if (!r.replayable && r.idempotent && o.body != null && Symbol.asyncIterator in o.body) {
+  if (!run.r.replayable && idempotent && o.body != null && Symbol.asyncIterator in o.body) {
     buffered(o.body, c.maxBufferBytes).then(
       (body) => {
-        o = { ...o, body };
-        r.replayable = body instanceof Uint8Array;
-        send();
+        run.o = { ...o, body };
+        run.r.replayable = body instanceof Uint8Array;
+        run.send();
       },
-      (err) => handler.onError(aborted ? reason : err),
+      (err) => handler.onError(run.aborted ? run.reason : err),
     );
-  } else send();
+  } else run.send();
+}
+
+/** One request's attempts and the waits between them. */
+class Run {
+  aborted = false;
+  /** @type {unknown} the caller's abort reason */
+  reason;
+  /** @type {((why: unknown) => void) | null} the attempt in flight's abort */
+  abortAttempt = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} the wait before the next attempt */
+  timer;
+
+  /**
+   * @param {import('./undici.js').Options} c
+   * @param {import('./undici.js').Dispatch} dispatch
+   * @param {any} o the request's options, as dispatched
+   * @param {any} handler
+   * @param {typeof import('./undici.js').next} next
+   * @param {boolean} idempotent
+   */
+  constructor(c, dispatch, o, handler, next, idempotent) {
+    this.c = c;
+    this.dispatch = dispatch;
+    this.o = o;
+    this.handler = handler;
+    this.next = next;
+    this.r = { n: 0, started: Date.now(), idempotent, replayable: replayable(o.body) };
+    handler.onConnect((/** @type {unknown} */ why) => this.abort(why));
+  }
+
+  /** The caller's abort: the attempt in flight, or the wait (the handler told at once). */
+  abort(/** @type {unknown} */ why) {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = why;
+    if (this.timer === undefined) return this.abortAttempt?.(why);
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.handler.onError(why);
+  }
+
+  /** After a failed attempt: the next one in `ms` (true), or the failure is the answer (false). */
+  wait(/** @type {number | string} */ ms) {
+    if (typeof ms !== 'number' || this.aborted) return false;
+    this.timer = setTimeout(() => this.send(), ms);
+    return true;
+  }
+
+  send() {
+    this.timer = undefined;
+    if (this.aborted) return this.handler.onError(this.reason);
+    this.r.n++;
+    try {
+      this.dispatch(this.o, this.attempt());
+    } catch (err) {
+      this.handler.onError(err);
+    }
+  }
+
+  /** The handler of one attempt: a failed answer to retry is drained here, any other passed on. */
+  attempt() {
+    const { c, r, handler, next } = this;
+    /** @type {number | undefined} the delay after a failed answer being drained */
+    let drained;
+    let committed = false;
+    return {
+      onConnect: (/** @type {(why: unknown) => void} */ abort) => (this.aborted ? abort(this.reason) : (this.abortAttempt = abort)),
+      /** @param {number} status @param {any[]} raw @param {() => void} resume @param {string} text */
+      onHeaders(status, raw, resume, text) {
+        const d = status >= 400 || c.retryOn.has(status) ? next(c, r, status, answered(raw)) : 'success';
+        if (typeof d === 'number') return ((drained = d), true);
+        committed = true;
+        return handler.onHeaders(status, raw, resume, text);
+      },
+      onData: (/** @type {Uint8Array} */ chunk) => drained !== undefined || handler.onData(chunk),
+      onComplete: (/** @type {any} */ trailers) => {
+        this.abortAttempt = null;
+        if (drained === undefined) handler.onComplete(trailers);
+        else if (!this.wait(drained)) handler.onError(this.reason);
+      },
+      onError: (/** @type {any} */ err) => {
+        this.abortAttempt = null;
+        if (drained !== undefined && this.wait(drained)) return;
+        const retried = !committed && !this.aborted && drained === undefined && network(err) && this.wait(next(c, r, undefined, undefined));
+        if (!retried) handler.onError(err);
+      },
+      onUpgrade: (/** @type {any[]} */ ...a) => handler.onUpgrade?.(...a),
+      onBodySent: (/** @type {any[]} */ ...a) => handler.onBodySent?.(...a),
+      onRequestSent: () => handler.onRequestSent?.(),
+      // (fetch's timing: the last attempt's start is the one that stays)
+      onResponseStarted: () => handler.onResponseStarted?.(),
+    };
+  }
 }
 
 /**
