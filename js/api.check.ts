@@ -10,6 +10,8 @@ import * as gate from './entries/gate.js';
 import * as stats from './entries/stats.js';
 import * as queue from './entries/queue.js';
 import * as query from './entries/query.js';
+import * as undici from './entries/undici.js';
+import * as outbox from './entries/outbox.js';
 import type * as Main from '../types/index.js';
 import type * as Backoff from '../types/backoff/index.js';
 import type * as Budget from '../types/budget/index.js';
@@ -17,6 +19,8 @@ import type * as Gate from '../types/gate/index.js';
 import type * as Stats from '../types/stats/index.js';
 import type * as Queue from '../types/queue/index.js';
 import type * as Query from '../types/query/index.js';
+import type * as Undici from '../types/undici/index.js';
+import type * as Outbox from '../types/outbox/index.js';
 
 /** Only the values of a module namespace (its types are not run-time exports). */
 type Values<T> = { [K in keyof T]: T[K] };
@@ -29,4 +33,6 @@ export const checks: [
   Values<typeof Stats>,
   Values<typeof Queue>,
   Values<typeof Query>,
-] = [main, backoff, budget, gate, stats, queue, query];
+  Values<typeof Undici>,
+  Values<typeof Outbox>,
+] = [main, backoff, budget, gate, stats, queue, query, undici, outbox];

@@ -33,6 +33,28 @@ function headersOf(h) {
 }
 
 /**
+ * The delay before retry `failures` of a schedule made from `rec` (a
+ * `plan`), stepped there afresh, the last step lifted to the server's wait
+ * `hintMs` by the core's rule; -1 when the schedule is exhausted. Stateless
+ * (the schedule is freed before it returns): the adapters that are told the
+ * failure count (`/query`) or keep no handle across a request (`/undici`).
+ * @param {number[]} rec
+ * @param {boolean} seeded
+ * @param {number} failures
+ * @param {number} [hintMs]
+ */
+export function delayAt(rec, seeded, failures, hintMs) {
+  load(rec, seeded);
+  const h = check(w.backoff_new());
+  try {
+    for (let i = 1; i < failures; i++) w.backoff_next(h, NaN);
+    return w.backoff_next(h, hintMs ?? NaN);
+  } finally {
+    w.backoff_free(h);
+  }
+}
+
+/**
  * The HTTP status and server-named wait an error carries: the error is a
  * `Response`, or has `response: { status, headers }` (ky, axios, ofetch),
  * or `status` and `headers` of its own (the OpenAI and Anthropic SDKs, a
@@ -74,15 +96,7 @@ function policy(options) {
     const failed = status === undefined;
     const why = verdict({ failed, network: failed, status, hintMs, retryOn, idempotent: true, replayable: true, wants });
     if (why) return why;
-    load(rec, seeded);
-    const h = check(w.backoff_new());
-    let delayMs = -1;
-    try {
-      for (let i = 1; i < failures; i++) w.backoff_next(h, NaN);
-      delayMs = w.backoff_next(h, hintMs ?? NaN);
-    } finally {
-      w.backoff_free(h);
-    }
+    const delayMs = delayAt(rec, seeded, failures, hintMs);
     return timing({ delayMs, hintMs, maxRetryAfterMs, elapsedMs: 0, maxElapsedMs: Infinity }) || delayMs;
   };
 }

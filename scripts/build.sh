@@ -67,5 +67,10 @@ node scripts/bundle.mjs "$@"
 
 # The declarations (written in types/) and their CommonJS twins (.d.cts),
 # and the README and licence that npm shows and ships.
+# TODO(repository): the README's relative links (docs/*.md, CONTRIBUTING.md)
+# resolve on the npm page only against pkg/package.json's `repository` field,
+# which is not set: the repository's public URL is not known here and must not
+# be guessed. Set `repository` (or rewrite the links to absolute URLs here)
+# once the project has one.
 node scripts/types.mjs
 cp README.md LICENSE pkg/

@@ -28,9 +28,19 @@ const PKG = join(ROOT, 'pkg');
  * worse, except in the queue.
  */
 export const MODULES = {
-  small: { wasm: 'wasm_backoff_bg.wasm', features: 'bare', opt: 's', entries: { '.': 'main', backoff: 'backoff', query: 'query' } },
+  small: {
+    wasm: 'wasm_backoff_bg.wasm',
+    features: 'bare',
+    opt: 's',
+    entries: { '.': 'main', backoff: 'backoff', query: 'query', undici: 'undici' },
+  },
   gate: { wasm: 'wasm_backoff_gate.wasm', features: 'bare,gate', opt: 's', entries: { gate: 'gate' } },
-  queue: { wasm: 'wasm_backoff_queue.wasm', features: 'bare,queue', opt: 'z', entries: { stats: 'stats', queue: 'queue' } },
+  queue: {
+    wasm: 'wasm_backoff_queue.wasm',
+    features: 'bare,queue',
+    opt: 'z',
+    entries: { stats: 'stats', queue: 'queue', outbox: 'outbox' },
+  },
   // Plain JavaScript: no module to load.
   js: { wasm: '', features: '', opt: '', entries: { budget: 'budget' } },
   // Everything, not shipped (no entries): the module the js/ sources run on
@@ -111,10 +121,11 @@ export async function bundle(mod, { dev = false } = {}) {
     // `/queue` 12,830 against 13,440). Entries of one module then each carry
     // its calculator and loader, which a page importing two of them
     // downloads twice (~1.8 KB gzip); the other forms share a chunk.
-    // `/query` is one file in every form: split with `wasm-backoff`, the code
-    // only they share would be a chunk of its own, a file more for the main entry.
+    // `/query`, `/undici` and `/outbox` are one file in every form: split with the
+    // other entries of their module, the code only they share would be a chunk of
+    // its own, a file more for those entries.
     const one = entryPoints.length === 1 || form === 'browser';
-    const alone = one ? entryPoints : entryPoints.filter((e) => e.out.startsWith('query/'));
+    const alone = one ? entryPoints : entryPoints.filter((e) => /^(?:query|undici|outbox)\//.test(e.out));
     for (const e of alone) {
       const dir = dirOf(e.out);
       const define = { WASM: JSON.stringify(`${dir}${MODULES[mod].wasm}`) };

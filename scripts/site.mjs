@@ -38,7 +38,12 @@ export const PAGES = [
 /** Rendered too, but only linked from the pages (not in the nav). */
 const LINKED = ['bench/RESULTS.md', 'bench/OUTAGE.md'];
 /** The declarations TypeDoc documents, one module per published entry. */
-const ENTRIES = ['types/index.d.ts', ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats'].map((e) => `types/${e}/index.d.ts`)];
+const ENTRIES = [
+  'types/index.d.ts',
+  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici', 'outbox'].map((e) => `types/${e}/index.d.ts`),
+];
+/** Their module names (each file's `@module` tag): the entries' names. */
+export const MODULES = ENTRIES.map((e) => (e === 'types/index.d.ts' ? 'wasm-backoff' : `wasm-backoff/${e.split('/')[1]}`));
 
 const html = (p) => p.replace(/\.md$/, '.html');
 /** The site paths of the rendered pages (the markdown ones and the docs index). */
@@ -73,7 +78,7 @@ function target(page, href) {
   if (repoPath.endsWith('.md')) to = html(repoPath);
   else if (repoPath.endsWith('.d.ts')) {
     const entry = path.posix.basename(path.posix.dirname(repoPath));
-    to = entry === 'types' ? 'api/modules/index.html' : `api/modules/${entry}.html`;
+    to = entry === 'types' ? 'api/modules/wasm-backoff.html' : `api/modules/wasm-backoff_${entry}.html`;
   } else if (repoPath === 'docs' || repoPath === 'docs/') to = 'docs/index.html';
   else if (repoPath === 'LICENSE') [to, copy] = ['LICENSE.txt', 'LICENSE'];
   else [to, copy] = [repoPath, repoPath];
@@ -143,6 +148,12 @@ export function render(page) {
   return { html: layout(html(page), title ?? page, body), copies };
 }
 
+/**
+ * axe-core's link-in-text-block: TypeDoc's dark theme tells a link in a
+ * page's text by its colour alone; underlined, it does not need to.
+ */
+const API_STYLE = '<style>.col-content a, .tsd-generator a { text-decoration: underline; }</style>';
+
 /** The API reference: TypeDoc over types/, with a tsconfig of its own (only the declarations). */
 function api(out) {
   const tmp = mkdtempSync(path.join(tmpdir(), 'site-typedoc-'));
@@ -162,6 +173,11 @@ function api(out) {
       logLevel: 'Warn',
       // TypeDoc writes these as given on pages of every depth: made relative below.
       navigationLinks: { Demo: 'site-root:www/', Docs: 'site-root:docs/index.html' },
+      // The modules are the entries' names (`@module wasm-backoff/gate`), listed flat and
+      // each a plain link: a folder's or a module's <summary> holding a link is axe-core's
+      // nested-interactive (a module's page lists its members).
+      navigation: { includeFolders: false },
+      navigationLeaves: MODULES,
     };
     writeFileSync(path.join(tmp, 'typedoc.json'), JSON.stringify(options));
     execFileSync(path.join(ROOT, 'node_modules/.bin/typedoc'), ['--options', path.join(tmp, 'typedoc.json')], {
@@ -171,10 +187,13 @@ function api(out) {
     for (const f of readdirSync(path.join(out, 'api'), { recursive: true }).filter((f) => f.endsWith('.html'))) {
       const file = path.join(out, 'api', f);
       const up = '../'.repeat(f.split(path.sep).length);
-      const text = readFileSync(file, 'utf8').replaceAll('href="site-root:', `href="${up}`);
+      const text = readFileSync(file, 'utf8')
+        .replaceAll('href="site-root:', `href="${up}`)
+        // axe-core's nested-interactive: a permalink inside an accordion's <summary> (the heading keeps its id).
+        .replace(/<summary[\s\S]*?<\/summary>/g, (s) => s.replace(/<a [^>]*class="tsd-anchor-icon"[\s\S]*?<\/a>/g, ''));
       writeFileSync(
         file,
-        text.replace('</head>', `<link rel="icon" href="data:,"><script type="module" src="${up}site.js"></script></head>`),
+        text.replace('</head>', `<link rel="icon" href="data:,">${API_STYLE}<script type="module" src="${up}site.js"></script></head>`),
       );
     }
   } finally {

@@ -10,7 +10,7 @@
 # The JS tests, one folder per feature (each runtime's variant beside the
 # checks it shares): tests/engine/ (the loop, on js/ sources and fake time),
 # tests/fetch/, tests/gate/ (gate, breaker, limiter), tests/fleet/,
-# tests/queue/, tests/query/ (TanStack Query, SWR), tests/demo/, tests/site/ (the docs site in Chromium), tests/package/ (import checks in every runtime,
+# tests/queue/ (and the outbox), tests/query/ (TanStack Query, SWR), tests/recipes/ (axios, ky, OpenAI, Anthropic), tests/undici/ (Node's global fetch), tests/demo/, tests/site/ (the docs site in Chromium), tests/package/ (import checks in every runtime,
 # boundary, lists, the code and links of README.md and docs/); what they
 # load: tests/browser/ (pages), tests/workerd/ (Workers), tests/runtimes/
 # (Deno, Bun); helpers in tests/support/; the scripted server
@@ -86,7 +86,7 @@ if [ "$what" = all ] || [ "$what" = js ]; then
   if [ $# -gt 0 ]; then
     run node --test --test-force-exit --test-reporter=spec "$@"
   else
-    run node --test --test-force-exit --test-reporter=spec tests/engine/ tests/fetch/ tests/gate/ tests/fleet/ tests/queue/ tests/query/ tests/demo/ tests/site/ tests/package/ tests/server/ tests/bundlers/ tests/install/ tests/example/
+    run node --test --test-force-exit --test-reporter=spec tests/engine/ tests/fetch/ tests/gate/ tests/fleet/ tests/queue/ tests/query/ tests/recipes/ tests/undici/ tests/demo/ tests/site/ tests/package/ tests/server/ tests/bundlers/ tests/install/ tests/example/
   fi
 fi
 

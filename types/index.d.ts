@@ -14,7 +14,7 @@
  *   await new Promise((r) => setTimeout(r, delay));
  * }
  * ```
- * @packageDocumentation
+ * @module wasm-backoff
  */
 
 /**

@@ -287,8 +287,9 @@ async function allEntries(t, cmd, args, env) {
     assert.ok(Array.isArray(imp), `import('${spec}') failed: ${imp}`);
     assert.ok(Array.isArray(req), `require('${spec}') failed: ${req}`);
     assert.deepEqual(req, imp, `${spec}: require and import give the same exports`);
-    // (wasm-backoff/budget is plain JavaScript: a RetryBudget and no module; /query: the adapters)
-    const marker = /\/budget\b/.test(spec) ? 'RetryBudget' : /\/query\b/.test(spec) ? 'queryRetry' : 'Backoff';
+    // (wasm-backoff/budget is plain JavaScript: a RetryBudget and no module; /query, /undici, /outbox: their own)
+    const MARKERS = { budget: 'RetryBudget', query: 'queryRetry', undici: 'retryGlobalFetch', outbox: 'Outbox' };
+    const marker = MARKERS[/^wasm-backoff\/(\w+)/.exec(spec)?.[1]] ?? 'Backoff';
     assert.ok(imp.includes(marker), `${spec} exports ${marker}`);
   }
   ctx.runtimeExports ??= r;

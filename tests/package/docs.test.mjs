@@ -106,7 +106,7 @@ test(`${PROTECTIONS} "Which protection do I want?" has four examples, and each d
 const INTEGRATIONS = 'docs/integrations.md';
 
 test(`${INTEGRATIONS}: TanStack Query retries a 503 and waits a 429's retry-after-ms`, async () => {
-  assert.equal(runnable(INTEGRATIONS).length, 1);
+  assert.equal(runnable(INTEGRATIONS).length, 6);
   srv.reset();
   srv.script('/items', [
     { status: 503 },
@@ -117,6 +117,69 @@ test(`${INTEGRATIONS}: TanStack Query retries a 503 and waits a 429's retry-afte
   const at = srv.requests.filter((r) => r.path === '/items').map((r) => r.at);
   assert.equal(at.length, 3);
   assert.ok(at[2] - at[1] >= 19, `the 429's wait: ${at[2] - at[1]} ms`);
+});
+
+// docs/integrations.md, the recipes and wasm-backoff/undici: each client
+// gets a 503 then a 429 with retry-after-ms: 50; three requests in all (its own
+// retry is off: no double retry), the last after the server's wait.
+const RECIPES = [
+  [1, 'axios', '/items', 503, ['2']],
+  [2, 'ky', '/items', 503, ['2']],
+  [3, 'OpenAI', '/v1/chat/completions', 503, ['hi']],
+  [4, 'Anthropic', '/v1/messages', 529, ['hi']],
+  [5, 'wasm-backoff/undici', '/items', 503, ['200']],
+];
+const OK = {
+  '/items': [{ id: 1 }, { id: 2 }],
+  '/v1/chat/completions': {
+    id: 'c',
+    object: 'chat.completion',
+    created: 0,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+  },
+  '/v1/messages': {
+    id: 'm',
+    type: 'message',
+    role: 'assistant',
+    model: 'm',
+    content: [{ type: 'text', text: 'hi' }],
+    stop_reason: 'end_turn',
+    usage: { input_tokens: 1, output_tokens: 1 },
+  },
+};
+for (const [i, name, path, first, logged] of RECIPES) {
+  test(`${INTEGRATIONS}: ${name} retries a ${first} and waits a 429's retry-after-ms, once`, async () => {
+    process.env.OPENAI_API_KEY ??= 'sk-test';
+    process.env.ANTHROPIC_API_KEY ??= 'sk-ant-test';
+    srv.reset();
+    srv.script(path, [{ status: first }, { status: 429, headers: { 'retry-after-ms': '50' } }, { status: 200, body: OK[path] }]);
+    assert.deepEqual(await run(INTEGRATIONS, i), logged);
+    const sent = srv.requests.filter((r) => r.path === path);
+    assert.equal(sent.length, 3);
+    assert.ok(sent[2].at - sent[1].at >= 49, `the 429's wait: ${sent[2].at - sent[1].at} ms`);
+    // The SDKs' POSTs: one idempotency key on every try.
+    if (sent[0].method === 'POST') {
+      assert.match(sent[0].headers['idempotency-key'], /^[0-9a-f-]{36}$/);
+      assert.equal(new Set(sent.map((r) => r.headers['idempotency-key'])).size, 1);
+    }
+  });
+}
+
+// docs/queue.md, "Outbox": a stored POST replayed after a 503, its key on both tries.
+test('docs/queue.md: the outbox stores a POST and replays it', async () => {
+  srv.reset();
+  srv.script('/forms', [{ status: 503 }, { status: 201 }]);
+  const blocks = runnable('docs/queue.md');
+  const i = blocks.findIndex((b) => b.heading === '## Outbox: requests sent later');
+  assert.deepEqual(await run('docs/queue.md', i), ['processed']);
+  const sent = srv.requests.filter((r) => r.path === '/forms');
+  assert.deepEqual(
+    sent.map((r) => r.body),
+    ['{"name":"Ada"}', '{"name":"Ada"}'],
+  );
+  assert.match(sent[0].headers['idempotency-key'], /^[0-9a-f-]{36}$/);
+  assert.equal(sent[1].headers['idempotency-key'], sent[0].headers['idempotency-key']);
 });
 
 // The fleet's Worker examples (sharedGate, sharedBudget): a report whose request has ended is never

@@ -82,6 +82,13 @@ test('wasm-backoff/query: a TanStack QueryClient retries a 503', async () => {
   assert.equal(srv.count('/items'), 2);
 });
 
+test("wasm-backoff/undici: Node's global fetch retries a 503", async () => {
+  srv.reset();
+  srv.script('/items', [{ status: 503 }, { status: 200, body: 'ok' }]);
+  assert.deepEqual(await run('### `wasm-backoff/undici`: every `fetch` of a Node process'), ['200']);
+  assert.equal(srv.count('/items'), 2);
+});
+
 test('every ```js block of the README ran above, or is marked <!-- not run: why -->', () => {
   const left = blocks.filter((b) => !ran.has(b.line)).map((b) => `README.md:${b.line} (${b.heading})`);
   assert.deepEqual(left, [], 'run these in tests/package/readme.test.mjs, or mark them');

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { CSP, serve } from '../../scripts/serve.mjs';
 import { startScripted } from '../server/scripted.mjs';
 import { sleep, until } from '../support/wait.mjs';
-import { launch } from '../support/browser.mjs';
+import { launch, dispatchSync } from '../support/browser.mjs';
 
 let srv, site, browser;
 let up = false;
@@ -90,20 +90,8 @@ test('Background Sync: a task a closed page left pending is replayed by the Serv
     // The origin is back; the browser fires the outbox's sync (here through the DevTools protocol).
     up = true;
     const helper = await context.newPage();
-    const cdp = await context.newCDPSession(helper);
-    const registrations = [];
-    cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => registrations.push(...e.registrations));
-    await cdp.send('ServiceWorker.enable');
-    const reg = await until('the outbox worker registration', () =>
-      registrations.find((r) => r.scopeURL === `${site.url}/tests/browser/` && !r.isDeleted),
-    );
     const from = deliveries.length;
-    await cdp.send('ServiceWorker.dispatchSyncEvent', {
-      origin: site.url,
-      registrationId: reg.registrationId,
-      tag: 'outbox',
-      lastChance: false,
-    });
+    await dispatchSync(context, helper, { origin: site.url, scope: `${site.url}/tests/browser/`, tag: 'outbox' });
     await until('the delivery by the Service Worker', () => deliveries.slice(from).some((d) => d.ok));
     const replayed = deliveries.slice(from);
     assert.deepEqual(
@@ -117,7 +105,6 @@ test('Background Sync: a task a closed page left pending is replayed by the Serv
     const rec = await processed(helper, 't1');
     assert.deepEqual([rec.lockedBy, rec.payload], [null, { form: 'Ada' }]);
     assert.equal(deliveries.filter((d) => d.id === 't1' && d.ok).length, 1, 'delivered exactly once');
-    await cdp.detach();
   });
 });
 

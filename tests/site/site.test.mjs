@@ -14,9 +14,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { axeViolations, launch, watchedPage } from '../support/browser.mjs';
 import { serve } from '../../scripts/serve.mjs';
-import { buildSite, RENDERED } from '../../scripts/site.mjs';
+import { buildSite, MODULES, RENDERED } from '../../scripts/site.mjs';
 
-const API = ['api/index.html', ...['index', 'backoff', 'budget', 'gate', 'query', 'queue', 'stats'].map((m) => `api/modules/${m}.html`)];
+// The reference's index and each entry's module, named as the entry (`@module wasm-backoff/gate` → wasm-backoff_gate.html).
+const API = ['api/index.html', ...MODULES.map((m) => `api/modules/${m.replace('/', '_')}.html`)];
 
 const ctx = {};
 /** Every internal URL a page links to (without its #anchor) -> its status, fetched once. */
@@ -103,15 +104,25 @@ for (const page of RENDERED) {
   });
 }
 
-test('the API reference (TypeDoc over types/): its index and each entry load with no console error; links resolve', {
-  timeout: 60_000,
+test('the API reference (TypeDoc over types/): its index and each entry load with no console error; links resolve; axe-core light and dark', {
+  timeout: 90_000,
 }, async () => {
   for (const page of API) {
-    const p = await open(page);
-    assert.ok((await p.locator('h1').count()) >= 1, page);
-    assert.deepEqual(p.problems, [], page);
-    await p.close();
+    for (const scheme of ['light', 'dark']) {
+      const p = await open(page, scheme);
+      assert.ok((await p.locator('h1').count()) >= 1, page);
+      // The navigation is written by TypeDoc's script: checked once it is there.
+      await p.waitForFunction(() => !document.querySelector('#tsd-nav-container')?.textContent.includes('Loading'));
+      assert.deepEqual(await axeViolations(p), [], `${page} (${scheme})`);
+      assert.deepEqual(p.problems, [], page);
+      await p.close();
+    }
   }
+  // Each entry is listed by its name, not "index".
+  const index = await open('api/index.html');
+  const listed = await index.$$eval('#tsd-nav-container a', (as) => as.map((a) => a.textContent.trim()));
+  assert.deepEqual(listed.filter((t) => t.startsWith('wasm-backoff')).sort(), [...MODULES].sort());
+  await index.close();
 });
 
 test('every #anchor a rendered page links to is a heading of its target page', () => {

@@ -4,6 +4,7 @@ import { before, after } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
+import { until } from './wait.mjs';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -58,4 +59,20 @@ export async function axeViolations(page) {
   return found.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/**
+ * Fires Background Sync's `sync` event with `tag` at the Service Worker
+ * registered for `scope`, through the DevTools protocol (as the browser
+ * would when connectivity returns); `page` is any page of the context, from
+ * which the protocol is reached. Resolves once the event is dispatched.
+ */
+export async function dispatchSync(context, page, { origin, scope, tag }) {
+  const cdp = await context.newCDPSession(page);
+  const registrations = [];
+  cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => registrations.push(...e.registrations));
+  await cdp.send('ServiceWorker.enable');
+  const reg = await until('the worker registration', () => registrations.find((r) => r.scopeURL === scope && !r.isDeleted));
+  await cdp.send('ServiceWorker.dispatchSyncEvent', { origin, registrationId: reg.registrationId, tag, lastChance: false });
+  await cdp.detach();
 }

@@ -1,3 +1,4 @@
+/** @module wasm-backoff/budget */
 // `wasm-backoff/budget`: RetryBudget, for the `budget` option of the fetch
 // driver. Plain JavaScript: importing it loads no wasm module.
 

@@ -1,3 +1,4 @@
+/** @module wasm-backoff/gate */
 // `wasm-backoff/gate`: the per-target gate — backoff, circuit breaking and
 // adaptive rate limiting per target (its own wasm module: the gate, its
 // limiter and the calculator).

@@ -1,3 +1,4 @@
+/** @module wasm-backoff/query */
 // `wasm-backoff/query`: retry options for TanStack Query (`retry`,
 // `retryDelay`) and SWR (`onErrorRetry`), on the package's schedule (the
 // small module's calculator, seeded jitter) and its retry policy (statuses,

@@ -1,3 +1,4 @@
+/** @module wasm-backoff/queue */
 // `wasm-backoff/queue`: the calculator and a durable task queue (the
 // Scheduler–Agent–Supervisor pattern). A module of its own: importing
 // 'wasm-backoff' or fetchWithBackoff downloads none of it.

@@ -1,3 +1,4 @@
+/** @module wasm-backoff/stats */
 // `wasm-backoff/stats`: the calculator and the statistics of its delays
 // (for charts, dashboards and choosing a policy; not needed to retry).
 import type { BackoffOptions } from '../index.js';

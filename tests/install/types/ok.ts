@@ -322,3 +322,26 @@ export function queryAdapters() {
   const defaults = { ...queryRetry(), ...swrRetry() };
   void [again, ms, defaults];
 }
+
+// ---- wasm-backoff/undici ----
+import { retryGlobalFetch, retryDispatcher, retryInterceptor, type UndiciRetryOptions, type Dispatch, type DispatcherLike } from 'wasm-backoff/undici';
+export async function undiciRetries(agent: DispatcherLike) {
+  const options: UndiciRetryOptions = { baseMs: 50, maxAttempts: 4, retryOn: [503], methods: ['GET'], idempotencyKey: true, maxRetryAfterMs: 30_000, maxBufferBytes: 0 };
+  const undo: () => void = await retryGlobalFetch(options);
+  const d = retryDispatcher(agent, { baseMs: 10 });
+  const dispatch: Dispatch = retryInterceptor()(agent.dispatch);
+  void [undo, d.dispatcher, d.dispatch, dispatch];
+}
+
+// ---- wasm-backoff/outbox ----
+import { Outbox, MemoryStore as OutboxMemory, type OutboxOptions, type StoredRequest } from 'wasm-backoff/outbox';
+export async function outboxUse(request: Request) {
+  const options: OutboxOptions = { name: 'forms', maxBodyBytes: 65_536, retry: { baseMs: 100, maxAttempts: 2 }, queue: { store: new OutboxMemory(), maxFailures: 10 } };
+  const outbox = new Outbox(options).start();
+  const id: string = await outbox.add(request);
+  const res: Response = await outbox.fetch(request);
+  const task = await outbox.queue.get(id);
+  const stored: StoredRequest | undefined = task?.payload;
+  await outbox.stop();
+  void [res, stored];
+}

@@ -1,0 +1,142 @@
+// @ts-check
+// `wasm-backoff/outbox`: "send it later" for HTTP requests (the job of
+// Workbox's BackgroundSyncPlugin), on the durable task queue. A request
+// that failed, or was made offline, is stored (method, URL, headers, a
+// bounded body, an idempotency key) as a task; the queue replays it through
+// fetchWithBackoff when it runs: at start (a page load, a Service Worker's
+// start), on `online`, and on Background Sync's `sync` event (its syncTag),
+// so a request a closed page left behind is delivered by the worker.
+import { own } from '../options.js';
+import { withBackoff } from '../fetch/index.js';
+import { TaskQueue } from './task-queue.js';
+import { IndexedDBStore } from './indexeddb-store.js';
+import { PermanentError } from './errors.js';
+import { bounded } from './options.js';
+
+/** Statuses after which a stored request is replayed again later (the server may take it then); other 4xx end it. */
+const LATER = new Set([408, 425, 429]);
+
+/** The queue options an outbox sets itself. */
+const OWN = ['handler', 'syncTag'];
+
+/**
+ * A request's body, read now (after the bound is checked): an ArrayBuffer,
+ * or null for none. Over `max` bytes: a RangeError, nothing read further.
+ * @param {Request} request
+ * @param {number} max
+ */
+async function bodyOf(request, max) {
+  const declared = Number(request.headers.get('content-length'));
+  const over = (/** @type {number} */ n) =>
+    new RangeError(`maxBodyBytes: the request body (${n} bytes) is over the outbox's bound (${max} bytes): not stored`);
+  if (declared > max) throw over(declared);
+  if (request.body === null) return null;
+  const body = await request.arrayBuffer();
+  if (body.byteLength > max) throw over(body.byteLength);
+  return body;
+}
+
+/** The stored request of a task: what a replay sends. */
+/** @typedef {{ method: string, url: string, headers: [string, string][], body: ArrayBuffer | null }} StoredRequest */
+
+export class Outbox {
+  #queue;
+  #max;
+  #retry;
+
+  /** @param {import('../../types/outbox/index.js').OutboxOptions} [options] */
+  constructor(options) {
+    const o = own(options);
+    const name = o.name ?? 'outbox';
+    if (typeof name !== 'string' || name === '') throw new TypeError('name must be a non-empty string');
+    this.#max = bounded(o, 'maxBodyBytes', 1_048_576, 0, true);
+    // A replay's own tries, a few at once (its key makes a POST retryable);
+    // the queue's backoff spaces the replays. Checked now.
+    this.#retry = withBackoff((input, init) => fetch(input, init), o.retry ?? { maxAttempts: 3 });
+    const q = own(o.queue);
+    for (const k of OWN) if (q[k] !== undefined) throw new TypeError(`queue.${k} is set by the outbox`);
+    this.#queue = new TaskQueue({
+      ...q,
+      store: q.store ?? new IndexedDBStore({ name }),
+      syncTag: name,
+      handler: (/** @type {{ payload: StoredRequest }} */ task, /** @type {{ signal: AbortSignal }} */ { signal }) =>
+        this.#replay(task.payload, signal),
+    });
+  }
+
+  /** The task queue under it (its events, `get`, `purge`, `drain`). */
+  get queue() {
+    return this.#queue;
+  }
+
+  /** Starts replaying (now, on `online`, on Background Sync); returns this. */
+  start() {
+    this.#queue.start();
+    return this;
+  }
+
+  /** Stops replaying (a replay in flight finishes). */
+  stop() {
+    return this.#queue.stop();
+  }
+
+  /**
+   * Stores `request` to be sent later; resolves with its task id (its
+   * `Idempotency-Key`: the request's own, else a new one). Its body is read.
+   * @param {Request} request
+   */
+  async add(request) {
+    if (!(request instanceof Request)) throw new TypeError('request must be a Request');
+    const body = await bodyOf(request, this.#max);
+    const headers = new Headers(request.headers);
+    const key = headers.get('idempotency-key') ?? crypto.randomUUID();
+    headers.set('idempotency-key', key);
+    /** @type {[string, string][]} */
+    const pairs = [];
+    headers.forEach((v, k) => {
+      pairs.push([k, v]);
+    });
+    /** @type {StoredRequest} */
+    const stored = { method: request.method, url: request.url, headers: pairs, body };
+    return this.#queue.enqueue(stored, { id: key });
+  }
+
+  /**
+   * `fetch(request)` now, once; on a network failure the request is stored
+   * instead and the answer is `202 Accepted` with its id in `Outbox-Id`
+   * (for a Service Worker's `respondWith`). A request whose body is over
+   * the bound is not stored: the network failure is the answer.
+   * @param {Request} request
+   */
+  async fetch(request) {
+    const copy = request.clone();
+    try {
+      return await fetch(request);
+    } catch (error) {
+      if (request.signal?.aborted) throw error;
+      let id;
+      try {
+        id = await this.add(copy);
+      } catch {
+        throw error;
+      }
+      return new Response(null, { status: 202, statusText: 'Accepted', headers: { 'outbox-id': id } });
+    }
+  }
+
+  /**
+   * One replay: the stored request through withBackoff (`retry`). A 2xx or 3xx
+   * ends the task; 408, 425, 429, a 5xx or a network failure leave it for
+   * a later replay; another 4xx ends it in `error` (it would never succeed).
+   * @param {StoredRequest} stored
+   * @param {AbortSignal} signal
+   */
+  async #replay(stored, signal) {
+    const { method, url, headers, body } = stored;
+    const res = await this.#retry(url, { method, headers, body, signal });
+    await res.body?.cancel();
+    if (res.status < 400) return;
+    const error = `HTTP ${res.status} from ${method} ${url}`;
+    throw res.status < 500 && !LATER.has(res.status) ? new PermanentError(error) : new Error(error);
+  }
+}

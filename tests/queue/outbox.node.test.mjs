@@ -1,0 +1,112 @@
+// wasm-backoff/outbox in Node 20 (a MemoryStore in place of IndexedDB)
+// against the scripted server on 127.0.0.1: what a stored request keeps,
+// its replay (the body, one idempotency key on every try), which answers end
+// it, the body bound, and fetch()'s 202 on a network failure. The browser
+// half (IndexedDB, a Service Worker, Background Sync) is
+// tests/queue/outbox.chromium.test.mjs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Outbox, MemoryStore } from 'wasm-backoff/outbox';
+import { startScripted } from '../server/scripted.mjs';
+
+let srv;
+before(async () => {
+  srv = await startScripted();
+});
+after(() => srv?.close());
+
+/** An outbox on a MemoryStore, quick retries, not started. */
+const make = (options = {}) =>
+  new Outbox({
+    retry: { baseMs: 1, maxAttempts: 2 },
+    ...options,
+    queue: { store: new MemoryStore(), backoff: { baseMs: 5, jitter: 'none' }, pollMs: 10, ...options.queue },
+  });
+
+/** Resolves with the first `type` event of the outbox's queue. */
+const once = (outbox, type) => new Promise((resolve) => outbox.queue.addEventListener(type, resolve, { once: true }));
+
+const post = (path, body, headers = {}) =>
+  new Request(srv.url + path, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+
+test('add() stores method, URL, headers, body and a key; the replay sends it, the key on every try', async () => {
+  srv.script('/forms', [{ status: 503 }, { status: 201 }]);
+  const outbox = make();
+  const id = await outbox.add(post('/forms', '{"name":"Ada"}', { 'x-form': '1' }));
+  assert.match(id, /^[0-9a-f-]{36}$/);
+  const rec = await outbox.queue.get(id);
+  assert.equal(rec.state, 'pending');
+  assert.equal(rec.payload.method, 'POST');
+  assert.equal(rec.payload.url, `${srv.url}/forms`);
+  assert.equal(new TextDecoder().decode(rec.payload.body), '{"name":"Ada"}');
+  assert.deepEqual(Object.fromEntries(rec.payload.headers), { 'content-type': 'application/json', 'idempotency-key': id, 'x-form': '1' });
+  const done = once(outbox, 'processed');
+  outbox.start();
+  await done;
+  await outbox.stop();
+  const sent = srv.requests.filter((r) => r.path === '/forms');
+  assert.deepEqual(
+    sent.map((r) => [r.method, r.body, r.headers['idempotency-key'], r.headers['x-form']]),
+    [
+      ['POST', '{"name":"Ada"}', id, '1'],
+      ['POST', '{"name":"Ada"}', id, '1'],
+    ],
+  );
+});
+
+test("a request's own Idempotency-Key is its id: adding it twice stores it once", async () => {
+  const outbox = make();
+  const a = await outbox.add(post('/x', '1', { 'idempotency-key': 'order-7' }));
+  const b = await outbox.add(post('/x', '1', { 'idempotency-key': 'order-7' }));
+  assert.deepEqual([a, b], ['order-7', 'order-7']);
+  assert.equal((await outbox.queue.store.active()).length, 1);
+});
+
+test('a body over maxBodyBytes is refused with a RangeError naming the bound, nothing stored', async () => {
+  const outbox = make({ maxBodyBytes: 10 });
+  await assert.rejects(outbox.add(post('/x', 'x'.repeat(11))), {
+    name: 'RangeError',
+    message: /^maxBodyBytes: the request body \(11 bytes\) is over the outbox's bound \(10 bytes\)/,
+  });
+  assert.equal((await outbox.queue.store.active()).length, 0);
+  assert.ok(await outbox.add(post('/x', 'x'.repeat(10))), 'at the bound: stored');
+});
+
+test('a 400 ends the task in error at once (PermanentError); a 429 leaves it for later', async () => {
+  srv.script('/bad', { status: 400 });
+  srv.script('/busy', [{ status: 429 }, { status: 429 }, { status: 200 }]);
+  const outbox = make();
+  const errored = once(outbox, 'error');
+  const bad = await outbox.add(post('/bad', '{}'));
+  const busy = await outbox.add(post('/busy', '{}'));
+  const processed = once(outbox, 'processed');
+  outbox.start();
+  assert.equal((await errored).task.id, bad);
+  assert.equal((await processed).task.id, busy);
+  await outbox.stop();
+  assert.equal(srv.count('/bad'), 1, 'a 400 is sent once: a retry would never succeed');
+  assert.equal((await outbox.queue.get(bad)).state, 'error');
+  assert.equal((await outbox.queue.get(busy)).failureCount, 1);
+});
+
+test('fetch(): the answer when there is one; on a network failure the request is stored and the answer is 202', async () => {
+  srv.script('/up', { status: 201 });
+  const outbox = make();
+  assert.equal((await outbox.fetch(post('/up', '{}'))).status, 201);
+  assert.equal((await outbox.queue.store.active()).length, 0);
+  srv.script('/reset', [{ reset: true }, { status: 200 }]);
+  const res = await outbox.fetch(post('/reset', '{"a":1}'));
+  assert.equal(res.status, 202);
+  const id = res.headers.get('outbox-id');
+  assert.equal(new TextDecoder().decode((await outbox.queue.get(id)).payload.body), '{"a":1}');
+});
+
+test('options are checked by the constructor', () => {
+  assert.throws(() => new Outbox({ maxBodyBytes: -1, queue: { store: new MemoryStore() } }), {
+    name: 'RangeError',
+    message: /^maxBodyBytes/,
+  });
+  assert.throws(() => new Outbox({ name: '', queue: { store: new MemoryStore() } }), { name: 'TypeError', message: /^name/ });
+  assert.throws(() => new Outbox({ queue: { store: new MemoryStore(), syncTag: 'x' } }), { name: 'TypeError', message: /^queue\.syncTag/ });
+  assert.throws(() => new Outbox({ retry: { baseMs: -1 }, queue: { store: new MemoryStore() } }), RangeError);
+});

@@ -1,0 +1,159 @@
+// wasm-backoff/undici in Node 20 against the scripted server on 127.0.0.1:
+// Node's own global fetch after retryGlobalFetch() (no undici package), and
+// the undici package's Agent with retryDispatcher (setGlobalDispatcher) and
+// retryInterceptor (Agent.compose, undici.request). Each checks what the
+// server saw: how many requests, the waits between them, the body sent again.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Agent, request, setGlobalDispatcher, getGlobalDispatcher } from 'undici';
+import { retryGlobalFetch, retryDispatcher, retryInterceptor } from 'wasm-backoff/undici';
+import { startScripted } from '../server/scripted.mjs';
+
+let srv;
+before(async () => {
+  srv = await startScripted();
+});
+after(() => srv?.close());
+
+/** Gaps in ms between the requests the server saw on `path`. */
+const gaps = (path) => {
+  const at = srv.requests.filter((r) => r.path === path).map((r) => r.at);
+  return at.slice(1).map((t, i) => t - at[i]);
+};
+
+/** Runs `fn` with Node's global fetch retrying, then puts the dispatcher back. */
+async function withGlobal(options, fn) {
+  const undo = await retryGlobalFetch(options);
+  try {
+    return await fn();
+  } finally {
+    undo();
+  }
+}
+
+test("Node's global fetch: a 503 then a 429's retry-after-ms are retried, the wait honoured, the failures never seen", () =>
+  withGlobal({ baseMs: 5, maxAttempts: 4 }, async () => {
+    srv.script('/items', [
+      { status: 503, body: 'down' },
+      { status: 429, headers: { 'retry-after-ms': '80' } },
+      { status: 200, body: [1, 2] },
+    ]);
+    const res = await fetch(`${srv.url}/items`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), [1, 2]);
+    assert.equal(srv.count('/items'), 3);
+    assert.ok(gaps('/items')[1] >= 78, `the 429's wait: ${gaps('/items')}`);
+  }));
+
+test("Node's global fetch: a PUT's body is sent again after a 503 and a connection reset", () =>
+  withGlobal({ baseMs: 5 }, async () => {
+    srv.script('/put', [{ status: 503 }, { reset: true }, { echo: true }]);
+    const res = await fetch(`${srv.url}/put`, { method: 'PUT', body: JSON.stringify({ a: 1 }) });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).body, '{"a":1}');
+    assert.deepEqual(
+      srv.requests.filter((r) => r.path === '/put').map((r) => r.body),
+      ['{"a":1}', '{"a":1}', '{"a":1}'],
+    );
+  }));
+
+test("Node's global fetch: a POST is sent once; with idempotencyKey it is retried under one key", async () => {
+  srv.script('/post', [{ status: 503 }, { status: 201 }]);
+  await withGlobal({ baseMs: 5 }, async () => {
+    assert.equal((await fetch(`${srv.url}/post`, { method: 'POST', body: 'x' })).status, 503);
+  });
+  assert.equal(srv.count('/post'), 1);
+  srv.reset();
+  srv.script('/post', [{ status: 503 }, { status: 201 }]);
+  await withGlobal({ baseMs: 5, idempotencyKey: true }, async () => {
+    assert.equal((await fetch(`${srv.url}/post`, { method: 'POST', body: 'x' })).status, 201);
+  });
+  const keys = srv.requests.filter((r) => r.path === '/post').map((r) => r.headers['idempotency-key']);
+  assert.equal(keys.length, 2);
+  assert.match(keys[0], /^[0-9a-f-]{36}$/);
+  assert.equal(keys[0], keys[1]);
+});
+
+test("Node's global fetch: the last try's answer after maxAttempts; a 404 is not retried", () =>
+  withGlobal({ baseMs: 1, maxAttempts: 3 }, async () => {
+    srv.script('/down', { status: 503, body: 'still down' });
+    const res = await fetch(`${srv.url}/down`);
+    assert.equal(res.status, 503);
+    assert.equal(await res.text(), 'still down');
+    assert.equal(srv.count('/down'), 3);
+    srv.script('/missing', { status: 404 });
+    assert.equal((await fetch(`${srv.url}/missing`)).status, 404);
+    assert.equal(srv.count('/missing'), 1);
+  }));
+
+test("Node's global fetch: an abort during the wait rejects at once and sends nothing more", () =>
+  withGlobal({ baseMs: 10_000, jitter: 'none' }, async () => {
+    srv.script('/slow', { status: 503 });
+    const t0 = Date.now();
+    await assert.rejects(fetch(`${srv.url}/slow`, { signal: AbortSignal.timeout(100) }), { name: 'TimeoutError' });
+    assert.ok(Date.now() - t0 < 2000);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(srv.count('/slow'), 1);
+  }));
+
+test('retryGlobalFetch: the previous dispatcher is back after undo', async () => {
+  const before = getGlobalDispatcher();
+  const undo = await retryGlobalFetch({ baseMs: 1 });
+  assert.notEqual(getGlobalDispatcher(), before);
+  undo();
+  assert.equal(getGlobalDispatcher(), before);
+  srv.script('/once', [{ status: 503 }, { status: 200 }]);
+  assert.equal((await fetch(`${srv.url}/once`)).status, 503);
+});
+
+test("undici's setGlobalDispatcher(retryDispatcher(new Agent())): Node's fetch retries through the package's Agent", async () => {
+  const previous = getGlobalDispatcher();
+  const agent = new Agent();
+  setGlobalDispatcher(retryDispatcher(agent, { baseMs: 5 }));
+  try {
+    srv.script('/agent', [{ status: 502 }, { status: 200, body: 'ok' }]);
+    const res = await fetch(`${srv.url}/agent`);
+    assert.equal(await res.text(), 'ok');
+    assert.equal(srv.count('/agent'), 2);
+  } finally {
+    setGlobalDispatcher(previous);
+    await agent.close();
+  }
+});
+
+test("retryInterceptor with Agent.compose: undici's request retries", async () => {
+  const agent = new Agent();
+  const dispatcher = agent.compose(retryInterceptor({ baseMs: 5, retryOn: [503] }));
+  try {
+    srv.script('/req', [{ status: 503 }, { status: 500 }, { status: 200, body: 'ok' }]);
+    const res = await request(`${srv.url}/req`, { dispatcher });
+    assert.equal(res.statusCode, 500, 'a 500 is outside this retryOn');
+    await res.body.dump();
+    assert.equal(srv.count('/req'), 2);
+  } finally {
+    await agent.close();
+  }
+});
+
+test('options are checked at once, naming the option', async () => {
+  assert.throws(() => retryInterceptor({ baseMs: -1 }), RangeError);
+  assert.throws(() => retryInterceptor({ retryOn: [700] }), RangeError);
+  assert.throws(() => retryInterceptor({ onRetry() {} }), {
+    name: 'TypeError',
+    message: /^onRetry is not an option of wasm-backoff\/undici/,
+  });
+  assert.throws(() => retryInterceptor({ maxBufferBytes: -1 }), { name: 'RangeError', message: /^maxBufferBytes/ });
+  assert.throws(() => retryDispatcher({}, {}), { name: 'TypeError', message: /^dispatcher/ });
+  await assert.rejects(retryGlobalFetch({ methods: 'GET' }), TypeError);
+});
+
+test('a body longer than maxBufferBytes is sent once, whole', () =>
+  withGlobal({ baseMs: 5, maxBufferBytes: 4 }, async () => {
+    srv.script('/big', [{ status: 503 }, { status: 200 }]);
+    const res = await fetch(`${srv.url}/big`, { method: 'PUT', body: 'twelve bytes' });
+    assert.equal(res.status, 503);
+    assert.deepEqual(
+      srv.requests.filter((r) => r.path === '/big').map((r) => r.body),
+      ['twelve bytes'],
+    );
+  }));

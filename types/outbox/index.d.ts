@@ -1,0 +1,78 @@
+/** @module wasm-backoff/outbox */
+// `wasm-backoff/outbox`: "send it later" for HTTP requests (the job of
+// Workbox's BackgroundSyncPlugin), on the durable task queue of
+// `wasm-backoff/queue`: a request that failed or was made offline is stored
+// (method, URL, headers, a bounded body, an idempotency key) and replayed
+// through `withBackoff` at start, on `online` and on Background Sync.
+import type { RetryOptions } from '../index.js';
+import type { TaskQueue, TaskQueueOptions } from '../queue/index.js';
+export { PermanentError, MemoryStore } from '../queue/index.js';
+export type { TaskRecord, TaskStore, TaskQueueOptions } from '../queue/index.js';
+
+/** What a task of an outbox holds: the request as a replay sends it. */
+export interface StoredRequest {
+  method: string;
+  url: string;
+  /** Its headers, `idempotency-key` among them. */
+  headers: [string, string][];
+  /** Its body, read when it was stored; null for none. */
+  body: ArrayBuffer | null;
+}
+
+/**
+ * Options of {@link Outbox}, checked by its constructor (a `TypeError` or
+ * `RangeError` whose message starts with the option's name).
+ */
+export interface OutboxOptions {
+  /**
+   * The IndexedDB database and the Background Sync tag: a page and its
+   * Service Worker name the same outbox to share it. @default 'outbox'
+   */
+  name?: string;
+  /**
+   * The largest body stored, in bytes (an integer >= 0): a longer one is
+   * refused with a `RangeError` (`maxBodyBytes: …`), never truncated.
+   * @default 1048576 (1 MiB)
+   */
+  maxBodyBytes?: number;
+  /**
+   * The tries of one replay (`withBackoff`'s options); the stored
+   * `Idempotency-Key` makes a POST retryable. @default { maxAttempts: 3 }
+   */
+  retry?: RetryOptions;
+  /**
+   * The task queue's options (its backoff between replays, `maxFailures`,
+   * `maxRetentionMs`, …): not `handler` nor `syncTag`, which the outbox sets
+   * (a `TypeError`). @default { store: new IndexedDBStore({ name }) } and the queue's defaults
+   */
+  queue?: Omit<TaskQueueOptions<StoredRequest>, 'handler' | 'syncTag'>;
+}
+
+/**
+ * Requests stored and sent later. In a page and in its Service Worker
+ * (module worker: import `wasm-backoff/outbox/sync`), each with
+ * `new Outbox(options).start()`: the one that runs replays.
+ */
+export class Outbox {
+  constructor(options?: OutboxOptions);
+  /** The task queue under it (its events, `get`, `purge`, `drain`). */
+  readonly queue: TaskQueue<StoredRequest>;
+  /** Starts replaying: now, on `online`, on Background Sync's `sync` event with its name. */
+  start(): this;
+  /** Stops replaying (a replay in flight finishes). */
+  stop(): Promise<void>;
+  /**
+   * Stores `request` (its body is read) and resolves with its task id,
+   * which is its `Idempotency-Key` (the request's own, else a new UUID):
+   * adding one request twice stores it once. Rejects with a `RangeError`
+   * when its body is over `maxBodyBytes`.
+   */
+  add(request: Request): Promise<string>;
+  /**
+   * `fetch(request)` now, once; on a network failure the request is stored
+   * and the answer is `202 Accepted` with its id in the `Outbox-Id` header
+   * (for a Service Worker's `event.respondWith`). A request that cannot be
+   * stored (its body over the bound) rejects with the network failure.
+   */
+  fetch(request: Request): Promise<Response>;
+}

@@ -1,0 +1,83 @@
+/** @module wasm-backoff/undici */
+// `wasm-backoff/undici`: the fetch driver's retry policy at undici's
+// dispatcher, the layer under Node's global `fetch` (and undici's
+// `request`, `stream`, and clients built on them): one setting makes every
+// request of a process retry. It imports nothing from undici: it wraps the
+// dispatcher it is given, Node's own or the `undici` package's.
+import type { BackoffOptions } from '../index.js';
+export { BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
+
+/**
+ * Options of {@link retryInterceptor}, {@link retryDispatcher} and
+ * {@link retryGlobalFetch}: the schedule's ({@link BackoffOptions}) and the
+ * fetch driver's retry policy, with its names, defaults and errors (see
+ * `RetryOptions` of `wasm-backoff`), checked when the function is called: a
+ * wrong type throws `TypeError`, a value out of range `RangeError`, the
+ * message starting with the option's name. The fetch driver's hooks
+ * (`shouldRetry`, `beforeRetry`, `onRetry`, `onDone`), `gate`, `budget`,
+ * `timeoutMs`, `attemptHeader` and `signal` have no meaning at a dispatcher
+ * and throw a `TypeError` (use fetch's own `signal`).
+ *
+ * A retried answer (a status of `retryOn`, or 413, 429 or 503 with a
+ * server-named wait, or a network failure before any answer) is drained and
+ * never reaches the caller; the answer that is not retried (a success, a
+ * final failure, the last try's) reaches it whole.
+ */
+export interface UndiciRetryOptions extends BackoffOptions {
+  /** Statuses retried, each an integer in [100, 599]. @default [408, 429, 500, 502, 503, 504] */
+  retryOn?: number[];
+  /** Methods retried (case-insensitive); others only with an `Idempotency-Key`, `idempotencyKey` or `retryNonIdempotent`. @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'] */
+  methods?: string[];
+  /** Retry every method (POST, PATCH, …) too. @default false */
+  retryNonIdempotent?: boolean;
+  /**
+   * Send an `Idempotency-Key` header (a `crypto.randomUUID()` per request,
+   * the same on every attempt) on requests whose method is not in
+   * `methods`, which makes them retryable. A key the request has is kept.
+   * @default false
+   */
+  idempotencyKey?: boolean;
+  /** A server-named wait longer than this (ms, >= 0) is not waited for: that answer is final. @default 60000 */
+  maxRetryAfterMs?: number;
+  /**
+   * A request body that can be read only once (a stream; Node's `fetch`
+   * hands every body to the dispatcher as one) is read first, up to this
+   * many bytes, so that a retry can send it again; a longer one is sent as
+   * it comes, once (not retried after its first try). @default 1048576 (1 MiB)
+   */
+  maxBufferBytes?: number;
+}
+
+/** An undici dispatch function: `(options, handler) => boolean` (undici's handler interface of `Symbol.for('undici.globalDispatcher.1')`). */
+export type Dispatch = (options: any, handler: any) => boolean;
+
+/** The part of an undici `Dispatcher` that {@link retryDispatcher} wraps and offers. */
+export interface DispatcherLike {
+  dispatch: Dispatch;
+  close(...args: any[]): any;
+  destroy(...args: any[]): any;
+}
+
+/**
+ * An undici interceptor with the retry policy: for `agent.compose(...)`
+ * (undici >= 6.20) or `new Agent().compose(retryInterceptor({ baseMs: 200 }))`.
+ */
+export function retryInterceptor(options?: UndiciRetryOptions): (dispatch: Dispatch) => Dispatch;
+
+/**
+ * A dispatcher that sends every request through `dispatcher` with retries:
+ * for undici's `setGlobalDispatcher(retryDispatcher(new Agent(), options))`
+ * or one call's `fetch(url, { dispatcher })`. `close` and `destroy` are
+ * `dispatcher`'s.
+ */
+export function retryDispatcher(dispatcher: DispatcherLike, options?: UndiciRetryOptions): DispatcherLike & { dispatcher: DispatcherLike };
+
+/**
+ * Makes every `fetch` of this Node process retry, without the `undici`
+ * package: wraps Node's own global dispatcher (Node makes it at its first
+ * `fetch`; this makes one with a `fetch('data:,')` if there is none yet) and
+ * puts the result in its place (`Symbol.for('undici.globalDispatcher.1')`,
+ * where undici's `setGlobalDispatcher` puts one). Resolves with a function
+ * that puts the previous dispatcher back.
+ */
+export function retryGlobalFetch(options?: UndiciRetryOptions): Promise<() => void>;
