@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload,limiter,queue,fleet
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload,limiter,queue,fleet,demo
 //            --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
@@ -13,7 +13,8 @@
 // dev-dependencies (the peers, exact versions) if missing. Sections live in
 // size.mjs, cold.mjs, throughput.mjs (spawned), calc.mjs, storm.mjs (+
 // storm-policies.mjs for our rows, storm-peers.mjs for the peers'),
-// bench/outage.mjs when it exists (see outageSection), queue.mjs and fleet.mjs.
+// bench/outage.mjs when it exists (see outageSection), queue.mjs, fleet.mjs
+// and demo.mjs.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -22,7 +23,22 @@ import { BENCH, ROOT, ensureBuilt, ensurePeers, version, PEER_PACKAGES } from '.
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const QUICK = args.has('quick');
-const ALL = ['size', 'calls', 'alloc', 'cold', 'throughput', 'retryfn', 'calc', 'storm', 'outage', 'overload', 'limiter', 'queue', 'fleet'];
+const ALL = [
+  'size',
+  'calls',
+  'alloc',
+  'cold',
+  'throughput',
+  'retryfn',
+  'calc',
+  'storm',
+  'outage',
+  'overload',
+  'limiter',
+  'queue',
+  'fleet',
+  'demo',
+];
 const only = args.get('only')?.split(',') ?? ALL;
 for (const s of only) if (!ALL.includes(s)) throw new RangeError(`--only: unknown section ${s} (one of ${ALL.join(', ')})`);
 const partial = QUICK || args.has('only');
@@ -146,6 +162,11 @@ try {
   await section('fleet', '9. Fleet: a shared gate and a shared budget (GateObject) vs per isolate (bench/fleet.mjs)', async () => {
     const { fleetSection } = await import('./fleet.mjs');
     return fleetSection({ quick: QUICK, log });
+  });
+
+  await section('demo', '12. Demo: a control change and the first load in Chromium (bench/demo.mjs)', async () => {
+    const { demoSection } = await import('./demo.mjs');
+    return demoSection({ rounds: QUICK ? 1 : 7, log });
   });
 } finally {
   rmSync(tmp, { recursive: true, force: true });
