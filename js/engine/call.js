@@ -18,6 +18,7 @@ import { deadline } from '../hooks.js';
  * @property {{ deposit(now: number): void, withdraw(now: number): boolean }} [budget]
  * @property {(info: any) => unknown} [onRetry]
  * @property {(info: any) => unknown} [onDone]
+ * @property {(call: Call, job: import('./loop.js').Job) => import('./loop.js').Tap} [telemetry] wasm-backoff/otel's
  */
 
 export class Call {
