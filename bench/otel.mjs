@@ -6,7 +6,9 @@
 // The method is bench/throughput.mjs's: its server (a separate Node
 // process, keep-alive, 200 `ok`), samples of a fixed number of requests,
 // contenders rotated every round, the ratio to "without" taken in the same
-// round (median, min and max over rounds).
+// round (median, min and max over rounds). Then the same clients around a
+// fetch that answers at once (one Response, no I/O): ns per call, the
+// wrapper's own cost without the network's noise.
 //
 //   node bench/otel.mjs [rounds] [requests per sample]     prints markdown (bench/run.mjs: RESULTS.md §3c)
 import { spawn } from 'node:child_process';
@@ -103,5 +105,37 @@ for (const [mode, run] of Object.entries(MODES)) {
     lines.push(`| ${mode} | ${name} | ${cells.join(' | ')} |`);
   }
 }
+
+// The wrappers' own cost: a fetch that answers at once.
+const res = new Response('ok');
+const instant = async () => res;
+const cpu2 = [
+  [WITHOUT, withBackoff(instant)],
+  ['instrument(), no SDK (no-op)', withBackoff(instant, instrument())],
+  ['instrument(), SDK recording', withBackoff(instant, instrument({}, { tracer, meter }))],
+];
+const CALLS = 20 * N;
+const ns = new Map(cpu2.map(([name]) => [name, []]));
+for (const [, f] of cpu2) for (let i = 0; i < CALLS; i++) await f(url);
+for (let r = 0; r < ROUNDS; r++) {
+  for (let k = 0; k < cpu2.length; k++) {
+    const [name, f] = cpu2[(k + r) % cpu2.length];
+    gc();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < CALLS; i++) await f(url);
+    ns.get(name).push(Number(process.hrtime.bigint() - t0) / CALLS);
+  }
+}
+lines.push(
+  '',
+  `The wrapper's own cost: the same clients around a fetch that answers at once (one Response, no I/O), ${ROUNDS} rounds × ${CALLS} calls.`,
+  '',
+);
+lines.push('| contender | median ns/call | added ns/call (median of per-round differences) |', '|---|---:|---:|');
+for (const [name] of cpu2) {
+  const d = ns.get(name).map((v, i) => v - ns.get(WITHOUT)[i]);
+  lines.push(`| ${name} | ${median(ns.get(name)).toFixed(0)} | ${median(d).toFixed(0)} |`);
+}
+lines.push('', `Load average (1 min) at the end: ${os.loadavg()[0].toFixed(2)} on ${cpu.length} cores.`);
 console.log(lines.join('\n'));
 server.kill('SIGTERM');

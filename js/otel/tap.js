@@ -102,14 +102,15 @@ export class CallTap {
     if (this.http) this.#req = request(job);
     if (kit.metering) this.#m = metric(this.#req, kit.base);
     const name = this.http ? `${this.#req['http.request.method']}` : 'retry';
-    this.parent = context.active();
+    const parent = context.active();
     this.span = kit.tracer.startSpan(
       name,
       { kind: SpanKind.INTERNAL, startTime: call.start, attributes: { ...this.#req, ...kit.base } },
-      this.parent,
+      parent,
     );
     this.recording = this.span.isRecording();
-    this.ctx = trace.setSpan(this.parent, this.span);
+    /** The attempts' parent context (none unless recorded). */
+    this.ctx = this.recording ? trace.setSpan(parent, this.span) : parent;
     if (kit.seen && this.http) kit.seen(/** @type {any} */ (call.c).gate?.keyOf?.(job.input, job.init));
   }
 
@@ -123,6 +124,8 @@ export class CallTap {
    */
   attempt(call, job) {
     const { kit } = this;
+    // (neither recorded nor measured: the API's no-ops; nothing to do)
+    if (!this.recording && !kit.metering) return job.attempt(call);
     const resend = call.n - 1;
     if (resend) {
       this.#waited += Date.now() - this.#idle;
@@ -194,19 +197,23 @@ export class CallTap {
     const { kit, span, call } = this;
     const type = errorType(o);
     if (kit.metering) {
+      // (a wait cut short, by an abort or the deadline, counts too)
+      if (call.n) this.#waited += Date.now() - this.#idle;
       /** @type {Attributes} */
       const a = { ...this.#m, 'wasm_backoff.outcome': why };
       if (type) a['error.type'] = type;
       kit.retries.record(Math.max(call.n - 1, 0), a);
       kit.delay.record(this.#waited / 1000, a);
     }
-    span.setAttribute('wasm_backoff.attempts', call.n);
-    span.setAttribute('wasm_backoff.outcome', why);
-    const status = o.res?.status ?? o.status;
-    if (status !== undefined) span.setAttribute('http.response.status_code', status);
-    if (type) {
-      span.setAttribute('error.type', type);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: why });
+    if (this.recording) {
+      span.setAttribute('wasm_backoff.attempts', call.n);
+      span.setAttribute('wasm_backoff.outcome', why);
+      const status = o.res?.status ?? o.status;
+      if (status !== undefined) span.setAttribute('http.response.status_code', status);
+      if (type) {
+        span.setAttribute('error.type', type);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: why });
+      }
     }
     span.end();
   }
