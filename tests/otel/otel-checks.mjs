@@ -142,6 +142,39 @@ export const SCENARIOS = {
     await t.close();
   },
 
+  async 'each attempt records the request it sent: beforeRetry moving the call elsewhere'({ lib, instrument }, ctl) {
+    const t = fresh();
+    const [a, b] = [path('primary'), path('secondary')];
+    await ctl.script(a, [{ status: 503 }]);
+    await ctl.script(b, [{ status: 200 }]);
+    const beforeRetry = ({ request }) => new Request(ctl.base + b, request);
+    const res = await lib.fetchWithBackoff(ctl.base + a, undefined, instrument({ ...FAST, beforeRetry }, t));
+    check(res.status === 200, `status ${res.status}`);
+    const urls = t
+      .spans()
+      .filter((s) => s.kind === CLIENT)
+      .map((s) => new URL(s.attributes['url.full']).pathname);
+    check(urls.join() === [a, b].join(), `url.full per attempt: ${urls}`);
+    await t.close();
+  },
+
+  async 'a timeout: error.type TimeoutError; an abort ends both spans, the call "aborted"'({ lib, instrument }, ctl) {
+    const t = fresh();
+    const p = path('hang');
+    await ctl.script(p, [{ hang: true }]);
+    const ac = new AbortController();
+    const o = instrument({ ...FAST, timeoutMs: 30, onRetry: () => ac.abort(new Error('enough')) }, t);
+    const e = await lib.fetchWithBackoff(ctl.base + p, { signal: ac.signal }, o).catch((x) => x);
+    check(e?.message === 'enough', `rejects with the reason: ${e}`);
+    const spans = t.spans();
+    const [first] = spans.filter((s) => s.kind === CLIENT);
+    check(first?.attributes['error.type'] === 'TimeoutError', `attempt 1: ${first?.attributes['error.type']}`);
+    const call = spans.find((s) => s.kind === INTERNAL);
+    check(call?.attributes['wasm_backoff.outcome'] === 'aborted' && call.status.code === ERROR, 'the call ended, aborted');
+    check(spans.length === 2, `the call's span and its one attempt's ended (exported): ${spans.length}`);
+    await t.close();
+  },
+
   async 'retry(fn): a call span "retry", INTERNAL attempt spans, the same metrics'({ lib, instrument }) {
     const t = fresh();
     let n = 0;
