@@ -27,6 +27,9 @@ import { context, trace, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 /** An absolute http(s) URL without credentials: its scheme, host and port, read without a URL object (the common case, kept cheap). */
 const PLAIN = /^(https?):\/\/([^/?#@[\]:]+|\[[^\]/?#@]*\])(?::(\d*))?(?=[/?#]|$)/i;
 
+/** The query parameters the conventions redact (signed URLs' secrets). */
+const SECRET = /([?&](?:AWSAccessKeyId|Signature|sig|X-Goog-Signature)=)[^&#]*/g;
+
 /**
  * What the request of a fetch call is now (beforeRetry may change it between
  * attempts): its method and URL, the semantic conventions' attributes.
@@ -49,12 +52,13 @@ function request(job) {
     } catch {
       return a;
     }
-    // (credentials never go into telemetry: the conventions' redaction)
     if (u.username || u.password) [u.username, u.password] = ['REDACTED', 'REDACTED'];
     [scheme, host, port] = [u.protocol.slice(0, -1), u.hostname, u.port];
     a['url.full'] = u.href;
   }
   a['url.full'] ??= href;
+  // (credentials never go into telemetry: the conventions' redaction)
+  if (/** @type {string} */ (a['url.full']).includes('?')) a['url.full'] = String(a['url.full']).replace(SECRET, '$1REDACTED');
   a['server.address'] = host.toLowerCase();
   a['server.port'] = Number(port) || (scheme.toLowerCase() === 'https' ? 443 : 80);
   return a;

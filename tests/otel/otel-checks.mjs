@@ -114,10 +114,16 @@ export const SCENARIOS = {
     const t = fresh();
     const p = path('post');
     await ctl.script(p, [{ status: 503 }, { status: 200 }]);
-    const res = await lib.fetchWithBackoff(ctl.base + p, { method: 'POST', body: 'x' }, instrument(FAST, t));
+    const signed = `${ctl.base}${p}?X-Goog-Signature=secret&part=1&sig=s2`;
+    const res = await lib.fetchWithBackoff(signed, { method: 'POST', body: 'x' }, instrument(FAST, t));
     check(res.status === 503, `status ${res.status}`);
     const spans = t.spans();
     check(spans.length === 2, `2 spans, got ${spans.length}`);
+    const full = `${ctl.base}${p}?X-Goog-Signature=REDACTED&part=1&sig=REDACTED`;
+    check(
+      spans.every((s) => s.attributes['url.full'] === full),
+      `signed URLs' secrets redacted: ${spans[0].attributes['url.full']}`,
+    );
     const call = spans.find((s) => s.kind === INTERNAL);
     check(call.name === 'POST' && call.attributes['wasm_backoff.outcome'] === 'not-idempotent', 'call: POST, not-idempotent');
     check(call.attributes['error.type'] === '503' && call.status.code === ERROR, 'the call failed with 503');
