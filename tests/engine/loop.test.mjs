@@ -220,3 +220,46 @@ test('the budget is paid into once per call, at its start', async () => {
   assert.deepEqual(deposits, [call.start]);
   assert.equal(clock.now(), 5);
 });
+
+test('telemetry: made once per call, it runs each attempt and is told each wait and the end, before onDone', async () => {
+  const e = new Error('one');
+  const outcomes = [
+    { failed: true, error: e },
+    { failed: false, value: 'v' },
+  ];
+  const { log, job, lane } = stubs({ outcomes, verdicts: ['', 'success'], delayMs: 3 });
+  let made = 0;
+  const telemetry = (call, j) => {
+    made++;
+    assert.equal(j, job, 'told the job');
+    return {
+      attempt(c, jj) {
+        log.push(`tap attempt ${c.n}`);
+        return jj.attempt(c);
+      },
+      wait(o) {
+        log.push(`tap wait ${call.delayMs} ${o.error.message}`);
+      },
+      done(why, o) {
+        log.push(`tap done ${why} ${o.value}`);
+      },
+    };
+  };
+  const c = opts({ telemetry, onDone: (i) => log.push(`onDone ${i.reason}`) });
+  assert.equal(await clock.run(drive(new Call(c, undefined), job, lane)), 'v');
+  assert.equal(made, 1);
+  assert.deepEqual(
+    log.filter((l) => /^(tap|onDone|attempt)/.test(l)),
+    ['tap attempt 1', 'attempt 1', 'tap wait 3 one', 'tap attempt 2', 'attempt 2', 'tap done success v', 'onDone success'],
+  );
+});
+
+test('telemetry: a call that ends in a step that throws is still told its end', async () => {
+  const e = new Error('hook');
+  const { job, lane } = stubs({ outcomes: [{ failed: true, error: new Error('x') }], verdicts: [''] });
+  job.judge = () => Promise.reject(e);
+  const ends = [];
+  const telemetry = () => ({ attempt: (c, j) => j.attempt(c), wait() {}, done: (why, o) => ends.push([why, o.error]) });
+  await assert.rejects(clock.run(drive(new Call(opts({ telemetry }), undefined), job, lane)), (x) => x === e);
+  assert.deepEqual(ends, [['hook-error', e]]);
+});

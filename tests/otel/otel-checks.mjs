@@ -261,7 +261,7 @@ export const SCENARIOS = {
     check(res.status === 200, 'works with the no-op globals');
   },
 
-  async 'not a tracer, meter, limiter: a TypeError naming it'({ instrument }) {
+  async 'not a tracer, meter, limiter: a TypeError naming it'({ lib, instrument }) {
     const cases = [
       [{ tracer: {} }, /tracer must be an OpenTelemetry Tracer/],
       [{ meter: { createHistogram() {} } }, /meter must be an OpenTelemetry Meter/],
@@ -278,6 +278,9 @@ export const SCENARIOS = {
       }
       check(e instanceof TypeError && re.test(e.message), `${JSON.stringify(w)}: ${e}`);
     }
+    // (the option itself, set by hand: what the engine reads)
+    const e = await lib.fetchWithBackoff('http://127.0.0.1:9/x', undefined, { telemetry: 5 }).catch((x) => x);
+    check(e instanceof TypeError && /telemetry must be a function/.test(e.message), `telemetry: 5: ${e}`);
   },
 };
 
