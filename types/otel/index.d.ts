@@ -1,3 +1,4 @@
+/** @module wasm-backoff/otel */
 // `wasm-backoff/otel`: OpenTelemetry spans and metrics for fetchWithBackoff,
 // withBackoff and retry (docs/telemetry.md). Plain JavaScript: importing it
 // loads no wasm module. `@opentelemetry/api` is its peer dependency (an SDK,
