@@ -48,16 +48,6 @@ export { Call };
  * @property {string} [why] why `pass` rejected ('circuit-open', 'exhausted', 'deadline', …)
  */
 
-/**
- * One call's observer (made by the `telemetry` option, wasm-backoff/otel):
- * told each attempt (which it runs, so what the attempt does is inside its
- * span), each wait, and the end.
- * @typedef {object} Tap
- * @property {(call: Call, job: Job) => Promise<Outcome>} attempt runs `job.attempt(call)`
- * @property {(o: Outcome) => void} wait another attempt follows `o` after `call.delayMs`
- * @property {(why: string, o: Outcome) => void} done the call ended, `why`, with `o`
- */
-
 /** A finished attempt's nothing: before the first. @type {Outcome} */
 const NONE = { failed: false };
 
@@ -70,10 +60,11 @@ const NONE = { failed: false };
  * @param {Lane} lane
  */
 export async function drive(call, job, lane) {
+  // (wasm-backoff/otel: the job wrapped to trace each attempt, and the call's
+  // onRetry/onDone to see its waits and its end; nothing without it)
+  job = call.c.telemetry?.(call, job) ?? job;
   let o = NONE;
   let why = '';
-  // (wasm-backoff/otel: this call's spans and metrics; without it nothing is made or called)
-  const t = call.c.telemetry?.(call, job);
   try {
     call.c.budget?.deposit(call.start);
     for (;;) {
@@ -85,12 +76,11 @@ export async function drive(call, job, lane) {
       call.alive(); // (let through, then aborted or past the deadline: nothing is sent)
       if (call.n && job.before) await job.before(call, o);
       call.n++;
-      o = await (t ? t.attempt(call, job) : job.attempt(call));
+      o = await job.attempt(call);
       let verdict = job.judge(call, o);
       if (typeof verdict !== 'string') verdict = await verdict;
       why = lane.after(call, verdict, o);
       if (why) break;
-      t?.wait(o);
       if (call.c.onRetry)
         observe(call.c.onRetry, {
           attempt: call.n,
@@ -110,7 +100,6 @@ export async function drive(call, job, lane) {
   } finally {
     call.close();
   }
-  t?.done(why, o);
   const done = call.c.onDone;
   if (done) observe(done, { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error });
   if (o.failed) throw o.error;

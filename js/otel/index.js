@@ -1,8 +1,8 @@
 // @ts-check
 // `wasm-backoff/otel`: OpenTelemetry for the fetch driver and retry(fn),
 // opt-in. `instrument(options, { tracer, meter })` returns the options with
-// `telemetry` set: the engine (js/engine/loop.js) then makes one CallTap per
-// call (js/otel/tap.js). Nothing of this is in any other entry: a call
+// `telemetry` set: the engine (js/engine/loop.js) then runs each call's job
+// through it (js/otel/tap.js). Nothing of this is in any other entry: a call
 // without `telemetry` makes no span and calls nothing.
 //
 // Metric names are in our own namespace, shaped after gRPC A96
@@ -12,7 +12,7 @@
 // are the conventions' (`http.request.method`, `server.address`, …).
 import { createNoopMeter, metrics, trace } from '@opentelemetry/api';
 import { own } from '../options.js';
-import { CallTap } from './tap.js';
+import { telemetry } from './tap.js';
 import { observeAll } from './gauges.js';
 
 /** The instrumentation scope's name (as tracer and meter are got). */
@@ -93,6 +93,6 @@ export function instrument(options, with_) {
   const watch = observeAll(meter, base, { gate: gate || undefined, limiter: w.limiter, budget: w.budget ?? o.budget });
   const metering = !(meter instanceof /** @type {any} */ (createNoopMeter()).constructor);
   const kit = { tracer, ...instruments(meter), base, seen: watch, metering };
-  o.telemetry = (/** @type {any} */ call, /** @type {any} */ job) => new CallTap(kit, call, job);
+  o.telemetry = telemetry(kit);
   return client ? options.extend({ telemetry: o.telemetry }) : o;
 }

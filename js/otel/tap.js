@@ -1,6 +1,9 @@
 // @ts-check
-// One call's spans and metrics (the engine's Tap, js/engine/loop.js): a span
-// for the call, a child span per attempt (the HTTP client span of the
+// One call's spans and metrics. The engine (js/engine/loop.js) gives the
+// `telemetry` option each call and its job, and runs the job it returns:
+// the same job, its attempts wrapped; the call's onRetry and onDone are
+// wrapped too (in a copy of its options), which tell each wait and the end.
+// Recorded: a span for the call, a child span per attempt (the HTTP client span of the
 // semantic conventions, `http.request.resend_count` on resends), an event on
 // the call's span per wait, and at the end the call's retries and the time
 // it spent with no attempt in flight (gRPC A96's two per-call histograms).
@@ -83,8 +86,15 @@ function errorType(o) {
   return (typeof e?.name === 'string' && e.name) || '_OTHER';
 }
 
-/** The engine's Tap for one call (see js/engine/loop.js). */
-export class CallTap {
+/**
+ * An outcome as onRetry and onDone tell it (an error, or a status).
+ * @param {{ status?: number, error?: unknown }} i
+ * @returns {Outcome}
+ */
+const told = (i) => (i.error !== undefined ? { failed: true, error: i.error } : { failed: false, status: i.status });
+
+/** One call's spans and metrics. */
+class CallTap {
   /** When the last attempt ended (no attempt in flight since). */
   #idle = 0;
   /** Time with no attempt in flight between attempts, ms. */
@@ -97,11 +107,11 @@ export class CallTap {
   /**
    * @param {Kit} kit
    * @param {import('../engine/call.js').Call} call
-   * @param {any} job
+   * @param {any} job the job as the call runs it (its request as it stands)
    */
   constructor(kit, call, job) {
     this.kit = kit;
-    this.call = call;
+    this.job = job;
     this.http = 'send' in job;
     if (this.http) this.#req = request(job);
     if (kit.metering) this.#m = metric(this.#req, kit.base);
@@ -119,21 +129,19 @@ export class CallTap {
   }
 
   /**
-   * Runs one attempt in its own span (none when the call's span is not
-   * recorded: no SDK, or sampled out; a fetch instrumentation then sees the
-   * caller's context, whose sampling decision is the same).
+   * Runs one attempt (`run`) in its own span (none when the call's span is
+   * not recorded: no SDK, or sampled out; a fetch instrumentation then sees
+   * the caller's context, whose sampling decision is the same).
    * @param {import('../engine/call.js').Call} call
-   * @param {import('../engine/loop.js').Job} job
+   * @param {() => Promise<Outcome>} run
    * @returns {Promise<Outcome>}
    */
-  attempt(call, job) {
+  attempt(call, run) {
     const { kit } = this;
-    // (neither recorded nor measured: the API's no-ops; nothing to do)
-    if (!this.recording && !kit.metering) return job.attempt(call);
     const resend = call.n - 1;
     if (resend) {
       this.#waited += Date.now() - this.#idle;
-      if (this.http) this.#req = request(job);
+      if (this.http) this.#req = request(this.job);
       if (this.http && kit.metering) this.#m = metric(this.#req, kit.base);
     }
     if (kit.metering) kit.started.add(1, { ...this.#m, 'wasm_backoff.attempt_type': resend ? 'retry' : 'original' });
@@ -147,7 +155,7 @@ export class CallTap {
       span = kit.tracer.startSpan(this.http ? `${this.#req['http.request.method']}` : 'attempt', { kind, attributes: attrs }, this.ctx);
     }
     // (then, not async/await: no tick more than the attempt's own)
-    const p = span ? context.with(trace.setSpan(this.ctx, span), () => job.attempt(call)) : job.attempt(call);
+    const p = span ? context.with(trace.setSpan(this.ctx, span), run) : run();
     return p.then(
       (o) => this.#end(span, o),
       (error) => {
@@ -178,41 +186,39 @@ export class CallTap {
   }
 
   /**
-   * Another attempt follows `o` after `call.delayMs`: an event on the call's span.
-   * @param {Outcome} o
+   * Another attempt follows after a wait (what onRetry is told): an event on the call's span.
+   * @param {{ attempt: number, delayMs: number, status?: number, error?: unknown, retryAfterMs?: number }} i
    */
-  wait(o) {
+  wait(i) {
     if (!this.recording) return;
-    const { n, delayMs } = this.call;
     /** @type {Attributes} */
-    const a = { 'wasm_backoff.retry.attempt': n, 'wasm_backoff.retry.delay_ms': delayMs };
-    const type = errorType(o);
+    const a = { 'wasm_backoff.retry.attempt': i.attempt, 'wasm_backoff.retry.delay_ms': i.delayMs };
+    const type = errorType(told(i));
     if (type) a['wasm_backoff.retry.reason'] = type;
-    if (o.hintMs !== undefined) a['wasm_backoff.retry.server_wait_ms'] = o.hintMs;
+    if (i.retryAfterMs !== undefined) a['wasm_backoff.retry.server_wait_ms'] = i.retryAfterMs;
     this.span.addEvent('wasm_backoff.retry.wait', a);
   }
 
   /**
-   * The call ended: its span, and its two histograms.
-   * @param {string} why
-   * @param {Outcome} o
+   * The call ended (what onDone is told): its span, and its two histograms.
+   * @param {{ attempts: number, reason: string, status?: number, error?: unknown }} i
    */
-  done(why, o) {
-    const { kit, span, call } = this;
-    const type = errorType(o);
+  done(i) {
+    const { kit, span } = this;
+    const { attempts: n, reason: why, status } = i;
+    const type = errorType(told(i));
     if (kit.metering) {
       // (a wait cut short, by an abort or the deadline, counts too)
-      if (call.n) this.#waited += Date.now() - this.#idle;
+      if (n) this.#waited += Date.now() - this.#idle;
       /** @type {Attributes} */
       const a = { ...this.#m, 'wasm_backoff.outcome': why };
       if (type) a['error.type'] = type;
-      kit.retries.record(Math.max(call.n - 1, 0), a);
+      kit.retries.record(Math.max(n - 1, 0), a);
       kit.delay.record(this.#waited / 1000, a);
     }
     if (this.recording) {
-      span.setAttribute('wasm_backoff.attempts', call.n);
+      span.setAttribute('wasm_backoff.attempts', n);
       span.setAttribute('wasm_backoff.outcome', why);
-      const status = o.res?.status ?? o.status;
       if (status !== undefined) span.setAttribute('http.response.status_code', status);
       if (type) {
         span.setAttribute('error.type', type);
@@ -221,4 +227,33 @@ export class CallTap {
     }
     span.end();
   }
+}
+
+/**
+ * The `telemetry` option's function for `kit`: per call, a CallTap; the
+ * call's options copied with onRetry and onDone wrapped (the caller's still
+ * called, after, as before: what they throw is the engine's to report); the
+ * job's `attempt` wrapped on the job itself (made per call; not a copy, nor
+ * an object over it as prototype: what beforeRetry changes on it is what the
+ * next attempt sends, and V8 keeps it fast).
+ * @param {Kit} kit
+ * @returns {(call: import('../engine/call.js').Call, job: import('../engine/loop.js').Job) => import('../engine/loop.js').Job}
+ */
+export function telemetry(kit) {
+  return (call, job) => {
+    const t = new CallTap(kit, call, job);
+    // (neither recorded nor measured, the API's no-ops: the job as it is; a
+    // span not recorded needs no end)
+    if (!t.recording && !kit.metering) return job;
+    const c = call.c;
+    const { onRetry, onDone } = c;
+    call.c = {
+      ...c,
+      onRetry: (/** @type {any} */ i) => (t.wait(i), onRetry?.(i)),
+      onDone: (/** @type {any} */ i) => (t.done(i), onDone?.(i)),
+    };
+    const run = job.attempt;
+    job.attempt = (cc) => t.attempt(cc, () => run.call(job, cc));
+    return job;
+  };
 }

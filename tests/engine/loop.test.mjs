@@ -221,45 +221,27 @@ test('the budget is paid into once per call, at its start', async () => {
   assert.equal(clock.now(), 5);
 });
 
-test('telemetry: made once per call, it runs each attempt and is told each wait and the end, before onDone', async () => {
-  const e = new Error('one');
+test('telemetry: asked once per call with it and its job; the job it returns is the one run', async () => {
   const outcomes = [
-    { failed: true, error: e },
+    { failed: true, error: new Error('one') },
     { failed: false, value: 'v' },
   ];
-  const { log, job, lane } = stubs({ outcomes, verdicts: ['', 'success'], delayMs: 3 });
-  let made = 0;
+  const { log, job, lane } = stubs({ outcomes, verdicts: ['', 'success'] });
+  const asked = [];
   const telemetry = (call, j) => {
-    made++;
-    assert.equal(j, job, 'told the job');
-    return {
-      attempt(c, jj) {
-        log.push(`tap attempt ${c.n}`);
-        return jj.attempt(c);
-      },
-      wait(o) {
-        log.push(`tap wait ${call.delayMs} ${o.error.message}`);
-      },
-      done(why, o) {
-        log.push(`tap done ${why} ${o.value}`);
-      },
-    };
+    asked.push([call, j]);
+    const w = Object.create(j);
+    w.attempt = (c) => (log.push(`wrapped ${c.n}`), j.attempt.call(w, c));
+    return w;
   };
-  const c = opts({ telemetry, onDone: (i) => log.push(`onDone ${i.reason}`) });
-  assert.equal(await clock.run(drive(new Call(c, undefined), job, lane)), 'v');
-  assert.equal(made, 1);
+  const call = new Call(opts({ telemetry }), undefined);
+  assert.equal(await clock.run(drive(call, job, lane)), 'v');
+  assert.deepEqual(asked, [[call, job]]);
   assert.deepEqual(
-    log.filter((l) => /^(tap|onDone|attempt)/.test(l)),
-    ['tap attempt 1', 'attempt 1', 'tap wait 3 one', 'tap attempt 2', 'attempt 2', 'tap done success v', 'onDone success'],
+    log.filter((l) => /^(wrapped|attempt|judge)/.test(l)),
+    ['wrapped 1', 'attempt 1', 'judge 1', 'wrapped 2', 'attempt 2', 'judge 2'],
   );
-});
-
-test('telemetry: a call that ends in a step that throws is still told its end', async () => {
-  const e = new Error('hook');
-  const { job, lane } = stubs({ outcomes: [{ failed: true, error: new Error('x') }], verdicts: [''] });
-  job.judge = () => Promise.reject(e);
-  const ends = [];
-  const telemetry = () => ({ attempt: (c, j) => j.attempt(c), wait() {}, done: (why, o) => ends.push([why, o.error]) });
-  await assert.rejects(clock.run(drive(new Call(opts({ telemetry }), undefined), job, lane)), (x) => x === e);
-  assert.deepEqual(ends, [['hook-error', e]]);
+  // (undefined: the job as it is)
+  const plain = stubs({ outcomes: [{ failed: false, value: 1 }], verdicts: ['success'] });
+  assert.equal(await clock.run(drive(new Call(opts({ telemetry: () => undefined }), undefined), plain.job, plain.lane)), 1);
 });
