@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,calc,storm,outage,overload,limiter,queue,fleet,demo
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,otel,calc,storm,outage,overload,limiter,queue,fleet,demo
 //            --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
@@ -30,6 +30,7 @@ const ALL = [
   'cold',
   'throughput',
   'retryfn',
+  'otel',
   'calc',
   'storm',
   'outage',
@@ -118,6 +119,11 @@ try {
     return (
       await run(process.execPath, [join(BENCH, 'retryfn.mjs'), String(QUICK ? 3 : 31)], { stdio: ['ignore', 'pipe', 'inherit'] })
     ).split('\n');
+  });
+
+  await section('otel', '3c. Telemetry: wrapper overhead with wasm-backoff/otel (bench/otel.mjs)', async () => {
+    const argv = QUICK ? ['3', '100'] : ['41', '300'];
+    return (await run(process.execPath, [join(BENCH, 'otel.mjs'), ...argv], { stdio: ['ignore', 'pipe', 'inherit'] })).split('\n');
   });
 
   await section('calc', '4. Calculator: ns per delay', async () => {

@@ -7,7 +7,7 @@
 #   queue  pkg/wasm_backoff_queue.wasm  `wasm-backoff/queue`, `/stats`
 # plus one not shipped: target/js/wasm_backoff_full.wasm (everything), which
 # the js/ sources run on in Node (js/load/dev.js);
-# and one subpath without wasm: `wasm-backoff/budget` (RetryBudget, plain JS).
+# and two subpaths without wasm: `wasm-backoff/budget` (RetryBudget) and `wasm-backoff/otel` (OpenTelemetry), plain JS.
 # For each: the boundary description rendered for JS (js/gen/boundary.js,
 # by `cargo run -p xtask`), the wasm module size-optimised (opt-level z, LTO,
 # panic=abort, a trap panic handler, no allocator) then wasm-opt,
@@ -16,7 +16,7 @@
 # (index.js for browsers, node.mjs/node.cjs, workerd.js, bundler.js with
 # the wasm inlined), minified, code-split so a module's subpaths share one chunk.
 #
-#   bash scripts/build.sh [--only small|gate|queue|full|js|main|backoff|budget|stats] [--dev]
+#   bash scripts/build.sh [--only small|gate|queue|full|js|main|backoff|budget|otel|stats] [--dev]
 #
 # --only builds the one module that entry belongs to; --dev leaves the JS
 # unminified. Assumes scripts/setup.sh has run.

@@ -42,7 +42,7 @@ export const MODULES = {
     entries: { stats: 'stats', queue: 'queue', outbox: 'outbox' },
   },
   // Plain JavaScript: no module to load.
-  js: { wasm: '', features: '', opt: '', entries: { budget: 'budget' } },
+  js: { wasm: '', features: '', opt: '', entries: { budget: 'budget', otel: 'otel' } },
   // Everything, not shipped (no entries): the module the js/ sources run on
   // in Node (js/load/dev.js: tests/engine/ …), built into target/.
   full: { wasm: 'wasm_backoff_full.wasm', features: 'bare,full', opt: 'z', entries: {} },
@@ -107,7 +107,8 @@ export async function bundle(mod, { dev = false } = {}) {
       minify: !dev,
       chunkNames: `${mod}-[hash]`,
       outExtension: { '.js': ext },
-      external: ['node:fs', 'cloudflare:workers'],
+      // (@opentelemetry/api: the peer dependency of wasm-backoff/otel, never bundled)
+      external: ['node:fs', 'cloudflare:workers', '@opentelemetry/api'],
       plugins: [boundary(mod, form)],
       logLevel: 'warning',
     };
@@ -121,11 +122,11 @@ export async function bundle(mod, { dev = false } = {}) {
     // `/queue` 12,830 against 13,440). Entries of one module then each carry
     // its calculator and loader, which a page importing two of them
     // downloads twice (~1.8 KB gzip); the other forms share a chunk.
-    // `/query`, `/undici` and `/outbox` are one file in every form: split with the
+    // `/query`, `/undici`, `/outbox` and `/otel` are one file in every form: split with the
     // other entries of their module, the code only they share would be a chunk of
     // its own, a file more for those entries.
     const one = entryPoints.length === 1 || form === 'browser';
-    const alone = one ? entryPoints : entryPoints.filter((e) => /^(?:query|undici|outbox)\//.test(e.out));
+    const alone = one ? entryPoints : entryPoints.filter((e) => /^(?:query|undici|outbox|otel)\//.test(e.out));
     for (const e of alone) {
       const dir = dirOf(e.out);
       const define = { WASM: JSON.stringify(`${dir}${MODULES[mod].wasm}`) };

@@ -10,7 +10,7 @@
 # The JS tests, one folder per feature (each runtime's variant beside the
 # checks it shares): tests/engine/ (the loop, on js/ sources and fake time),
 # tests/fetch/, tests/gate/ (gate, breaker, limiter), tests/fleet/,
-# tests/queue/ (and the outbox), tests/query/ (TanStack Query, SWR), tests/recipes/ (axios, ky, OpenAI, Anthropic), tests/undici/ (Node's global fetch), tests/demo/, tests/site/ (the docs site in Chromium), tests/package/ (import checks in every runtime,
+# tests/queue/ (and the outbox), tests/query/ (TanStack Query, SWR), tests/recipes/ (axios, ky, OpenAI, Anthropic), tests/undici/ (Node's global fetch), tests/otel/ (OpenTelemetry, Node and workerd), tests/demo/, tests/site/ (the docs site in Chromium), tests/package/ (import checks in every runtime,
 # boundary, lists, the code and links of README.md and docs/); what they
 # load: tests/browser/ (pages), tests/workerd/ (Workers), tests/runtimes/
 # (Deno, Bun); helpers in tests/support/; the scripted server

@@ -229,7 +229,21 @@ export interface RetryFnOptions extends BackoffOptions {
    * returned at once. @default undefined (none)
    */
   budget?: { deposit(nowMs?: number): void; withdraw(nowMs?: number): boolean };
+  /**
+   * Spans and metrics of every call and attempt, made by `instrument` of
+   * `'wasm-backoff/otel'` (docs/telemetry.md): set it through that function,
+   * not by hand. Without it nothing is observed and nothing is paid.
+   * @default undefined (none)
+   */
+  telemetry?: Telemetry;
 }
+
+/**
+ * What `instrument` of `'wasm-backoff/otel'` puts in the `telemetry` option:
+ * the engine calls it once per call and tells what it returns of each
+ * attempt, wait and end. Its shape is internal.
+ */
+export type Telemetry = (call: never, job: never) => unknown;
 
 /**
  * Options of {@link fetchWithBackoff} and {@link withBackoff}: those of

@@ -18,6 +18,7 @@ import { deadline } from '../hooks.js';
  * @property {{ deposit(now: number): void, withdraw(now: number): boolean }} [budget]
  * @property {(info: any) => unknown} [onRetry]
  * @property {(info: any) => unknown} [onDone]
+ * @property {(call: Call, job: import('./loop.js').Job) => import('./loop.js').Job | undefined} [telemetry] wasm-backoff/otel's: the job each call runs (it may replace `call.c` too)
  */
 
 export class Call {

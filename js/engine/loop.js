@@ -60,6 +60,9 @@ const NONE = { failed: false };
  * @param {Lane} lane
  */
 export async function drive(call, job, lane) {
+  // (wasm-backoff/otel: the job wrapped to trace each attempt, and the call's
+  // onRetry/onDone to see its waits and its end; nothing without it)
+  job = call.c.telemetry?.(call, job) ?? job;
   let o = NONE;
   let why = '';
   try {

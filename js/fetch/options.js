@@ -97,6 +97,7 @@ export function config(o) {
     onDone: fn(o, 'onDone'),
     shouldRetry: fn(o, 'shouldRetry'),
     beforeRetry: fn(o, 'beforeRetry'),
+    telemetry: fn(o, 'telemetry'),
     budget,
     gate: gate || undefined,
   };

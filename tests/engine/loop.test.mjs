@@ -220,3 +220,28 @@ test('the budget is paid into once per call, at its start', async () => {
   assert.deepEqual(deposits, [call.start]);
   assert.equal(clock.now(), 5);
 });
+
+test('telemetry: asked once per call with it and its job; the job it returns is the one run', async () => {
+  const outcomes = [
+    { failed: true, error: new Error('one') },
+    { failed: false, value: 'v' },
+  ];
+  const { log, job, lane } = stubs({ outcomes, verdicts: ['', 'success'] });
+  const asked = [];
+  const telemetry = (call, j) => {
+    asked.push([call, j]);
+    const w = Object.create(j);
+    w.attempt = (c) => (log.push(`wrapped ${c.n}`), j.attempt.call(w, c));
+    return w;
+  };
+  const call = new Call(opts({ telemetry }), undefined);
+  assert.equal(await clock.run(drive(call, job, lane)), 'v');
+  assert.deepEqual(asked, [[call, job]]);
+  assert.deepEqual(
+    log.filter((l) => /^(wrapped|attempt|judge)/.test(l)),
+    ['wrapped 1', 'attempt 1', 'judge 1', 'wrapped 2', 'attempt 2', 'judge 2'],
+  );
+  // (undefined: the job as it is)
+  const plain = stubs({ outcomes: [{ failed: false, value: 1 }], verdicts: ['success'] });
+  assert.equal(await clock.run(drive(new Call(opts({ telemetry: () => undefined }), undefined), plain.job, plain.lane)), 1);
+});

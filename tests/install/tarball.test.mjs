@@ -151,7 +151,9 @@ before(async () => {
       JSON.stringify({ name: 'fresh-project', private: true, type: 'module' }, null, 2) + '\n',
     );
     const t0 = Date.now();
-    await run('npm', ['install', `./${ctx.pack.filename}`, '--no-audit', '--no-fund', '--no-update-notifier'], {
+    // With the optional peer dependency of wasm-backoff/otel, as its users install it (the version of our devDependencies).
+    const api = `@opentelemetry/api@${JSON.parse(await fs.readFile(new URL('../../package.json', import.meta.url), 'utf8')).devDependencies['@opentelemetry/api']}`;
+    await run('npm', ['install', `./${ctx.pack.filename}`, api, '--prefer-offline', '--no-audit', '--no-fund', '--no-update-notifier'], {
       cwd: staging,
       timeout: 120_000,
     });
@@ -287,8 +289,8 @@ async function allEntries(t, cmd, args, env) {
     assert.ok(Array.isArray(imp), `import('${spec}') failed: ${imp}`);
     assert.ok(Array.isArray(req), `require('${spec}') failed: ${req}`);
     assert.deepEqual(req, imp, `${spec}: require and import give the same exports`);
-    // (wasm-backoff/budget is plain JavaScript: a RetryBudget and no module; /query, /undici, /outbox: their own)
-    const MARKERS = { budget: 'RetryBudget', query: 'queryRetry', undici: 'retryGlobalFetch', outbox: 'Outbox' };
+    // (wasm-backoff/budget is plain JavaScript: a RetryBudget and no module; /query, /undici, /outbox, /otel: their own)
+    const MARKERS = { budget: 'RetryBudget', query: 'queryRetry', undici: 'retryGlobalFetch', outbox: 'Outbox', otel: 'instrument' };
     const marker = MARKERS[/^wasm-backoff\/(\w+)/.exec(spec)?.[1]] ?? 'Backoff';
     assert.ok(imp.includes(marker), `${spec} exports ${marker}`);
   }

@@ -83,6 +83,24 @@ test('idempotencyKey, attemptHeader, per-call options, extend and retry(fn)', as
   );
 });
 
+// docs/telemetry.md: spans and metrics of a withBackoff client and of retry(fn).
+const TELEMETRY = 'docs/telemetry.md';
+
+test(`${TELEMETRY}: the spans of a call retried once, and its retries per call`, async () => {
+  assert.equal(runnable(TELEMETRY).length, 1);
+  srv.script('/items', [{ status: 503 }, { status: 200 }]);
+  assert.deepEqual(await run(TELEMETRY, 0), [
+    '200',
+    'GET 503',
+    'GET 1 200',
+    'GET 200',
+    'attempt',
+    'retry success',
+    'api: 1 retries, jobs: 0 retries',
+  ]);
+  srv.reset();
+});
+
 // docs/protections.md, "Which protection do I want?": its four examples.
 const PROTECTIONS = 'docs/protections.md';
 

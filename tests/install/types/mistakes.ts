@@ -4,6 +4,7 @@
 // (an unused @ts-expect-error is itself an error, TS2578). Never run.
 import { Backoff, fetchWithBackoff, withBackoff, parseRetryAfter, retry } from 'wasm-backoff';
 import { RetryBudget } from 'wasm-backoff/budget';
+import { instrument } from 'wasm-backoff/otel';
 // @ts-expect-error the gate lives in 'wasm-backoff/gate' (the full module), not in the main entry
 import { createGate } from 'wasm-backoff';
 import { backoffStats } from 'wasm-backoff/stats';
@@ -154,3 +155,8 @@ swrRetry({ retryOn: 503 });
 // @ts-expect-error shouldRetry is synchronous (TanStack Query's retry is)
 queryRetry({ shouldRetry: async () => true });
 export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];
+
+// @ts-expect-error tracer is an OpenTelemetry Tracer, not a string
+instrument({}, { tracer: 'app' });
+// @ts-expect-error name is a string
+instrument({}, { name: 1 });

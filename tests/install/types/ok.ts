@@ -22,6 +22,8 @@ import {
   type DoneReason,
 } from 'wasm-backoff';
 import { RetryBudget, type RetryBudgetOptions } from 'wasm-backoff/budget';
+import { instrument, type InstrumentWith } from 'wasm-backoff/otel';
+import { metrics, trace } from '@opentelemetry/api';
 import { Backoff as SmallBackoff, type BackoffOptions as SmallOptions } from 'wasm-backoff/backoff';
 import type { Preset as SmallPreset, Strategy as SmallStrategy, Jitter as SmallJitter } from 'wasm-backoff/backoff';
 import { Backoff as StatsBackoff, backoffStats, type DelayStats, type BackoffOptions as StatsOptions } from 'wasm-backoff/stats';
@@ -46,8 +48,8 @@ export type Checks = [
   Expect<Equal<StatsOptions, BackoffOptions>>,
   // The option lists, exactly: a new option in index.d.ts fails here until this file uses it.
   Expect<Equal<keyof BackoffOptions, 'preset' | 'strategy' | 'baseMs' | 'factor' | 'maxDelayMs' | 'jitter' | 'maxAttempts' | 'maxElapsedMs' | 'seed' | 'ceiling' | 'atCeiling' | 'slotMode'>>,
-  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'methods' | 'retryNonIdempotent' | 'idempotencyKey' | 'attemptHeader' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'beforeRetry' | 'budget' | 'gate'>>,
-  Expect<Equal<Exclude<keyof RetryFnOptions, keyof BackoffOptions>, 'timeoutMs' | 'signal' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget'>>,
+  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'methods' | 'retryNonIdempotent' | 'idempotencyKey' | 'attemptHeader' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'beforeRetry' | 'budget' | 'telemetry' | 'gate'>>,
+  Expect<Equal<Exclude<keyof RetryFnOptions, keyof BackoffOptions>, 'timeoutMs' | 'signal' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget' | 'telemetry'>>,
   Expect<Equal<keyof BeforeRetryInfo, 'attempt' | 'request' | 'status' | 'error' | 'response' | 'signal'>>,
   Expect<Equal<ReturnType<typeof serverWait>, number | undefined>>,
   Expect<Equal<keyof RetryBudgetOptions, 'ttlMs' | 'minPerSec' | 'retryRatio'>>,
@@ -344,4 +346,13 @@ export async function outboxUse(request: Request) {
   const stored: StoredRequest | undefined = task?.payload;
   await outbox.stop();
   void [res, stored];
+}
+
+// wasm-backoff/otel: options or a client, instrumented.
+{
+  const w: InstrumentWith = { tracer: trace.getTracer('t'), meter: metrics.getMeter('t'), name: 'api', budget: new RetryBudget() };
+  const o: RetryOptions = instrument({ baseMs: 10, retryOn: [503] }, w);
+  const client: FetchWithBackoff = instrument(withBackoff(fetch), {});
+  const fnOptions = instrument({ maxAttempts: 3 });
+  void [o, client, retryWork(async () => 1, fnOptions)];
 }
