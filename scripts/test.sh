@@ -90,10 +90,9 @@ if [ "$what" = all ] || [ "$what" = js ]; then
     # one file at a time on two cores). The second takes the files that
     # spend CPU rather than wait and assert no timing: 100 000 calls and
     # 10 000 concurrent ones, the docs site, the tarball, bundler and example
-    # builds. The first takes the rest; its
-    # output streams, the second's follows it.
-    # Every tests/**/*.test.mjs (a new folder needs no line here), the
-    # engine's unit tests first.
+    # builds. The first takes the rest; its output streams, the second's
+    # follows it. The files: every tests/**/*.test.mjs (a new folder needs
+    # no line here), the engine's unit tests first.
     mapfile -t files < <(find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort | awk '/^tests\/engine\//' ; find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort | awk '!/^tests\/engine\//')
     heavy='^tests/(fetch/fetch\.(memory|load)\.test\.mjs|site/|bundlers/|install/|example/)'
     mapfile -t first < <(printf '%s\n' "${files[@]}" | grep -Ev "$heavy")
