@@ -47,8 +47,8 @@ export function delayAt(rec, seeded, failures, hintMs) {
   load(rec, seeded);
   const h = check(w.backoff_new());
   try {
-    for (let i = 1; i < failures; i++) w.backoff_next(h, NaN);
-    return w.backoff_next(h, hintMs ?? NaN);
+    for (let i = 1; i < failures; i++) w.backoff_next(h, NaN, NaN);
+    return w.backoff_next(h, hintMs ?? NaN, NaN);
   } finally {
     w.backoff_free(h);
   }
