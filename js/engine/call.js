@@ -5,6 +5,7 @@
 // succeed at once and never need one), and how an abnormal end is named.
 import { w, load, check } from '../wasm.js';
 import { deadline } from '../hooks.js';
+import { choose, throttled } from '../policy.js';
 
 /**
  * What the loop needs of a call's options (js/fetch/options.js makes them
@@ -15,6 +16,9 @@ import { deadline } from '../hooks.js';
  * @property {number} maxElapsedMs the hard deadline (Infinity: none)
  * @property {number} [timeoutMs] per attempt
  * @property {number} [maxRetryAfterMs]
+ * @property {number} [throttleBaseMs] the base of a throttled attempt's wait (< 0: that multiple of the schedule's own; undefined: the schedule's own)
+ * @property {(info: any) => unknown} [delay] the hook that may choose the wait
+ * @property {boolean} [clamp] a server's wait over maxRetryAfterMs is waited as maxRetryAfterMs (retryAfterOverMax 'clamp')
  * @property {{ deposit(now: number): void, withdraw(now: number): boolean }} [budget]
  * @property {(info: any) => unknown} [onRetry]
  * @property {(info: any) => unknown} [onDone]
@@ -31,6 +35,12 @@ export class Call {
   #h = 0;
   /** @type {any} The deadline's timer. */
   #timer;
+  /** @type {import('./loop.js').Outcome | undefined} The last attempt's outcome (the loop sets it before the lane's step). */
+  o;
+  /** @type {(() => number) | undefined} How long the call's target asks it to hold before its next attempt (ms; a withBackoff client's pacing). */
+  hold;
+  /** @type {[unknown] | undefined} What the delay hook threw (the loop rethrows it: a gate's operation catches everything). */
+  fault;
 
   /**
    * @param {CallOptions} c
@@ -52,13 +62,27 @@ export class Call {
   }
 
   /**
-   * The call's own next delay (ms) for a server-named wait `hintMs`, or < 0
-   * when its schedule is exhausted. The schedule is made at the first use.
+   * The call's own next delay (ms) for a server-named wait `hintMs` (the
+   * one honoured), or -1 when its schedule is exhausted, GAVE_UP when the
+   * `delay` hook gave up. The schedule is made at the first use; a
+   * throttled attempt's delay is drawn on `throttleBaseMs`; then the hook,
+   * when there is one, may choose another (js/policy.js `choose`), unless
+   * the server's wait is over `maxRetryAfterMs` (the call ends anyway).
    * @param {number} [hintMs]
    */
   next(hintMs) {
-    if (!this.#h) load(this.c.rec, this.c.seeded), (this.#h = check(w.backoff_new()));
-    return w.backoff_next(this.#h, hintMs ?? NaN);
+    const { c, o } = this;
+    if (!this.#h) load(c.rec, c.seeded), (this.#h = check(w.backoff_new()));
+    const base = throttled(o?.status) ? (c.throttleBaseMs ?? NaN) : NaN;
+    const d = w.backoff_next(this.#h, hintMs ?? NaN, base);
+    if (!c.delay || d < 0 || /** @type {number} */ (hintMs) > (c.maxRetryAfterMs ?? Infinity)) return d;
+    try {
+      const info = { attempt: this.n, status: o?.status, error: o?.error, response: o?.res, retryAfterMs: hintMs, delayMs: d };
+      return choose(d, c.delay(info));
+    } catch (e) {
+      this.fault = [e];
+      return -1;
+    }
   }
 
   /** Throws the caller's abort reason, or the deadline's, when either has happened. */
