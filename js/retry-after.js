@@ -110,23 +110,33 @@ export function spentWait(headers, nowMs) {
 }
 
 /**
+ * The headers of a failed request as an error carries them: `get(name)`
+ * (Headers, AxiosHeaders) or a plain record (any case; the OpenAI and
+ * Anthropic SDKs' errors), else undefined. Shared by `carried` and the
+ * query adapters (js/query.js).
+ * @param {any} h
+ * @returns {{ get(name: string): string | null } | undefined}
+ */
+export function headersOf(h) {
+  if (h == null || typeof h !== 'object') return;
+  if (typeof h.get === 'function') return h;
+  return {
+    get: (name) => {
+      for (const k in h) if (k.toLowerCase() === name && h[k] != null) return String(h[k]);
+      return null;
+    },
+  };
+}
+
+/**
  * The wait a thrown error carries, in ms: its `retryAfterMs` (a number >=
  * 0), else what `serverWait` reads in its `headers` or `response.headers`
- * (a Headers, or a plain record as the OpenAI and Anthropic SDKs' errors
- * have: names in any case); and the headers, for the server's advice.
+ * (`headersOf`); and the headers, for the server's advice.
  * @param {any} e
  * @returns {[number | undefined, { get(name: string): string | null } | undefined]}
  */
 export function carried(e) {
-  let h = e?.headers ?? e?.response?.headers;
-  if (typeof h?.get !== 'function') {
-    const r = h;
-    const get = (/** @type {string} */ n) => {
-      const v = Object.entries(r).find(([k]) => k.toLowerCase() === n)?.[1];
-      return v == null ? null : String(v);
-    };
-    h = typeof r === 'object' && r ? { get } : undefined;
-  }
+  const h = headersOf(e?.headers ?? e?.response?.headers);
   const ms = e?.retryAfterMs;
   return [typeof ms === 'number' && ms >= 0 ? ms : h && serverWait(h), h];
 }
