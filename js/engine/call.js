@@ -5,7 +5,6 @@
 // succeed at once and never need one), and how an abnormal end is named.
 import { w, load, check } from '../wasm.js';
 import { deadline } from '../hooks.js';
-import { choose, throttled } from '../policy.js';
 
 /**
  * What the loop needs of a call's options (js/fetch/options.js makes them
@@ -16,8 +15,8 @@ import { choose, throttled } from '../policy.js';
  * @property {number} maxElapsedMs the hard deadline (Infinity: none)
  * @property {number} [timeoutMs] per attempt
  * @property {number} [maxRetryAfterMs]
- * @property {number} [throttleBaseMs] the base of a throttled attempt's wait (< 0: that multiple of the schedule's own; undefined: the schedule's own)
- * @property {(info: any) => unknown} [delay] the hook that may choose the wait
+ * @property {(o: import('./loop.js').Outcome | undefined) => number} [base] the base of the step after an outcome (NaN: the schedule's own; js/engine/waits.js)
+ * @property {(call: Call, d: number, hintMs: number | undefined) => number} [pick] the `delay` hook's choice for the proposal `d` (js/engine/waits.js)
  * @property {boolean} [clamp] a server's wait over maxRetryAfterMs is waited as maxRetryAfterMs (retryAfterOverMax 'clamp')
  * @property {{ deposit(now: number): void, withdraw(now: number): boolean }} [budget]
  * @property {(info: any) => unknown} [onRetry]
@@ -64,25 +63,17 @@ export class Call {
   /**
    * The call's own next delay (ms) for a server-named wait `hintMs` (the
    * one honoured), or -1 when its schedule is exhausted, GAVE_UP when the
-   * `delay` hook gave up. The schedule is made at the first use; a
-   * throttled attempt's delay is drawn on `throttleBaseMs`; then the hook,
-   * when there is one, may choose another (js/policy.js `choose`), unless
-   * the server's wait is over `maxRetryAfterMs` (the call ends anyway).
+   * `delay` hook gave up. The schedule is made at the first use; the step
+   * is drawn on the base the options name for the last outcome (a throttled
+   * attempt's: throttleBaseMs), then the `delay` hook may choose another
+   * (js/engine/waits.js).
    * @param {number} [hintMs]
    */
   next(hintMs) {
-    const { c, o } = this;
+    const c = this.c;
     if (!this.#h) load(c.rec, c.seeded), (this.#h = check(w.backoff_new()));
-    const base = throttled(o?.status) ? (c.throttleBaseMs ?? NaN) : NaN;
-    const d = w.backoff_next(this.#h, hintMs ?? NaN, base);
-    if (!c.delay || d < 0 || /** @type {number} */ (hintMs) > (c.maxRetryAfterMs ?? Infinity)) return d;
-    try {
-      const info = { attempt: this.n, status: o?.status, error: o?.error, response: o?.res, retryAfterMs: hintMs, delayMs: d };
-      return choose(d, c.delay(info));
-    } catch (e) {
-      this.fault = [e];
-      return -1;
-    }
+    const d = w.backoff_next(this.#h, hintMs ?? NaN, c.base?.(this.o) ?? NaN);
+    return c.pick && d >= 0 ? c.pick(this, d, hintMs) : d;
   }
 
   /** Throws the caller's abort reason, or the deadline's, when either has happened. */

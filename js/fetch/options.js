@@ -7,6 +7,7 @@ import { own, fn, ms, list, flag, statuses, option } from '../options.js';
 import { plan } from '../backoff.js';
 import { METHODS, RETRY_ON } from '../policy.js';
 import { MAX_RETRY_AFTER_MS, THROTTLE_BASE_FACTOR } from '../gen/policy.js';
+import { chooser, throttleBase } from '../engine/waits.js';
 
 const RETRY_SET = new Set(RETRY_ON);
 const METHOD_SET = new Set(METHODS);
@@ -86,6 +87,9 @@ export function config(o) {
   if (gate !== undefined && gate !== false && typeof gate?.enter !== 'function') {
     throw new TypeError("gate must be a Gate (createGate from 'wasm-backoff/gate')");
   }
+  // (negative: that multiple of the schedule's own base, which a preset may set: the wasm knows it)
+  const throttleBaseMs = o.throttleBaseMs === undefined ? -THROTTLE_BASE_FACTOR : option(o, 'throttleBaseMs', 0);
+  const delay = fn(o, 'delay');
   return {
     rec,
     max,
@@ -106,11 +110,11 @@ export function config(o) {
     maxElapsedMs: ms(o, 'maxElapsedMs', Infinity, false),
     maxRetryAfterMs: ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false),
     clamp: overMax(o.retryAfterOverMax),
-    // (negative: that multiple of the schedule's own base, which a preset may set: the wasm knows it)
-    throttleBaseMs: o.throttleBaseMs === undefined ? -THROTTLE_BASE_FACTOR : option(o, 'throttleBaseMs', 0),
+    throttleBaseMs,
+    base: throttleBase(throttleBaseMs),
     retryOnTimeout: o.retryOnTimeout === undefined || flag(o, 'retryOnTimeout'),
     pace: o.pace === undefined || flag(o, 'pace'),
-    delay: fn(o, 'delay'),
+    pick: delay && chooser(delay),
     onRetry: fn(o, 'onRetry'),
     onDone: fn(o, 'onDone'),
     shouldRetry: fn(o, 'shouldRetry'),
