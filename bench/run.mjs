@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,otel,calc,storm,outage,overload,limiter,queue,fleet,demo
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,otel,calc,storm,outage,overload,limiter,waits,queue,fleet,demo
 //            --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
@@ -36,6 +36,7 @@ const ALL = [
   'outage',
   'overload',
   'limiter',
+  'waits',
   'queue',
   'fleet',
   'demo',
@@ -158,6 +159,14 @@ try {
     const http = await run(process.execPath, [join(BENCH, 'overload.mjs'), '--http', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const { matrixTable, httpTable } = await import('./overload.mjs');
     return [...matrixTable(JSON.parse(rows)), '', ...httpTable(JSON.parse(http))];
+  });
+
+  await section('waits', '7b. Two bases: the wait after throttling and after a transient failure (bench/waits.mjs)', async () => {
+    // Spawned: fake timers replace the globals of the process they run in.
+    const env = { ...process.env, ...(QUICK ? { RUNS: '1', SEEDS: '5' } : {}) };
+    const out = await run(process.execPath, [join(BENCH, 'waits.mjs'), '--json'], { stdio: ['ignore', 'pipe', 'inherit'], env });
+    const { table } = await import('./waits.mjs');
+    return table(JSON.parse(out));
   });
 
   await section('queue', '8. Task queue: a pass with 10^3, 10^4 and 10^5 records in each store', async () => {

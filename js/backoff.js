@@ -77,7 +77,7 @@ export class Backoff {
 
   /** The delay in ms before the next retry, or `undefined` to give up. */
   next() {
-    const d = w.backoff_next(this.#live, NaN);
+    const d = w.backoff_next(this.#live, NaN, NaN);
     return d < 0 ? undefined : d;
   }
 

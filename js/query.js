@@ -12,25 +12,8 @@ import { own, fn, ms, statuses } from './options.js';
 import { w, load, check } from './wasm.js';
 import { plan } from './backoff.js';
 import { verdict, timing, RETRY_ON } from './policy.js';
-import { serverWait } from './retry-after.js';
+import { headersOf, serverWait } from './retry-after.js';
 import { MAX_RETRY_AFTER_MS } from './gen/policy.js';
-
-/**
- * The headers of a failed request as the error carries them: `get(name)`
- * (Headers, AxiosHeaders) or a plain record (any case), else undefined.
- * @param {any} h
- * @returns {{ get(name: string): string | null } | undefined}
- */
-function headersOf(h) {
-  if (h == null || typeof h !== 'object') return;
-  if (typeof h.get === 'function') return h;
-  return {
-    get: (name) => {
-      for (const k in h) if (k.toLowerCase() === name && h[k] != null) return String(h[k]);
-      return null;
-    },
-  };
-}
 
 /**
  * The delay before retry `failures` of a schedule made from `rec` (a
@@ -38,17 +21,21 @@ function headersOf(h) {
  * `hintMs` by the core's rule; -1 when the schedule is exhausted. Stateless
  * (the schedule is freed before it returns): the adapters that are told the
  * failure count (`/query`) or keep no handle across a request (`/undici`).
+ * The last step is drawn on `base` when given (the throttling base; < 0: that
+ * multiple of the schedule's own, as `backoff_next` takes it).
  * @param {number[]} rec
  * @param {boolean} seeded
  * @param {number} failures
  * @param {number} [hintMs]
+ * @param {number} [base]
  */
-export function delayAt(rec, seeded, failures, hintMs) {
+export function delayAt(rec, seeded, failures, hintMs, base = NaN) {
   load(rec, seeded);
   const h = check(w.backoff_new());
   try {
-    for (let i = 1; i < failures; i++) w.backoff_next(h, NaN);
-    return w.backoff_next(h, hintMs ?? NaN);
+    for (let i = 1; i < failures; i++) w.backoff_next(h, NaN, NaN);
+    // (the earlier steps on the schedule's own base: the count is all that carries over)
+    return w.backoff_next(h, hintMs ?? NaN, base);
   } finally {
     w.backoff_free(h);
   }

@@ -7,7 +7,7 @@
 // bit; both are tested against the same vectors,
 // core/tests/retry_after_vectors.json. Every regular expression here runs
 // in linear time: a header has no length limit.
-import { SERVER_WAIT_HEADERS } from './gen/boundary.js';
+import { SERVER_WAIT_HEADERS, REMAINING_HEADERS } from './gen/boundary.js';
 
 // The tokens (separators: space, comma, dash, colon) joined by single
 // spaces, a first ' GMT ' token after the weekday taken out: the weekday
@@ -90,4 +90,53 @@ export function serverWait(headers, nowMs = Date.now()) {
     }
   }
   return ms;
+}
+
+/**
+ * The wait until the window resets when a response says no request remains
+ * (the core's `spent_wait`): the first of REMAINING_HEADERS present
+ * (`RateLimit-Remaining`, `X-RateLimit-Remaining`, `RateLimit`'s `r` or
+ * `remaining`) is all zeros, and `serverWait` names the reset; else
+ * undefined. Tested against core/tests/server_wait_vectors.json ("spent").
+ * @param {{ get(name: string): string | null }} headers
+ * @param {number} [nowMs]
+ */
+export function spentWait(headers, nowMs) {
+  for (const name of REMAINING_HEADERS) {
+    let v = headers.get(name)?.replace(/^[\t ]+|[\t ]+$/g, '');
+    if (name === 'ratelimit' && v != null) v = /(?:^|[\t ,;])(?:r|remaining)=(\d+)(?![^\t ,;])/.exec(v)?.[1];
+    if (v != null) return /^0+$/.test(v) ? serverWait(headers, nowMs) : undefined;
+  }
+}
+
+/**
+ * The headers of a failed request as an error carries them: `get(name)`
+ * (Headers, AxiosHeaders) or a plain record (any case; the OpenAI and
+ * Anthropic SDKs' errors), else undefined. Shared by `carried` and the
+ * query adapters (js/query.js).
+ * @param {any} h
+ * @returns {{ get(name: string): string | null } | undefined}
+ */
+export function headersOf(h) {
+  if (h == null || typeof h !== 'object') return;
+  if (typeof h.get === 'function') return h;
+  return {
+    get: (name) => {
+      for (const k in h) if (k.toLowerCase() === name && h[k] != null) return String(h[k]);
+      return null;
+    },
+  };
+}
+
+/**
+ * The wait a thrown error carries, in ms: its `retryAfterMs` (a number >=
+ * 0), else what `serverWait` reads in its `headers` or `response.headers`
+ * (`headersOf`); and the headers, for the server's advice.
+ * @param {any} e
+ * @returns {[number | undefined, { get(name: string): string | null } | undefined]}
+ */
+export function carried(e) {
+  const h = headersOf(e?.headers ?? e?.response?.headers);
+  const ms = e?.retryAfterMs;
+  return [typeof ms === 'number' && ms >= 0 ? ms : h && serverWait(h), h];
 }

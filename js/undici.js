@@ -11,12 +11,27 @@
 // given (undici's Agent, or Node's own global one).
 import { snapshot, config } from './fetch/options.js';
 import { delayAt } from './query.js';
-import { verdict, timing } from './policy.js';
+import { advice, throttled, verdict, timing } from './policy.js';
 import { serverWait } from './retry-after.js';
 import { request } from './undici-request.js';
 
 /** The fetch driver's options that have no meaning at a dispatcher (refused rather than ignored). */
-const NOT_HERE = ['gate', 'budget', 'timeoutMs', 'attemptHeader', 'beforeRetry', 'onRetry', 'onDone', 'shouldRetry', 'signal'];
+const NOT_HERE = [
+  'gate',
+  'budget',
+  'timeoutMs',
+  'attemptHeader',
+  'beforeRetry',
+  'onRetry',
+  'onDone',
+  'shouldRetry',
+  'signal',
+  'delay',
+  'pace',
+  'retryOnTimeout',
+  'throttleBaseMs',
+  'retryAfterOverMax',
+];
 
 /** The global dispatcher's key, shared by Node's fetch and every copy of undici (its `setGlobalDispatcher`). */
 const GLOBAL = Symbol.for('undici.globalDispatcher.1');
@@ -49,10 +64,21 @@ function read(options) {
  */
 export function next(c, r, status, headers) {
   const failed = status === undefined;
-  const hintMs = headers && /** @type {number} */ (status) >= 400 ? serverWait(headers) : undefined;
-  const why = verdict({ failed, network: failed, status, hintMs, retryOn: c.retryOn, idempotent: r.idempotent, replayable: r.replayable });
+  const h = headers && /** @type {number} */ (status) >= 400 ? headers : undefined;
+  const hintMs = h && serverWait(h);
+  const why = verdict({
+    failed,
+    network: failed,
+    status,
+    hintMs,
+    retryOn: c.retryOn,
+    idempotent: r.idempotent,
+    replayable: r.replayable,
+    advice: h && advice(h),
+  });
   if (why) return why;
-  const delayMs = r.n < c.max ? delayAt(c.rec, c.seeded, r.n, hintMs) : -1;
+  // (a 429 or 503 on the throttling base, 10 × the schedule's: the fetch driver's default)
+  const delayMs = r.n < c.max ? delayAt(c.rec, c.seeded, r.n, hintMs, throttled(status) ? c.throttleBaseMs : NaN) : -1;
   const elapsedMs = Date.now() - r.started;
   return timing({ delayMs, hintMs, maxRetryAfterMs: c.maxRetryAfterMs, elapsedMs, maxElapsedMs: c.maxElapsedMs }) || delayMs;
 }

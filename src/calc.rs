@@ -174,12 +174,23 @@ pub fn backoff_free(h: usize) {
 /// The delay before the next retry, or -1 to give up. With `hint` >= 0 (a
 /// server-named wait in ms, e.g. Retry-After) the delay is at least the
 /// hint, with a little jitter above it (see `Backoff::with_hint`); NaN (or
-/// anything negative) = none.
-/// (One export for both: each export costs every user its shim.)
+/// anything negative) = none. With `base` >= 0 the delay is drawn on that
+/// base instead of the schedule's (`throttleBaseMs` for a throttled
+/// attempt, `Backoff::next_delay_on`); below 0, on -`base` times the
+/// schedule's own (the default throttling base, 10×); NaN = the schedule's own.
+/// (One export for all: each export costs every user its shim.)
 #[wasm_bindgen]
-pub fn backoff_next(h: usize, hint: f64) -> f64 {
+pub fn backoff_next(h: usize, hint: f64, base: f64) -> f64 {
     let b = backoff(h);
-    match b.next_delay() {
+    let d = if base < 0.0 {
+        let own = b.config().base_ms;
+        b.next_delay_on(-base * own)
+    } else if base >= 0.0 {
+        b.next_delay_on(base)
+    } else {
+        b.next_delay()
+    };
+    match d {
         Some(d) if hint >= 0.0 => b.with_hint(d, hint),
         Some(d) => d,
         None => -1.0,

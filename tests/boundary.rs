@@ -173,14 +173,16 @@ fn handles_step_give_up_and_free() {
     let h = calc::backoff_new();
     assert!(h > 0.0);
     let h = h as usize;
-    let steps: Vec<f64> = (0..4).map(|_| calc::backoff_next(h, f64::NAN)).collect();
+    let steps: Vec<f64> = (0..4)
+        .map(|_| calc::backoff_next(h, f64::NAN, f64::NAN))
+        .collect();
     assert_eq!(steps, [250.0, 500.0, -1.0, -1.0]);
     calc::backoff_counters(h);
     assert_eq!(answered()[..4], [2.0, 2.0, 0.0, 750.0]);
     calc::backoff_reset(h);
     calc::backoff_counters(h);
     assert_eq!(answered()[..3], [0.0, 2.0, 1.0]);
-    assert_eq!(calc::backoff_next(h, f64::NAN), 250.0);
+    assert_eq!(calc::backoff_next(h, f64::NAN, f64::NAN), 250.0);
     // A freed slot is the next one handed out (O(1) reuse).
     calc::backoff_free(h);
     set_record(rec(&[(Field::Preset, 7.0)]));
@@ -197,7 +199,7 @@ fn rejected_options_answer_minus_the_code_and_the_module_goes_on() {
     assert_eq!(calc::backoff_new(), -(Error::Seed.code() as f64));
     set_record(rec(&[(Field::Preset, 7.0)]));
     let h = calc::backoff_new() as usize;
-    assert_eq!(calc::backoff_next(h, f64::NAN), 250.0);
+    assert_eq!(calc::backoff_next(h, f64::NAN, f64::NAN), 250.0);
     calc::backoff_free(h);
 }
 
@@ -206,7 +208,7 @@ fn hint_waits_at_least_the_server_time_with_jitter_above() {
     let _t = turn();
     set_record(rec(&[(Field::Seed, 3.0)]));
     let h = calc::backoff_new() as usize;
-    let w = calc::backoff_next(h, 1000.0);
+    let w = calc::backoff_next(h, 1000.0, f64::NAN);
     assert!(
         (1000.0..1100.0).contains(&w),
         "{w}: the first delay (< 100 ms) lifted to the hint and a jitter above"

@@ -135,10 +135,26 @@ export interface RetryInfo {
   status?: number;
   /** The failed attempt's error (a network failure, or a `TimeoutError` from `timeoutMs`). */
   error?: unknown;
-  /** The wait the server named, in ms (see {@link serverWait}: `Retry-After`, then the rate-limit headers). */
+  /** The wait the server named, in ms (see {@link serverWait}: `Retry-After`, then the rate-limit headers), as honoured (`maxRetryAfterMs` with `retryAfterOverMax: 'clamp'`); for `retry`, the one the error carried. */
   retryAfterMs?: number;
   /** The failed attempt's response, for its headers (a request id); its body is released right after `onRetry`. */
   response?: Response;
+}
+
+/** What the `delay` hook is told: an attempt that will be retried, and the wait the schedule proposes. */
+export interface DelayInfo {
+  /** The attempt that failed (1 = the first try). */
+  attempt: number;
+  /** Its HTTP status (for `retry`, the error's `status` when it has one). */
+  status?: number;
+  /** Its error, when it got no response. */
+  error?: unknown;
+  /** Its response (read a `clone()`: the body is released when the retry goes). */
+  response?: Response;
+  /** The wait the server named (or the error carried), in ms, as honoured. */
+  retryAfterMs?: number;
+  /** The schedule's proposal, in ms: its next delay (on `throttleBaseMs` for a 429 or 503), lifted to `retryAfterMs` with its jitter. */
+  delayMs: number;
 }
 
 /** Headers `beforeRetry` may return (what `new Headers()` takes). */
@@ -163,14 +179,14 @@ export type DoneReason =
   | 'success' // a response that is not an error (status < 400)
   | 'not-retryable' // a status outside `retryOn`
   | 'not-idempotent' // a retryable failure of a non-idempotent request (POST, PATCH) without Idempotency-Key or retryNonIdempotent
-  | 'vetoed' // shouldRetry returned false
+  | 'vetoed' // shouldRetry returned false, or delay returned false
   | 'not-replayable' // the body was a ReadableStream: sent once
   | 'exhausted' // maxAttempts reached
   | 'retry-after' // the server's Retry-After exceeded maxRetryAfterMs: its response is returned at once
   | 'deadline' // maxElapsedMs: the next wait would end past it (the last response is returned), or it passed during an attempt or a hook (rejects with a TimeoutError)
   | 'budget' // the RetryBudget had no retry left
   | 'aborted' // the signal aborted
-  | 'hook-error' // shouldRetry or beforeRetry threw (the call rejects with its error)
+  | 'hook-error' // shouldRetry, beforeRetry or delay threw, or returned what it may not (the call rejects with its error)
   | 'evicted' // with a gate: dropped from the target's full queue (the call rejects with GateOverflowError)
   | 'freed' // with a gate: gate.free() ended it (held: rejects with TypeError; in flight: its own outcome, not retried)
   | 'circuit-open'; // with a gate in fail-fast mode: the target's circuit is open (rejects with BrokenCircuitError)
@@ -224,6 +240,48 @@ export interface RetryFnOptions extends BackoffOptions {
    */
   shouldRetry?: (info: { attempt: number; status?: number; error?: unknown; response?: Response }) => boolean | undefined | Promise<boolean | undefined>;
   /**
+   * Chooses the wait before each retry, from what happened: return a number
+   * of ms (>= 0) to wait that instead, `false` to give up (the call ends
+   * with this attempt's outcome, reason `'vetoed'`), or `undefined` to keep
+   * the schedule's proposal (`info.delayMs`). Synchronous: it runs inside a
+   * gate's bookkeeping too (with a gate, its wait is the call's own backoff
+   * while the target is healthy; the target's rounds decide while it backs
+   * off). Asked only when a retry is wanted and the schedule has one left,
+   * and not when the server's wait is over `maxRetryAfterMs` (unless
+   * clamped); `maxElapsedMs` then bounds the wait chosen. Not floored by
+   * the server's wait: return at least `info.retryAfterMs` to honour it.
+   * Another return (a string, a negative number, a promise) rejects with a
+   * `TypeError`/`RangeError`; what it throws, with that (`'hook-error'`).
+   * @default undefined (the schedule's proposal)
+   */
+  delay?: (info: DelayInfo) => number | false | undefined;
+  /**
+   * The base of the wait after a throttled attempt (429 or 503, with or
+   * without a server-named wait; for `retry`, an error whose `status` is
+   * one), in place of `baseMs`: the same schedule, the same attempt count,
+   * the step drawn on this base (the AWS SDKs use 1000 ms for throttling
+   * and 50 ms for transient failures). Other failures (network failures,
+   * timeouts, other statuses) keep `baseMs`. A server-named wait still
+   * lifts it. @default undefined (`baseMs` for every failure)
+   */
+  throttleBaseMs?: number;
+  /**
+   * Retry an attempt that timed out (`timeoutMs`). `false`: the first
+   * timeout ends the call (it rejects with the `TimeoutError`, reason
+   * `'not-retryable'`), for work that must not be repeated once it may have
+   * started. @default true
+   */
+  retryOnTimeout?: boolean;
+  /** A larger server-named wait (for `retry`: one the error carries) is not waited for: that response (or error) is returned at once (reason `'retry-after'`); see `retryAfterOverMax`. @default 60000 */
+  maxRetryAfterMs?: number;
+  /**
+   * A server-named wait over `maxRetryAfterMs`: `'give-up'` returns that
+   * answer at once (reason `'retry-after'`); `'clamp'` waits
+   * `maxRetryAfterMs` instead (plus its jitter) and retries, as ky and
+   * undici do. @default 'give-up'
+   */
+  retryAfterOverMax?: 'give-up' | 'clamp';
+  /**
    * A budget shared by many calls (a `RetryBudget` from `'wasm-backoff/budget'`,
    * or any object with these two methods): when it is empty, failures are
    * returned at once. @default undefined (none)
@@ -274,7 +332,7 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * server names a wait (see {@link serverWait}). A request fetch cannot
    * build (a bad URL, method or header) rejects at once, nothing sent; other
    * errors of a custom fetch function are not retried unless `shouldRetry` says so.
-   * @default [408, 429, 500, 502, 503, 504]
+   * @default [408, 429, 500, 502, 503, 504, 521, 522]
    */
   retryOn?: number[];
   /** Methods retried (case-insensitive); others only with an `Idempotency-Key`, `idempotencyKey` or `retryNonIdempotent`. @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'] */
@@ -297,8 +355,18 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * @default undefined (none)
    */
   attemptHeader?: string;
-  /** A larger server-named wait is not waited for: that response is returned at once (reason `'retry-after'`). @default 60000 */
-  maxRetryAfterMs?: number;
+  /**
+   * Pace after a success that says no request remains: a response with
+   * `RateLimit-Remaining: 0` (or `X-RateLimit-Remaining: 0`, or `RateLimit`'s
+   * `r=0`) and a reset (`RateLimit-Reset`, `X-RateLimit-Reset`, `RateLimit`'s
+   * `t`, …: what {@link serverWait} reads) holds the next calls to that
+   * target until the reset, before their first attempt (cut short by their
+   * signal and deadline). The target is the gate's key with a `gate`, else
+   * the request's origin within one `withBackoff` client (`extend` makes a
+   * new client); `fetchWithBackoff`, which keeps nothing between calls,
+   * paces only through a gate. @default true
+   */
+  pace?: boolean;
   /**
    * A decision hook, awaited after each wait, before the retry is sent: may
    * return a `Request` (sent from now on, instead of the original), headers

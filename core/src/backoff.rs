@@ -100,6 +100,25 @@ impl<R: Rng> Backoff<R> {
         Some(delay)
     }
 
+    /// [`Backoff::next_delay`] drawn on another base: the same attempt
+    /// count, limits and chain, the delay as if `base_ms` were the config's
+    /// (the drivers' throttling base, `throttleBaseMs`, for a 429 or a 503
+    /// when the schedule's own base is for transient failures). `base_ms`
+    /// is the caller's to check (finite, >= 0).
+    ///
+    /// ```
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let mut b = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// assert_eq!((b.next_delay_on(1000.0), b.next_delay()), (Some(1000.0), Some(200.0)));
+    /// ```
+    pub fn next_delay_on(&mut self, base_ms: f64) -> Option<f64> {
+        let own = self.cfg.base_ms;
+        self.cfg.base_ms = base_ms;
+        let d = self.next_delay();
+        self.cfg.base_ms = own;
+        d
+    }
+
     /// Back to the first retry, as after a success: attempt 0, nothing
     /// waited, the decorrelated chain and the slot at their start. Counted in
     /// [`Backoff::resets`] when anything had been handed out (as Akka does).

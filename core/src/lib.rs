@@ -54,7 +54,7 @@ pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;
 pub use network::{is_network_error, NETWORK_ERROR_PREFIXES, REFUSED_REQUEST_CODES};
 pub use preset::Preset;
-pub use retry_after::{server_wait, SERVER_WAIT_HEADERS};
+pub use retry_after::{server_wait, spent_wait, REMAINING_HEADERS, SERVER_WAIT_HEADERS};
 #[cfg(feature = "getrandom")]
 pub use rng::{entropy_rng, entropy_seed};
 pub use rng::{seeded_rng, unit_f64, DefaultRng, Rng, Xoshiro256pp};

@@ -15,13 +15,68 @@
 pub const IDEMPOTENT_METHODS: [&str; 7] =
     ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE", "QUERY"];
 
-/// The statuses retried by default (`retryOn`): 408, 429, 500, 502, 503, 504.
-pub const DEFAULT_RETRY_ON: [u16; 6] = [408, 429, 500, 502, 503, 504];
+/// The statuses retried by default (`retryOn`): 408, 429, 500, 502, 503,
+/// 504, and Cloudflare's 521 (the origin refused the connection) and 522
+/// (the connection to the origin timed out): neither reached the origin, so
+/// they are as safe to retry as a connection failure, which is always
+/// retried (got and superagent retry them too). Not 524: the origin took the
+/// request and worked on it for 100 s; another attempt costs it as much
+/// again (add it to `retryOn` where that is wanted).
+pub const DEFAULT_RETRY_ON: [u16; 8] = [408, 429, 500, 502, 503, 504, 521, 522];
 
 /// The statuses retried whenever the server names a wait (`Retry-After` or
 /// a rate-limit header), whatever `retryOn` says: 413 Content Too Large,
 /// 429 Too Many Requests, 503 Service Unavailable (ky's and got's rule).
 pub const SERVER_WAIT_STATUSES: [u16; 3] = [413, 429, 503];
+
+/// The statuses that are throttling rather than a transient failure: 429
+/// Too Many Requests and 503 Service Unavailable, with or without a
+/// server-named wait. A retry of one waits on `throttleBaseMs` when the
+/// caller sets it (the AWS SDKs' two bases); every other failure (a
+/// network failure, a timeout, another status) on the schedule's own base.
+pub const THROTTLE_STATUSES: [u16; 2] = [429, 503];
+
+/// The throttling base by default, as a multiple of the schedule's own
+/// base: 10 (1 s with the default 100 ms). Chosen with bench/waits.mjs
+/// (bench/RESULTS.md, "Two bases"): against a rate-limited server that names
+/// no wait, it cuts the 429s clients receive about sevenfold and the calls
+/// that fail eightfold at the same goodput; where the server names a wait,
+/// that wait decides and the base changes nothing measurable. The AWS SDKs
+/// (2026) use 1 s for throttling, 50 ms for transient failures.
+pub const DEFAULT_THROTTLE_BASE_FACTOR: f64 = 10.0;
+
+/// The response header by which a server advises whether to retry: `true`
+/// or `false`, exactly (the Stainless-generated SDKs' `x-should-retry`:
+/// OpenAI, Anthropic, Cloudflare). Read on a status of 400 or more, or on
+/// the headers an error carries ([`advice`]).
+pub const SHOULD_RETRY_HEADER: &str = "x-should-retry";
+
+/// What the server advises by [`SHOULD_RETRY_HEADER`]: `Some(true)` for
+/// `true`, `Some(false)` for `false` (surrounding spaces and tabs ignored,
+/// case sensitive, as the SDKs compare), `None` for anything else.
+///
+/// ```
+/// use wasm_backoff_core::policy::advice;
+/// assert_eq!((advice(Some(" false")), advice(Some("TRUE")), advice(None)), (Some(false), None, None));
+/// ```
+pub fn advice(value: Option<&str>) -> Option<bool> {
+    match value.map(|v| v.trim_matches([' ', '\t'])) {
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether a finished attempt was throttled ([`THROTTLE_STATUSES`]): its
+/// retry waits on the throttling base.
+///
+/// ```
+/// use wasm_backoff_core::policy::throttled;
+/// assert!(throttled(Some(429)) && !throttled(Some(500)) && !throttled(None));
+/// ```
+pub fn throttled(status: Option<u16>) -> bool {
+    status.is_some_and(|s| THROTTLE_STATUSES.contains(&s))
+}
 
 /// Tries in all (the first included) unless the options or a preset say otherwise.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
@@ -41,7 +96,7 @@ pub enum End {
     NotRetryable,
     /// A retryable failure of a request that may not be sent twice (POST without a key).
     NotIdempotent,
-    /// The caller's `shouldRetry` said no.
+    /// The caller's `shouldRetry` said no, or its `delay` hook gave up.
     Vetoed,
     /// The request's body cannot be sent again (a stream).
     NotReplayable,
@@ -129,12 +184,16 @@ pub struct Facts {
     pub replayable: bool,
     /// The caller's `shouldRetry` answer: `Some(true)` forces a retry, `Some(false)` vetoes one.
     pub wants: Option<bool>,
+    /// The server's advice ([`advice`] of [`SHOULD_RETRY_HEADER`]) on a
+    /// failure: `Some(true)` makes it retryable, `Some(false)` not.
+    pub advice: Option<bool>,
 }
 
 /// Whether an attempt is tried again: `None` when it is, else why the call
 /// ends. In this order: what failed (a network failure or own timeout, a
 /// status of `retryOn`, or 413/429/503 with a server-named wait), the
-/// method, the caller's `shouldRetry` (true forces a retry, even of a POST;
+/// server's advice on a failure (`x-should-retry`: `true` makes any failure
+/// retryable, `false` none), the method, the caller's `shouldRetry` (true forces a retry, even of a POST;
 /// false vetoes one; a success stays one), and last the body.
 ///
 /// ```
@@ -154,6 +213,13 @@ pub fn verdict(f: &Facts) -> Option<End> {
     } else {
         Some(End::Success)
     };
+    if why != Some(End::Success) {
+        match f.advice {
+            Some(true) => why = None,
+            Some(false) => why = Some(End::NotRetryable),
+            None => {}
+        }
+    }
     if why.is_none() && !f.idempotent {
         why = Some(End::NotIdempotent);
     }
@@ -163,6 +229,54 @@ pub fn verdict(f: &Facts) -> Option<End> {
         _ => {}
     }
     why.or((!f.replayable).then_some(End::NotReplayable))
+}
+
+/// What a `delay(info)` hook answered about a wanted retry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Choice {
+    /// Wait what the schedule proposes (the hook returned nothing).
+    Keep,
+    /// Wait this many ms instead (>= 0; the deadline still applies).
+    Wait(f64),
+    /// Do not retry: the call ends with this attempt's outcome ([`End::Vetoed`]).
+    GiveUp,
+}
+
+/// The server's wait as a retry honours it: `hint_ms`, or `max_ms` when it
+/// is over that and `clamp` is set (`retryAfterOverMax: 'clamp'`, what ky
+/// and undici do). Unclamped, a wait over `max_ms` stays as it is, and
+/// [`timing`] ends the call (`'retry-after'`).
+///
+/// ```
+/// use wasm_backoff_core::policy::honoured;
+/// assert_eq!(honoured(Some(90_000.0), 60_000.0, true), Some(60_000.0));
+/// assert_eq!(honoured(Some(90_000.0), 60_000.0, false), Some(90_000.0));
+/// ```
+pub fn honoured(hint_ms: Option<f64>, max_ms: f64, clamp: bool) -> Option<f64> {
+    hint_ms.map(|h| if clamp && h > max_ms { max_ms } else { h })
+}
+
+/// The wait of a wanted retry after the `delay` hook: `proposal` is the
+/// schedule's (lifted to the server's wait; `None` when it is exhausted,
+/// and then the hook is not asked). `Ok(None)`: exhausted; `Err`: the hook
+/// gave up ([`End::Vetoed`]) or answered a wait that is no number >= 0
+/// ([`End::HookError`]). The [`timing`] rule then applies to the wait chosen.
+///
+/// ```
+/// use wasm_backoff_core::policy::{choose, Choice, End};
+/// assert_eq!(choose(Some(120.0), Choice::Keep), Ok(Some(120.0)));
+/// assert_eq!(choose(Some(120.0), Choice::Wait(5.0)), Ok(Some(5.0)));
+/// assert_eq!(choose(Some(120.0), Choice::GiveUp), Err(End::Vetoed));
+/// assert_eq!(choose(None, Choice::Wait(5.0)), Ok(None));
+/// ```
+pub fn choose(proposal: Option<f64>, choice: Choice) -> Result<Option<f64>, End> {
+    let Some(p) = proposal else { return Ok(None) };
+    match choice {
+        Choice::Keep => Ok(Some(p)),
+        Choice::Wait(ms) if ms >= 0.0 => Ok(Some(ms)),
+        Choice::Wait(_) => Err(End::HookError),
+        Choice::GiveUp => Err(End::Vetoed),
+    }
 }
 
 /// What a wanted retry would wait, for [`timing`].
@@ -182,7 +296,8 @@ pub struct Wait {
 
 /// Whether a wanted retry may wait: `None` when it may, else why not — the
 /// schedule is exhausted, the server's wait is over `maxRetryAfterMs`, or
-/// the wait would end past `maxElapsedMs`, in that order.
+/// the wait would end past `maxElapsedMs`, in that order ([`wait`] with no
+/// hook).
 ///
 /// ```
 /// use wasm_backoff_core::policy::{timing, End, Wait};
@@ -190,14 +305,34 @@ pub struct Wait {
 /// assert_eq!(timing(&w), Some(End::Deadline));
 /// ```
 pub fn timing(w: &Wait) -> Option<End> {
-    let Some(delay) = w.delay_ms else {
-        return Some(End::Exhausted);
+    wait(w, |_| Choice::Keep).err()
+}
+
+/// The wait of a wanted retry, or why there is none — the delay rules, in
+/// this order: the schedule is exhausted; the server's wait (`hint_ms`, as
+/// [`honoured`]) is over `maxRetryAfterMs`; then the `delay` hook is asked
+/// (`choice`, given the schedule's proposal: [`choose`]) and may give up;
+/// last, the wait chosen would end past `maxElapsedMs`. The hook is asked
+/// only when its answer can matter.
+///
+/// ```
+/// use wasm_backoff_core::policy::{wait, Choice, End, Wait};
+/// let w = Wait { delay_ms: Some(400.0), hint_ms: None, max_retry_after_ms: 60_000.0, elapsed_ms: 0.0, max_elapsed_ms: 150.0 };
+/// assert_eq!(wait(&w, |_| Choice::Keep), Err(End::Deadline));
+/// assert_eq!(wait(&w, |proposal| Choice::Wait(proposal / 40.0)), Ok(10.0));
+/// assert_eq!(wait(&w, |_| Choice::GiveUp), Err(End::Vetoed));
+/// ```
+pub fn wait(w: &Wait, choice: impl FnOnce(f64) -> Choice) -> Result<f64, End> {
+    let Some(proposal) = w.delay_ms else {
+        return Err(End::Exhausted);
     };
     if w.hint_ms.is_some_and(|h| h > w.max_retry_after_ms) {
-        Some(End::RetryAfter)
-    } else if w.elapsed_ms + delay > w.max_elapsed_ms {
-        Some(End::Deadline)
+        return Err(End::RetryAfter);
+    }
+    let delay = choose(Some(proposal), choice(proposal))?.unwrap_or(proposal);
+    if w.elapsed_ms + delay > w.max_elapsed_ms {
+        Err(End::Deadline)
     } else {
-        None
+        Ok(delay)
     }
 }

@@ -64,7 +64,7 @@
 //! `when` and `notify` as the policy, and `wasm-backoff-web`'s
 //! `fetch_with_backoff` is that loop too: one retry loop in Rust.
 
-use crate::policy::{timing, End, Wait, DEFAULT_MAX_RETRY_AFTER_MS};
+use crate::policy::{wait, Choice, End, Wait, DEFAULT_MAX_RETRY_AFTER_MS};
 use crate::{seeded_rng, Backoff, Config, ConfigError, DefaultRng};
 use std::convert::Infallible;
 use std::future::{ready, Future};
@@ -184,6 +184,18 @@ pub trait Policy<O> {
     /// (to log it, or to release what the outcome holds). Default: nothing.
     fn notify(&mut self, outcome: &O, pause: &Pause) {
         let _ = (outcome, pause);
+    }
+
+    /// The wait before attempt `attempt` (which ended with `outcome`) is
+    /// retried: `proposal` is the schedule's delay, lifted to the server's
+    /// `hint_ms`; [`Choice::Wait`] another, [`Choice::GiveUp`] none (the
+    /// call ends, [`End::Vetoed`]). Asked only when the schedule has a delay
+    /// left and the server's wait is within the maximum; the deadline then
+    /// applies to the wait chosen ([`crate::policy::wait`]). Default: keep
+    /// the proposal.
+    fn delay(&mut self, attempt: u32, outcome: &O, proposal: f64, hint_ms: Option<f64>) -> Choice {
+        let _ = (attempt, outcome, proposal, hint_ms);
+        Choice::Keep
     }
 }
 
@@ -707,7 +719,8 @@ impl<C: Source<f64>, R: Source<u64>> Plan<C, R> {
             let end = match policy.verdict(attempt, &last) {
                 Verdict::Stop(end) => end,
                 Verdict::Retry { hint_ms } => {
-                    match self.pause(&mut backoff, attempt, hint_ms, start) {
+                    let choice = |p| policy.delay(attempt, &last, p, hint_ms);
+                    match self.pause(&mut backoff, attempt, hint_ms, start, choice) {
                         Ok(pause) => {
                             policy.notify(&last, &pause);
                             drop(last); // (not held across the sleep)
@@ -728,14 +741,15 @@ impl<C: Source<f64>, R: Source<u64>> Plan<C, R> {
 
     /// The wait before the retry of `attempt`, or why there is none: the
     /// schedule's next delay (lifted to the server's `hint_ms`), then the
-    /// core's timing rules (exhausted, the server's wait too long, past the
-    /// deadline).
+    /// core's delay rules (exhausted, the server's wait too long, the
+    /// policy's `choice`, past the deadline: [`crate::policy::wait`]).
     fn pause(
         &mut self,
         backoff: &mut Option<Backoff<DefaultRng>>,
         attempt: u32,
         hint_ms: Option<f64>,
         start: f64,
+        choice: impl FnOnce(f64) -> Choice,
     ) -> Result<Pause, End> {
         let b = match backoff {
             Some(b) => b,
@@ -744,21 +758,18 @@ impl<C: Source<f64>, R: Source<u64>> Plan<C, R> {
         let delay_ms = b
             .next_delay()
             .map(|d| hint_ms.map_or(d, |h| b.with_hint(d, h)));
-        let wait = Wait {
+        let w = Wait {
             delay_ms,
             hint_ms,
             max_retry_after_ms: self.max_retry_after_ms,
             elapsed_ms: self.clock.get() - start,
             max_elapsed_ms: self.max_elapsed_ms,
         };
-        match (timing(&wait), delay_ms) {
-            (None, Some(delay_ms)) => Ok(Pause {
-                attempt,
-                delay_ms,
-                hint_ms,
-            }),
-            (end, _) => Err(end.unwrap_or(End::Exhausted)),
-        }
+        wait(&w, choice).map(|delay_ms| Pause {
+            attempt,
+            delay_ms,
+            hint_ms,
+        })
     }
 
     fn schedule(&mut self) -> Backoff<DefaultRng> {

@@ -50,6 +50,40 @@ pub const SERVER_WAIT_HEADERS: [&str; 8] = [
     "x-rate-limit-reset",
 ];
 
+/// The headers that say how many requests remain in the current window
+/// (`RateLimit-Remaining`, GitHub's `X-RateLimit-Remaining`, and the `r` or
+/// `remaining` parameter of `RateLimit`), read by [`spent_wait`] in this order.
+pub const REMAINING_HEADERS: [&str; 3] =
+    ["ratelimit-remaining", "x-ratelimit-remaining", "ratelimit"];
+
+/// The wait until the window resets when a response says none remains: the
+/// first of [`REMAINING_HEADERS`] present is `0` (digits, all zeros), and
+/// then the reset is what [`server_wait`] reads (`RateLimit-Reset`, `t`,
+/// `X-RateLimit-Reset`, …). `None` when a request remains, when no header
+/// says, or when no reset is named: a success announcing it paces the next
+/// call to its target until the reset.
+///
+/// ```
+/// use wasm_backoff_core::retry_after::spent_wait;
+/// let h = [("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "30")];
+/// let get = |name: &str| h.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+/// assert_eq!(spent_wait(get, 0.0), Some(30_000.0));
+/// assert_eq!(spent_wait(|n| (n == "ratelimit").then_some("\"default\";r=0;t=7"), 0.0), Some(7_000.0));
+/// assert_eq!(spent_wait(|n| (n == "ratelimit").then_some("\"default\";r=4;t=7"), 0.0), None);
+/// ```
+pub fn spent_wait<'v>(get: impl Fn(&str) -> Option<&'v str>, now_ms: f64) -> Option<f64> {
+    let left = REMAINING_HEADERS.iter().find_map(|name| {
+        let v = trim(get(name)?.as_bytes());
+        if *name == "ratelimit" {
+            ratelimit_param(v, [b"r=", b"remaining="])
+        } else {
+            Some(v)
+        }
+    })?;
+    let none = !left.is_empty() && left.iter().all(|&b| b == b'0');
+    none.then(|| server_wait(get, now_ms)).flatten()
+}
+
 /// Seconds at or above this are a Unix time (GitHub's `X-RateLimit-Reset`),
 /// below it a delta (2001-09-09T01:46:40Z).
 const EPOCH_FROM_S: f64 = 1e9;
@@ -132,19 +166,19 @@ pub fn server_wait<'v>(get: impl Fn(&str) -> Option<&'v str>, now_ms: f64) -> Op
 /// whose value is all digits: a parameter starts the value or follows a
 /// space, tab, `,` or `;`, and its digits end it or are followed by one.
 fn ratelimit_reset(b: &[u8]) -> Option<&[u8]> {
+    ratelimit_param(b, [b"t=", b"reset="])
+}
+
+/// The first parameter of a `RateLimit` field named by one of `keys`
+/// (`t=`/`reset=`, `r=`/`remaining=`) whose value is all digits.
+fn ratelimit_param<'b>(b: &'b [u8], keys: [&[u8]; 2]) -> Option<&'b [u8]> {
     let sep = |c: &u8| matches!(c, b'\t' | b' ' | b',' | b';');
     (0..b.len()).find_map(|at| {
         if at > 0 && !b.get(at - 1).is_some_and(sep) {
             return None;
         }
         let rest = b.get(at..)?;
-        let key = if rest.starts_with(b"t=") {
-            2
-        } else if rest.starts_with(b"reset=") {
-            6
-        } else {
-            return None;
-        };
+        let key = keys.iter().find(|k| rest.starts_with(k))?.len();
         let digits = rest.get(key..)?;
         let n = digits.iter().take_while(|c| c.is_ascii_digit()).count();
         (n > 0 && digits.get(n).is_none_or(sep))

@@ -6,7 +6,9 @@
 use crate::json;
 
 use json::Json;
-use wasm_backoff_core::policy::{timing, verdict, End, Facts, Wait, DEFAULT_RETRY_ON};
+use wasm_backoff_core::policy::{
+    advice, honoured, throttled, timing, verdict, wait, Choice, End, Facts, Wait, DEFAULT_RETRY_ON,
+};
 
 const VECTORS: &str = include_str!("policy_vectors.json");
 
@@ -41,6 +43,7 @@ fn verdict_answers_every_row() {
             idempotent: flag("idempotent", true),
             replayable: flag("replayable", true),
             wants: f.field("wants").map(Json::boolean),
+            advice: f.field("advice").map(Json::boolean),
         };
         assert_eq!(name(verdict(&facts)), row.get("want").str(), "{facts:?}");
     }
@@ -61,6 +64,73 @@ fn timing_answers_every_row() {
             max_elapsed_ms: n("maxElapsedMs", f64::INFINITY),
         };
         assert_eq!(name(timing(&w)), row.get("want").str(), "{w:?}");
+    }
+}
+
+#[test]
+fn delay_rules_answer_every_row() {
+    let top = json::parse(VECTORS);
+    for row in top.get("delay").arr() {
+        let f = row.get("facts");
+        let n = |k: &str, d: f64| f.field(k).map_or(d, num);
+        let delay = n("delayMs", 100.0);
+        let max = n("maxRetryAfterMs", 1000.0);
+        let clamp = f.field("clamp").is_some_and(Json::boolean);
+        let w = Wait {
+            delay_ms: (delay >= 0.0).then_some(delay),
+            hint_ms: honoured(f.field("hintMs").map(num), max, clamp),
+            max_retry_after_ms: max,
+            elapsed_ms: n("elapsedMs", 0.0),
+            max_elapsed_ms: n("maxElapsedMs", f64::INFINITY),
+        };
+        let choice = match f.field("choice") {
+            None => Choice::Keep,
+            Some(Json::Bool(false)) => Choice::GiveUp,
+            Some(v) => Choice::Wait(num(v)),
+        };
+        let asked = std::cell::Cell::new(false);
+        let got = wait(&w, |_| {
+            asked.set(true);
+            choice
+        });
+        let want = row.get("want");
+        match (got, want) {
+            (Ok(ms), Json::Obj(_)) => assert_eq!(ms, want.get("waitMs").num(), "{w:?} {choice:?}"),
+            (Err(end), Json::Str(_)) => assert_eq!(end.name(), want.str(), "{w:?} {choice:?}"),
+            (got, _) => panic!("{w:?} {choice:?}: got {got:?}, want {want:?}"),
+        }
+        // The hook is asked only when its answer can matter.
+        let matters = w.delay_ms.is_some() && !w.hint_ms.is_some_and(|h| h > max);
+        assert_eq!(asked.get(), matters, "{w:?}");
+    }
+}
+
+#[test]
+fn throttled_and_advice_answer_every_row() {
+    let top = json::parse(VECTORS);
+    for row in top.get("throttled").arr() {
+        let [status, want] = row.arr() else {
+            panic!("{row:?}")
+        };
+        let status = match status {
+            Json::Null => None,
+            s => Some(s.num() as u16),
+        };
+        assert_eq!(throttled(status), want.boolean(), "{status:?}");
+    }
+    for row in top.get("advice").arr() {
+        let [value, want] = row.arr() else {
+            panic!("{row:?}")
+        };
+        let value = match value {
+            Json::Null => None,
+            v => Some(v.str().to_string()),
+        };
+        let want = match want {
+            Json::Null => None,
+            w => Some(w.boolean()),
+        };
+        assert_eq!(advice(value.as_deref()), want, "{value:?}");
     }
 }
 

@@ -302,3 +302,85 @@ async fn run_keeps_to_the_deadline_too() {
     assert_eq!((v, tries.load(Ordering::SeqCst)), (Err(Error::Busy), 3));
     assert_eq!(t0.elapsed(), Duration::from_millis(300));
 }
+
+/// A policy that retries every `Err` and asks `choose` for each wait (the
+/// `delay` hook of the drivers), recording the proposals it was given.
+struct Chooser<F: FnMut(u32, f64) -> Choice> {
+    choose: F,
+    proposals: Vec<(u32, f64, Option<f64>)>,
+}
+
+impl<F: FnMut(u32, f64) -> Choice> Policy<Answer> for &mut Chooser<F> {
+    fn verdict(&mut self, _: u32, outcome: &Answer) -> Verdict {
+        match outcome {
+            Ok(_) => Verdict::Stop(End::Success),
+            Err(hint_ms) => Verdict::Retry { hint_ms: *hint_ms },
+        }
+    }
+
+    fn delay(&mut self, attempt: u32, _: &Answer, proposal: f64, hint_ms: Option<f64>) -> Choice {
+        self.proposals.push((attempt, proposal, hint_ms));
+        (self.choose)(attempt, proposal)
+    }
+}
+
+use wasm_backoff_core::policy::Choice;
+
+#[tokio::test(start_paused = true)]
+async fn drive_the_policys_delay_chooses_each_wait_or_gives_up() {
+    // Attempt 1: the proposal (100 ms) halved; attempt 2 (a 300 ms server
+    // wait): 7 ms, below it; attempt 3: give up.
+    let answers: [Answer; 4] = [Err(None), Err(Some(300.0)), Err(None), Ok("never")];
+    let mut policy = Chooser {
+        choose: |attempt, proposal| match attempt {
+            1 => Choice::Wait(proposal / 2.0),
+            2 => Choice::Wait(7.0),
+            _ => Choice::GiveUp,
+        },
+        proposals: Vec::new(),
+    };
+    let t0 = Instant::now();
+    let done = retry(|n: u32| async move { answers[n as usize - 1] })
+        .with(no_jitter())
+        .seed(1)
+        .policy(&mut policy)
+        .drive(sleep_ok)
+        .await
+        .unwrap();
+    assert_eq!(
+        (done.end, done.attempts, done.last),
+        (End::Vetoed, 3, Err(None))
+    );
+    assert_eq!(policy.proposals[0], (1, 100.0, None));
+    assert_eq!(
+        (policy.proposals[1].0, policy.proposals[1].2),
+        (2, Some(300.0))
+    );
+    assert!(
+        (300.0..330.0).contains(&policy.proposals[1].1),
+        "lifted: {:?}",
+        policy.proposals[1]
+    );
+    let slept = t0.elapsed();
+    assert!(
+        slept >= Duration::from_millis(57) && slept < Duration::from_millis(60),
+        "50 + 7 ms: {slept:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn drive_a_chosen_wait_past_the_deadline_ends_the_call() {
+    let mut policy = Chooser {
+        choose: |_, _| Choice::Wait(5_000.0),
+        proposals: Vec::new(),
+    };
+    let done = retry(|_| async { Err::<&str, _>(None) })
+        .with(no_jitter())
+        .deadline(1_000.0, ms_since(Instant::now()))
+        .policy(&mut policy)
+        .drive(sleep_ok)
+        .await
+        .unwrap();
+    assert_eq!((done.end, done.attempts), (End::Deadline, 1));
+    assert_eq!(policy.proposals.len(), 1);
+}

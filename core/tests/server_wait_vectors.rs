@@ -10,7 +10,7 @@ use json::Json;
 use std::cell::RefCell;
 
 use proptest::prelude::*;
-use wasm_backoff_core::{server_wait, SERVER_WAIT_HEADERS};
+use wasm_backoff_core::{server_wait, spent_wait, SERVER_WAIT_HEADERS};
 
 const VECTORS: &str = include_str!("server_wait_vectors.json");
 
@@ -23,8 +23,12 @@ struct Case {
 /// (now, cases).
 fn vectors() -> (f64, Vec<Case>) {
     let top = json::parse(VECTORS);
-    let cases = top
-        .get("cases")
+    (top.get("now").num(), cases_of(top.get("cases")))
+}
+
+/// The cases of one group (`cases`, `spent`).
+fn cases_of(group: &Json) -> Vec<Case> {
+    group
         .arr()
         .iter()
         .map(|case| {
@@ -56,8 +60,7 @@ fn vectors() -> (f64, Vec<Case>) {
                 note,
             }
         })
-        .collect();
-    (top.get("now").num(), cases)
+        .collect()
 }
 
 /// `server_wait` over a case's headers, and the names it asked for.
@@ -163,5 +166,22 @@ proptest! {
             now,
         );
         prop_assert!(got.is_none_or(|w| w >= 0.0), "{got:?}");
+    }
+}
+
+#[test]
+fn spent_wait_gives_every_spent_vector() {
+    let top = json::parse(VECTORS);
+    let now = top.get("now").num();
+    let cases = cases_of(top.get("spent"));
+    assert!(cases.len() >= 12);
+    for c in &cases {
+        let get = |name: &str| {
+            c.headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(spent_wait(get, now), c.expected, "{}", c.note);
     }
 }

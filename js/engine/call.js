@@ -15,6 +15,9 @@ import { deadline } from '../hooks.js';
  * @property {number} maxElapsedMs the hard deadline (Infinity: none)
  * @property {number} [timeoutMs] per attempt
  * @property {number} [maxRetryAfterMs]
+ * @property {(o: import('./loop.js').Outcome | undefined) => number} [base] the base of the step after an outcome (NaN: the schedule's own; js/engine/waits.js)
+ * @property {(call: Call, d: number, hintMs: number | undefined) => number} [pick] the `delay` hook's choice for the proposal `d` (js/engine/waits.js)
+ * @property {boolean} [clamp] a server's wait over maxRetryAfterMs is waited as maxRetryAfterMs (retryAfterOverMax 'clamp')
  * @property {{ deposit(now: number): void, withdraw(now: number): boolean }} [budget]
  * @property {(info: any) => unknown} [onRetry]
  * @property {(info: any) => unknown} [onDone]
@@ -32,6 +35,12 @@ export class Call {
   #h = 0;
   /** @type {any} The deadline's timer. */
   #timer;
+  /** @type {import('./loop.js').Outcome | undefined} The last attempt's outcome (the loop sets it before the lane's step). */
+  o;
+  /** @type {(() => number) | undefined} How long the call's target asks it to hold before its next attempt (ms; a withBackoff client's pacing). */
+  hold;
+  /** @type {[unknown] | undefined} What the delay hook threw (the loop rethrows it: a gate's operation catches everything). */
+  fault;
 
   /**
    * @param {CallOptions} c
@@ -53,13 +62,19 @@ export class Call {
   }
 
   /**
-   * The call's own next delay (ms) for a server-named wait `hintMs`, or < 0
-   * when its schedule is exhausted. The schedule is made at the first use.
+   * The call's own next delay (ms) for a server-named wait `hintMs` (the
+   * one honoured), or -1 when its schedule is exhausted, GAVE_UP when the
+   * `delay` hook gave up. The schedule is made at the first use; the step
+   * is drawn on the base the options name for the last outcome (a throttled
+   * attempt's: throttleBaseMs), then the `delay` hook may choose another
+   * (js/engine/waits.js).
    * @param {number} [hintMs]
    */
   next(hintMs) {
-    if (!this.#h) load(this.c.rec, this.c.seeded), (this.#h = check(w.backoff_new()));
-    return w.backoff_next(this.#h, hintMs ?? NaN);
+    const c = this.c;
+    if (!this.#h) load(c.rec, c.seeded), (this.#h = check(w.backoff_new()));
+    const d = w.backoff_next(this.#h, hintMs ?? NaN, c.base?.(this.o) ?? NaN);
+    return c.pick && d >= 0 ? c.pick(this, d, hintMs) : d;
   }
 
   /** Throws the caller's abort reason, or the deadline's, when either has happened. */

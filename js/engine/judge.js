@@ -51,7 +51,17 @@ function rule(c, o, idempotent, body, wants) {
   // (a plain success needs no verdict: the common case, kept cheap)
   const why =
     failed || c.shouldRetry || s >= 400 || c.retryOn.has(s)
-      ? verdict({ failed, network: !!o.network, status, hintMs: o.hintMs, retryOn: c.retryOn, idempotent, replayable: body, wants })
+      ? verdict({
+          failed,
+          network: !!o.network,
+          status,
+          hintMs: o.hintMs,
+          retryOn: c.retryOn,
+          idempotent,
+          replayable: body,
+          wants,
+          advice: o.advice,
+        })
       : 'success';
   // A failure the target caused: one worth a retry, a network failure, a status of retryOn.
   o.hurt = !why || (failed ? !!o.network : c.retryOn.has(s));

@@ -25,7 +25,8 @@ export { Call };
  * @property {Response} [res] fetch's answer
  * @property {unknown} [value] the function's value (retry(fn), gate.run)
  * @property {number} [status]
- * @property {number} [hintMs] the wait the server named (statuses >= 400)
+ * @property {number} [hintMs] the wait the server named (statuses >= 400; for retry(fn), the error's)
+ * @property {boolean} [advice] the server's `x-should-retry` on a failure
  * @property {boolean} [network] a failure worth a retry (a network failure, a timeout; any for retry(fn))
  * @property {boolean} [hurt] what the lane counts against the target: set by the job's judge
  */
@@ -79,7 +80,9 @@ export async function drive(call, job, lane) {
       o = await job.attempt(call);
       let verdict = job.judge(call, o);
       if (typeof verdict !== 'string') verdict = await verdict;
+      call.o = o; // (the outcome the lane's wait is chosen for: Call.next)
       why = lane.after(call, verdict, o);
+      if (call.fault) throw call.fault[0]; // (the delay hook threw, inside a gate's operation)
       if (why) break;
       if (call.c.onRetry)
         observe(call.c.onRetry, {

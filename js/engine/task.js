@@ -1,8 +1,14 @@
 // @ts-check
 // The job of retry(fn) (js/engine/loop.js): one attempt is one call of the
 // caller's function with its attempt number and the attempt's signal; any
-// rejection is worth another attempt unless shouldRetry says no.
+// rejection is worth another attempt unless shouldRetry says no (or the
+// server's advice the error carries, or retryOnTimeout: false for a timeout
+// of timeoutMs). A wait the error carries (`retryAfterMs`, or its headers:
+// the OpenAI, Anthropic and Discord SDKs' errors) is honoured like a
+// server's; its `status` is told to the hooks and picks the throttling base.
 import { abortable } from '../hooks.js';
+import { carried } from '../retry-after.js';
+import { advice } from '../policy.js';
 import { attemptSignal } from './signal.js';
 import { judge } from './judge.js';
 
@@ -19,13 +25,16 @@ class Task {
 
   /** @param {import('./call.js').Call} call */
   async attempt(call) {
-    const [sig, release] = attemptSignal(call, false);
+    const [sig, release, timeout] = attemptSignal(call, false);
     const fn = this.fn;
     try {
       return { failed: false, value: await (sig ? abortable(fn({ attempt: call.n, signal: sig }), sig) : fn({ attempt: call.n })) };
     } catch (error) {
       call.alive();
-      return { failed: true, error, network: true };
+      const [hintMs, h] = carried(error);
+      const status = /** @type {any} */ (error)?.status;
+      const network = !timeout?.signal.aborted || /** @type {any} */ (call.c).retryOnTimeout;
+      return { failed: true, error, network, hintMs, advice: h && advice(h), status: Number.isInteger(status) ? status : undefined };
     } finally {
       release();
     }

@@ -22,13 +22,28 @@ export { parseRetryAfter, serverWait };
 let defaults;
 
 /**
- * One fetch call through `send`.
+ * The origin of a request: what a withBackoff client paces by (a relative
+ * URL against the page's; '' when there is none).
+ * @param {any} input
+ */
+function originOf(input) {
+  try {
+    return new URL(input instanceof Request ? input.url : String(input), globalThis.location?.href).origin;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * One fetch call through `send`. `paced` (a withBackoff client's): until
+ * when each origin said no request remains (epoch ms).
  * @param {import('./options.js').Config} c
  * @param {any} input
  * @param {RequestInit | undefined} init
  * @param {typeof fetch} send
+ * @param {Map<string, number>} [paced]
  */
-function run(c, input, init, send) {
+function run(c, input, init, send, paced) {
   const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
   if (signal?.aborted) return Promise.reject(signal.reason);
   let job, call, lane;
@@ -38,7 +53,16 @@ function run(c, input, init, send) {
     // With a gate the waits are the target's: the call is held until the
     // gate lets it go, and its own schedule only counts its attempts.
     const cl = call;
-    lane = c.gate ? c.gate.enter(c.gate.keyOf(input, init), signal, cl.end, (/** @type {number=} */ hint) => cl.next(hint)) : scheduled;
+    const gate = c.gate;
+    const key = gate ? gate.keyOf(input, init) : paced && c.pace && originOf(input);
+    // A success saying no request remains paces the target's next calls until the reset: through the gate, else per origin.
+    if (gate) c.pace && gate.pace && (job.pace = (ms) => gate.pace(key, ms));
+    else if (key !== undefined && key !== false) {
+      const at = /** @type {Map<string, number>} */ (paced);
+      job.pace = (ms) => at.set(key, Date.now() + ms);
+      cl.hold = () => (at.get(key) ?? 0) - Date.now();
+    }
+    lane = gate ? gate.enter(key, signal, cl.end, (/** @type {number=} */ hint) => cl.next(hint)) : scheduled;
   } catch (e) {
     call?.close();
     return Promise.reject(e);
@@ -75,6 +99,8 @@ export function withBackoff(fetchFn, options) {
   if (typeof fetchFn !== 'function') throw new TypeError('fetchFn must be a function');
   const base = snapshot(options);
   const c = config(base);
+  /** @type {Map<string, number>} until when each origin said no request remains */
+  const paced = new Map();
   const f = (/** @type {RequestInfo | URL} */ input, /** @type {RequestInit | undefined} */ init, /** @type {unknown} */ more) => {
     let cc = c;
     try {
@@ -82,7 +108,7 @@ export function withBackoff(fetchFn, options) {
     } catch (e) {
       return Promise.reject(e);
     }
-    return /** @type {Promise<Response>} */ (run(cc, input, init, fetchFn));
+    return /** @type {Promise<Response>} */ (run(cc, input, init, fetchFn, paced));
   };
   f.extend = (/** @type {unknown} */ more) => withBackoff(fetchFn, merge(base, more));
   return f;

@@ -3,10 +3,11 @@
 // arrays and jitter too: changing them later changes nothing), read from
 // their own properties only (never Object.prototype), and checked at once,
 // not at the first failure. Each error names its option.
-import { own, fn, ms, list, flag, statuses } from '../options.js';
+import { own, fn, ms, list, flag, statuses, option } from '../options.js';
 import { plan } from '../backoff.js';
 import { METHODS, RETRY_ON } from '../policy.js';
-import { MAX_RETRY_AFTER_MS } from '../gen/policy.js';
+import { MAX_RETRY_AFTER_MS, THROTTLE_BASE_FACTOR } from '../gen/policy.js';
+import { chooser, throttleBase } from '../engine/waits.js';
 
 const RETRY_SET = new Set(RETRY_ON);
 const METHOD_SET = new Set(METHODS);
@@ -59,6 +60,18 @@ function attemptHeader(header) {
 }
 
 /**
+ * What to do with a server's wait over `maxRetryAfterMs`: give up (return
+ * that answer at once) or wait `maxRetryAfterMs` (ky's and undici's rule).
+ * @param {unknown} v
+ */
+function overMax(v) {
+  if (v !== undefined && v !== 'give-up' && v !== 'clamp') {
+    throw new (typeof v === 'string' ? RangeError : TypeError)("retryAfterOverMax must be 'give-up' or 'clamp'");
+  }
+  return v === 'clamp';
+}
+
+/**
  * The options of a call, checked now.
  * @param {Record<string, any>} o from `snapshot`
  */
@@ -74,6 +87,9 @@ export function config(o) {
   if (gate !== undefined && gate !== false && typeof gate?.enter !== 'function') {
     throw new TypeError("gate must be a Gate (createGate from 'wasm-backoff/gate')");
   }
+  // (negative: that multiple of the schedule's own base, which a preset may set: the wasm knows it)
+  const throttleBaseMs = o.throttleBaseMs === undefined ? -THROTTLE_BASE_FACTOR : option(o, 'throttleBaseMs', 0);
+  const delay = fn(o, 'delay');
   return {
     rec,
     max,
@@ -93,6 +109,12 @@ export function config(o) {
     timeoutMs: ms(o, 'timeoutMs', undefined, true),
     maxElapsedMs: ms(o, 'maxElapsedMs', Infinity, false),
     maxRetryAfterMs: ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false),
+    clamp: overMax(o.retryAfterOverMax),
+    throttleBaseMs,
+    base: throttleBase(throttleBaseMs),
+    retryOnTimeout: o.retryOnTimeout === undefined || flag(o, 'retryOnTimeout'),
+    pace: o.pace === undefined || flag(o, 'pace'),
+    pick: delay && chooser(delay),
     onRetry: fn(o, 'onRetry'),
     onDone: fn(o, 'onDone'),
     shouldRetry: fn(o, 'shouldRetry'),

@@ -7,8 +7,8 @@
 // actually sent, attempt by attempt: a beforeRetry that turns a GET into a
 // POST, or drops the caller's key, makes it non-idempotent from then on.
 import { abortable } from '../hooks.js';
-import { serverWait } from '../retry-after.js';
-import { isNetworkError, replayable } from '../policy.js';
+import { serverWait, spentWait } from '../retry-after.js';
+import { advice, isNetworkError, replayable } from '../policy.js';
 import { judge } from '../engine/judge.js';
 import { attemptSignal } from '../engine/signal.js';
 
@@ -20,6 +20,8 @@ import { attemptSignal } from '../engine/signal.js';
 export class FetchJob {
   /** Headers changed by beforeRetry (over the request's). @type {Headers | undefined} */
   changed;
+  /** @type {((ms: number) => void) | undefined} told how long the target asks to be left alone after a success that says no request remains (index.js) */
+  pace;
 
   /**
    * @param {import('./options.js').Config} c
@@ -82,10 +84,17 @@ export class FetchJob {
       const send = this.send;
       const p = send(...this.args(call.n, sig, call.signal));
       const res = await (sig === call.signal ? p : abortable(p, sig));
-      return { failed: false, res, status: res.status, hintMs: res.status >= 400 ? serverWait(res.headers) : undefined };
+      const s = res.status;
+      const h = res.headers;
+      if (s < 400) {
+        const ms = this.pace && spentWait(h);
+        if (ms !== undefined) /** @type {Function} */ (this.pace)(ms);
+        return { failed: false, res, status: s };
+      }
+      return { failed: false, res, status: s, hintMs: serverWait(h), advice: advice(h) };
     } catch (error) {
       call.alive();
-      return { failed: true, error, network: !!timeout?.signal.aborted || isNetworkError(error) };
+      return { failed: true, error, network: timeout?.signal.aborted ? this.c.retryOnTimeout : isNetworkError(error) };
     } finally {
       release();
     }

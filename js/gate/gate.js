@@ -126,7 +126,7 @@ export class Gate {
       if (this.#slots.size >= this.#prune) {
         for (const [k, x] of this.#slots) {
           op(x, w.gate_status);
-          if (x.st[GATE_WAKE] === WAKE_IDLE) {
+          if (x.st[GATE_WAKE] === WAKE_IDLE && !((x.until ?? 0) > Date.now())) {
             this.#retire(x);
             this.#slots.delete(k);
           }
@@ -264,6 +264,19 @@ export class Gate {
     op(s, w.gate_record, n(ok), n(failed), Date.now());
     rounds(s);
     pump(s);
+  }
+
+  /**
+   * Paces `key`: its calls that start in the next `ms` wait until then
+   * before their first attempt (the fetch driver calls it when a success
+   * says no request remains, `RateLimit-Remaining: 0`, until the reset).
+   * Nothing else changes: the circuit, the counters, calls already out.
+   * @param {unknown} key
+   * @param {number} ms
+   */
+  pace(key, ms) {
+    const s = this.#slot(key);
+    if (ms > 0) s.until = Math.max(s.until ?? 0, Date.now() + ms);
   }
 
   /**

@@ -61,8 +61,10 @@ export class Ticket {
   async pass() {
     if (this.state === T_NEW) {
       let s = (this.s = this.slot());
-      // Its own backoff (below the threshold), then the adaptive limiter's wait.
-      if (this.delayMs > 0) await this.nap(this.delayMs);
+      // Its own backoff (below the threshold), or the target's pause after a success
+      // that said no request remains (Gate.pace), then the adaptive limiter's wait.
+      const wait = Math.max(this.delayMs, (s.until ?? 0) - Date.now());
+      if (wait > 0) await this.nap(wait);
       this.delayMs = 0;
       this.paced = Number.NaN;
       if (s.limited && !s.dead) {
@@ -136,7 +138,7 @@ export class Ticket {
       rounds(s);
       if (retry) {
         const d = spent(this, hintMs);
-        why = d < 0 ? 'exhausted' : !canWait(this) ? 'deadline' : '';
+        why = d === -2 ? 'vetoed' : d < 0 ? 'exhausted' : !canWait(this) ? 'deadline' : ''; // (-2: the delay hook gave up)
         if (why) {
           // out of attempts or time
         } else if (closed) [this.state, this.delayMs] = [T_NEW, d];
@@ -184,7 +186,8 @@ export class Ticket {
     let ra = o.hurt ? o.hintMs : undefined;
     // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
     const most = call.c.maxRetryAfterMs ?? Infinity;
-    if (/** @type {number} */ (ra) > most) [why, ra] = [why || 'retry-after', most];
+    // (retryAfterOverMax 'clamp': a longer wait is waited as maxRetryAfterMs)
+    if (/** @type {number} */ (ra) > most) [why, ra] = [why || (call.c.clamp ? '' : 'retry-after'), most];
     if (!why && call.c.budget && !call.c.budget.withdraw(Date.now())) why = 'budget';
     o.hintMs = ra;
     const end = this.settle(!!o.hurt, !why, ra);

@@ -28,7 +28,7 @@ fn record(set: &[(Field, f64)]) {
 pub fn handles_step_and_give_up() {
     record(&[(Field::Preset, 7.0), (Field::MaxAttempts, 3.0)]);
     let h = calc::backoff_new() as usize;
-    let steps = [(); 4].map(|_| calc::backoff_next(h, f64::NAN));
+    let steps = [(); 4].map(|_| calc::backoff_next(h, f64::NAN, f64::NAN));
     assert_eq!(steps, [250.0, 500.0, -1.0, -1.0]);
     calc::backoff_free(h);
 }
@@ -39,7 +39,7 @@ pub fn rejected_options_give_error_codes() {
     record(&[(Field::Preset, 7.0)]);
     let h = calc::backoff_new() as usize;
     assert_eq!(
-        calc::backoff_next(h, f64::NAN),
+        calc::backoff_next(h, f64::NAN, f64::NAN),
         250.0,
         "the module keeps working"
     );
@@ -59,7 +59,7 @@ pub fn the_slab_grows_and_reuses() {
         calc::backoff_free(*h);
     }
     for h in hs.iter().skip(1).step_by(3) {
-        assert_eq!(calc::backoff_next(*h, f64::NAN), 250.0);
+        assert_eq!(calc::backoff_next(*h, f64::NAN, f64::NAN), 250.0);
     }
     for _ in 0..10 {
         let h = calc::backoff_new() as usize;
@@ -67,7 +67,7 @@ pub fn the_slab_grows_and_reuses() {
             hs.contains(&h),
             "a freed slot is reused before memory grows"
         );
-        assert_eq!(calc::backoff_next(h, f64::NAN), 250.0);
+        assert_eq!(calc::backoff_next(h, f64::NAN, f64::NAN), 250.0);
     }
 }
 

@@ -9,6 +9,7 @@ import { RetryBudget } from 'wasm-backoff/budget';
 import { createGate } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
 import { SCENARIOS, control } from './fetch-checks.mjs';
+import { WAIT_SCENARIOS } from './waits-checks.mjs';
 
 const lib = { ...main, RetryBudget, createGate };
 
@@ -21,7 +22,8 @@ after(() => srv?.close());
 
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
-for (const [name, fn] of Object.entries(SCENARIOS)) {
+// (and the waits the outcome chooses: tests/fetch/waits-checks.mjs)
+for (const [name, fn] of Object.entries({ ...SCENARIOS, ...WAIT_SCENARIOS })) {
   test(name, async () => {
     const before = timers();
     await fn(lib, ctl);

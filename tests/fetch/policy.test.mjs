@@ -4,7 +4,19 @@
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { METHODS, RETRY_ON, isNetworkError, replayable, timing, verdict } from '../../js/policy.js';
+import {
+  METHODS,
+  RETRY_ON,
+  GAVE_UP,
+  advice,
+  choose,
+  honoured,
+  isNetworkError,
+  replayable,
+  throttled,
+  timing,
+  verdict,
+} from '../../js/policy.js';
 import { END_REASONS } from '../../js/gen/policy.js';
 
 const vectors = JSON.parse(readFileSync(new URL('../../core/tests/policy_vectors.json', import.meta.url), 'utf8'));
@@ -20,6 +32,52 @@ test('verdict: what is retried, in order (failure, method, shouldRetry, body): c
 test('timing: exhausted, then a server wait over the cap, then the deadline: the same vectors', () => {
   const t = { delayMs: 100, maxRetryAfterMs: 1000, elapsedMs: 0, maxElapsedMs: Infinity };
   for (const { facts: f, want } of vectors.timing) assert.equal(timing({ ...t, ...facts(f) }), want, JSON.stringify(f));
+});
+
+test('delay rules: exhausted, a server wait over the cap (or clamped), the delay hook, the deadline on the wait chosen: the same vectors', () => {
+  let rows = 0;
+  for (const { facts: f0, want } of vectors.delay) {
+    const f = facts(f0);
+    const max = f.maxRetryAfterMs ?? 1000;
+    const delayMs = f.delayMs ?? 100;
+    const hintMs = honoured(f.hintMs, max, !!f.clamp);
+    // As the engine asks (js/engine/call.js): not when the answer cannot matter.
+    let asked = false;
+    const hook = () => ((asked = true), f.choice);
+    let got;
+    try {
+      const d = delayMs < 0 || hintMs > max ? delayMs : choose(delayMs, hook());
+      const why = timing({
+        delayMs: d,
+        hintMs,
+        maxRetryAfterMs: max,
+        elapsedMs: f.elapsedMs ?? 0,
+        maxElapsedMs: f.maxElapsedMs ?? Infinity,
+      });
+      got = why || { waitMs: d };
+    } catch (e) {
+      assert.ok(e instanceof TypeError || e instanceof RangeError, String(e));
+      assert.match(e.message, /^delay must return/);
+      got = 'hook-error';
+    }
+    assert.deepEqual(got, want, JSON.stringify(f0));
+    assert.equal(asked, delayMs >= 0 && !(hintMs > max), JSON.stringify(f0));
+    rows++;
+  }
+  assert.ok(rows >= 15);
+  // choose: what the hook may answer, and what it may not.
+  assert.equal(choose(100, undefined), 100);
+  assert.equal(choose(100, false), GAVE_UP);
+  assert.equal(choose(-1, false), -1, 'an exhausted schedule stays exhausted');
+  for (const bad of [null, true, '5', {}, 5n]) assert.throws(() => choose(100, bad), TypeError, String(bad));
+  for (const bad of [-1, Number.NaN, -Infinity]) assert.throws(() => choose(100, bad), RangeError, String(bad));
+});
+
+test('throttled and the x-should-retry advice: the same vectors', () => {
+  for (const [status, want] of vectors.throttled) assert.equal(throttled(status ?? undefined), want, String(status));
+  for (const [value, want] of vectors.advice) {
+    assert.equal(advice(new Headers(value === null ? {} : { 'x-should-retry': value })), want ?? undefined, JSON.stringify(value));
+  }
 });
 
 test("the reasons onDone is told are the core's (END_REASONS), and the .d.ts DoneReason names each", () => {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parseRetryAfter, serverWait } from '../../js/retry-after.js';
+import { carried, parseRetryAfter, serverWait, spentWait } from '../../js/retry-after.js';
 import { SERVER_WAIT_HEADERS } from '../../js/gen/boundary.js';
 
 const { groups } = JSON.parse(readFileSync(new URL('../../core/tests/retry_after_vectors.json', import.meta.url), 'utf8'));
@@ -136,4 +136,26 @@ test('serverWait: the header vectors shared with the Rust server_wait (core/test
   serverWait({ get: (n) => (asked.push(n), null) }, sw.now);
   assert.deepEqual(asked, SERVER_WAIT_HEADERS);
   assert.ok(asked.length >= 8 && asked[0] === 'retry-after' && asked.every((n) => n === n.toLowerCase()), String(asked));
+});
+
+test('spentWait: a success saying no request remains names the wait until its reset (core/tests/server_wait_vectors.json "spent", shared with the Rust spent_wait)', () => {
+  const sw = JSON.parse(readFileSync(new URL('../../core/tests/server_wait_vectors.json', import.meta.url), 'utf8'));
+  assert.ok(sw.spent.length >= 12);
+  for (const [headers, want, note] of sw.spent) assert.equal(spentWait(new Headers(headers), sw.now), expected(want), note);
+});
+
+test('carried: the wait a thrown error carries (retryAfterMs, headers, response.headers; Headers or a plain record)', () => {
+  const now = Date.now();
+  assert.deepEqual(carried(Object.assign(new Error('x'), { retryAfterMs: 250 }))[0], 250);
+  assert.equal(carried(Object.assign(new Error('x'), { retryAfterMs: -1 }))[0], undefined, 'a negative retryAfterMs is none');
+  assert.equal(carried({ headers: new Headers({ 'retry-after': '3' }) })[0], 3000);
+  assert.equal(carried({ response: { headers: new Headers({ 'retry-after-ms': '40' }) } })[0], 40);
+  // The OpenAI/Anthropic SDK v4 shape: a plain record, names in any case.
+  const [ms, h] = carried({ status: 429, headers: { 'Retry-After': '2', 'X-Should-Retry': 'true' } });
+  assert.equal(ms, 2000);
+  assert.equal(h?.get('x-should-retry'), 'true');
+  assert.ok(carried({ headers: { 'x-ratelimit-reset': String(Math.ceil(now / 1000) + 30) } })[0] > 28000);
+  assert.equal(carried({ headers: { 'retry-after-ms': 40, 'x-other': null } })[0], 40, 'values that are numbers');
+  for (const e of [undefined, null, 'x', 42, new Error('plain'), { headers: 'retry-after: 3' }])
+    assert.equal(carried(e)[0], undefined, String(e));
 });

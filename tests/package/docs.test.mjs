@@ -34,7 +34,8 @@ function run(file, i) {
 // docs/fetch.md, "fetchWithBackoff / withBackoff / retry": each hook.
 const FETCH = 'docs/fetch.md';
 
-test(`${FETCH} has its four examples`, () => assert.equal(runnable(FETCH).length, 4));
+test(`${FETCH} has its four examples`, () =>
+  assert.equal(runnable(FETCH).filter((b) => b.heading === '## fetchWithBackoff / withBackoff / retry').length, 4));
 
 test('shouldRetry: a pending job is polled until done; a 409 is not retried', async () => {
   srv.script('/jobs/7', [
@@ -99,6 +100,49 @@ test(`${TELEMETRY}: the spans of a call retried once, and its retries per call`,
     'api: 1 retries, jobs: 0 retries',
   ]);
   srv.reset();
+});
+
+// docs/fetch.md, "Waits the outcome chooses": one example per feature.
+const WAITS = '## Waits the outcome chooses';
+/** The index among the runnable blocks of docs/fetch.md of the `k`-th block of that section. */
+const waits = (k) => {
+  const i = runnable(FETCH).findIndex((b) => b.heading === WAITS);
+  assert.ok(i >= 0 && runnable(FETCH)[i + k]?.heading === WAITS, `${FETCH}: no block ${k} under ${WAITS}`);
+  return i + k;
+};
+
+test(`${FETCH} "Waits the outcome chooses": the delay hook keeps a short server wait`, async () => {
+  srv.script('/reports/9', [{ status: 429, headers: { 'retry-after-ms': '20' } }, { status: 200 }]);
+  assert.deepEqual(await run(FETCH, waits(0)), ['200']);
+  const at = srv.requests.filter((r) => r.path === '/reports/9').map((r) => r.at);
+  assert.ok(at.length === 2 && at[1] - at[0] >= 19, String(at));
+  srv.script('/reports/9', [{ status: 503 }, { status: 200 }]);
+  assert.deepEqual(await run(FETCH, waits(0)), ['503'], 'a 503 without a wait: given up');
+});
+
+test(`${FETCH} "Waits the outcome chooses": retry(fn) waits what the SDK-shaped error carries`, async () => {
+  srv.script('/v1/complete', [
+    { status: 429, headers: { 'retry-after-ms': '30' } },
+    { status: 200, body: { text: 'hi' } },
+  ]);
+  assert.deepEqual(await run(FETCH, waits(1)), ['hi']);
+  const at = srv.requests.filter((r) => r.path === '/v1/complete').map((r) => r.at);
+  assert.ok(at.length === 2 && at[1] - at[0] >= 29, String(at));
+});
+
+test(`${FETCH} "Waits the outcome chooses": retryOnTimeout, the clamp and x-should-retry`, async () => {
+  srv.script('/search', [
+    { status: 503, headers: { 'retry-after': '3600' } },
+    { status: 404, headers: { 'x-should-retry': 'true' } },
+    { status: 200 },
+  ]);
+  assert.deepEqual(await run(FETCH, waits(2)), ['200 3']);
+});
+
+test(`${FETCH} "Waits the outcome chooses": pacing holds the next call until the reset`, async () => {
+  srv.script('/quota', { status: 200, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '30' } });
+  assert.deepEqual(await run(FETCH, waits(3)), ['TimeoutError']);
+  assert.equal(srv.count('/quota'), 1, 'the held call sent nothing');
 });
 
 // docs/protections.md, "Which protection do I want?": its four examples.

@@ -150,6 +150,13 @@ export class Gate {
    * non-numeric counts count as 0.
    */
   record(key: unknown, ok: number, failed: number): void;
+  /**
+   * Paces `key`: calls to it that start in the next `ms` wait until then before their first attempt
+   * (their deadlines and signals still apply). The fetch driver calls it when a success through this
+   * gate says no request remains (`RateLimit-Remaining: 0` with a reset; its option `pace`). The
+   * circuit and the counters are unchanged. Not shared across a fleet.
+   */
+  pace(key: unknown, ms: number): void;
   /** Isolates `key` by hand: nothing is sent to it until {@link Gate.release}; calls are held, or rejected with {@link BrokenCircuitError} in fail-fast mode. */
   isolate(key: unknown): void;
   /** Closes the circuit of `key` by hand (ends an isolation or a backoff); held calls go out in order. */

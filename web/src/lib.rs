@@ -89,7 +89,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use js_sys::{Array, Function, JsString, Promise};
-use wasm_backoff_core::policy::{verdict, End, Facts, IDEMPOTENT_METHODS};
+use wasm_backoff_core::policy::{
+    advice, choose, verdict, End, Facts, IDEMPOTENT_METHODS, SHOULD_RETRY_HEADER,
+};
 use wasm_backoff_core::retry::{retry, Pause, Policy, Verdict};
 use wasm_backoff_core::{
     entropy_seed, is_network_error, server_wait, Config, ConfigError, MAX_DELAY_MS,
@@ -126,7 +128,8 @@ extern "C" {
 /// The retry policy's lists and defaults: the core's (`wasm_backoff_core::policy`),
 /// which the npm package follows too.
 pub use wasm_backoff_core::policy::{
-    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRY_ON, SERVER_WAIT_STATUSES,
+    Choice, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRY_ON,
+    SERVER_WAIT_STATUSES,
 };
 
 /// What [`Options::on_retry`] is told before each wait.
@@ -171,7 +174,29 @@ pub struct AttemptInfo {
     pub retry_after_ms: Option<f64>,
 }
 
+/// What [`Options::delay`] is asked about: an attempt that will be retried,
+/// and the wait the schedule proposes.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct DelayInfo {
+    /// The attempt that failed (1 = the first try).
+    pub attempt: u32,
+    /// Its HTTP status, when it got a response.
+    pub status: Option<u16>,
+    /// Its response (read a `clone()` of it: the response is cancelled
+    /// when the retry goes).
+    pub response: Option<Response>,
+    /// Its error, when it got no response.
+    pub error: Option<JsValue>,
+    /// The wait the server named, in ms.
+    pub retry_after_ms: Option<f64>,
+    /// The schedule's proposal, in ms (its next delay, lifted to the
+    /// server's wait when it named one).
+    pub delay_ms: f64,
+}
+
 type OnRetry = Rc<RefCell<dyn FnMut(&RetryInfo)>>;
+type Delay = Rc<RefCell<dyn FnMut(&DelayInfo) -> Choice>>;
 type ShouldRetry = Rc<RefCell<dyn FnMut(&AttemptInfo) -> Option<bool>>>;
 
 /// The options of [`fetch_with_backoff`]: a builder; every setter has a
@@ -189,6 +214,7 @@ pub struct Options {
     signal: Option<AbortSignal>,
     should_retry: Option<ShouldRetry>,
     on_retry: Option<OnRetry>,
+    delay: Option<Delay>,
 }
 
 impl Default for Options {
@@ -210,6 +236,7 @@ impl fmt::Debug for Options {
             .field("signal", &self.signal.is_some())
             .field("should_retry", &self.should_retry.is_some())
             .field("on_retry", &self.on_retry.is_some())
+            .field("delay", &self.delay.is_some())
             .finish()
     }
 }
@@ -233,6 +260,7 @@ impl Options {
             signal: None,
             should_retry: None,
             on_retry: None,
+            delay: None,
         }
     }
 
@@ -249,7 +277,7 @@ impl Options {
 
     /// The statuses to retry (network failures and timeouts are always
     /// retried, and [`SERVER_WAIT_STATUSES`] when the server names a wait).
-    /// Default [`DEFAULT_RETRY_ON`]: 408, 429, 500, 502, 503, 504.
+    /// Default [`DEFAULT_RETRY_ON`]: 408, 429, 500, 502, 503, 504, 521, 522.
     pub fn retry_on(mut self, statuses: &[u16]) -> Self {
         self.retry_on = statuses.to_vec();
         self
@@ -321,6 +349,20 @@ impl Options {
     /// deadline still apply. Default: none (the rule alone).
     pub fn should_retry(mut self, f: impl FnMut(&AttemptInfo) -> Option<bool> + 'static) -> Self {
         self.should_retry = Some(Rc::new(RefCell::new(f)));
+        self
+    }
+
+    /// Chooses the wait before each retry (the npm package's `delay`
+    /// hook, on the core's rules: [`wasm_backoff_core::policy::wait`]):
+    /// [`Choice::Keep`] the schedule's proposal ([`DelayInfo::delay_ms`]),
+    /// [`Choice::Wait`] another (ms >= 0, else the call fails with
+    /// [`FetchError::InvalidOption`]), or [`Choice::GiveUp`]: the call ends
+    /// with this attempt's outcome. Asked only when a retry is wanted, the
+    /// schedule has a delay left and the server's wait is within
+    /// [`Options::max_retry_after_ms`]; [`Options::max_elapsed_ms`] then
+    /// bounds the wait chosen. Default: none (the proposal).
+    pub fn delay(mut self, f: impl FnMut(&DelayInfo) -> Choice + 'static) -> Self {
+        self.delay = Some(Rc::new(RefCell::new(f)));
         self
     }
 
@@ -659,7 +701,12 @@ impl Policy<Outcome> for &Call<'_> {
             self.stop.set(Some(e));
             return Verdict::Stop(end);
         }
+        let advised = match (response, status) {
+            (Some(r), Some(400..)) => r.headers().get(SHOULD_RETRY_HEADER).ok().flatten(),
+            _ => None,
+        };
         let facts = Facts {
+            advice: advice(advised.as_deref()),
             failed: failure.is_some(),
             network: failure.is_some_and(|f| f != Failure::Other),
             status,
@@ -675,6 +722,43 @@ impl Policy<Outcome> for &Call<'_> {
             None => Verdict::Retry {
                 hint_ms: retry_after_ms,
             },
+        }
+    }
+
+    /// Asks [`Options::delay`] (a callback that re-enters is not asked: the
+    /// proposal stands); an answer that is no wait >= 0 ends the call with
+    /// [`FetchError::InvalidOption`].
+    fn delay(
+        &mut self,
+        attempt: u32,
+        outcome: &Outcome,
+        proposal: f64,
+        hint_ms: Option<f64>,
+    ) -> Choice {
+        let Some(Ok(mut f)) = self.options.delay.as_ref().map(|f| f.try_borrow_mut()) else {
+            return Choice::Keep;
+        };
+        let (response, error, _) = parts(outcome);
+        let choice = f(&DelayInfo {
+            attempt,
+            status: response.map(Response::status),
+            response: response.cloned(),
+            error: error.cloned(),
+            retry_after_ms: hint_ms,
+            delay_ms: proposal,
+        });
+        // (the core's rule says what a hook may answer)
+        match choice {
+            c if choose(Some(proposal), c) == Err(End::HookError) => {
+                if let Some(r) = response {
+                    discard(r);
+                }
+                self.stop.set(Some(FetchError::InvalidOption(
+                    "delay must return a wait >= 0",
+                )));
+                Choice::GiveUp
+            }
+            c => c,
         }
     }
 

@@ -154,8 +154,9 @@ fn render() -> String {
     }
     writeln!(
         js,
-        "\n/** The headers that may name a wait, in the order they are read (the core's server_wait). */\nexport const SERVER_WAIT_HEADERS = {:?};",
-        wasm_backoff_core::SERVER_WAIT_HEADERS
+        "\n/** The headers that may name a wait, in the order they are read (the core's server_wait). */\nexport const SERVER_WAIT_HEADERS = {:?};\n/** The headers that say how many requests remain, in the order they are read (the core's spent_wait). */\nexport const REMAINING_HEADERS = {:?};",
+        wasm_backoff_core::SERVER_WAIT_HEADERS,
+        wasm_backoff_core::REMAINING_HEADERS
     )
     .unwrap();
     writeln!(js, "\n/** Limits both sides use. */").unwrap();
@@ -248,6 +249,12 @@ fn render_policy() -> String {
          export const RETRY_ON = [{}];\n\
          /** Statuses retried whenever the server named a wait (SERVER_WAIT_STATUSES). */\n\
          export const SERVER_WAIT_STATUSES = [{}];\n\
+         /** Statuses that are throttling: their retries wait on throttleBaseMs (THROTTLE_STATUSES). */\n\
+         export const THROTTLE_STATUSES = [{}];\n\
+         /** The throttling base by default, as a multiple of the schedule's base (DEFAULT_THROTTLE_BASE_FACTOR). */\n\
+         export const THROTTLE_BASE_FACTOR = {};\n\
+         /** The header of a server's advice to retry, `true` or `false` (SHOULD_RETRY_HEADER). */\n\
+         export const SHOULD_RETRY_HEADER = '{}';\n\
          /** Tries in all by default (DEFAULT_MAX_ATTEMPTS). */\n\
          export const MAX_ATTEMPTS = {};\n\
          /** The longest server-named wait waited for by default, ms (DEFAULT_MAX_RETRY_AFTER_MS). */\n\
@@ -266,6 +273,9 @@ fn render_policy() -> String {
         quoted(&p::IDEMPOTENT_METHODS),
         numbers(&p::DEFAULT_RETRY_ON),
         numbers(&p::SERVER_WAIT_STATUSES),
+        numbers(&p::THROTTLE_STATUSES),
+        p::DEFAULT_THROTTLE_BASE_FACTOR,
+        p::SHOULD_RETRY_HEADER,
         p::DEFAULT_MAX_ATTEMPTS,
         p::DEFAULT_MAX_RETRY_AFTER_MS,
         quoted(&ends),

@@ -17,6 +17,7 @@ import {
   type RetryFnOptions,
   type FetchWithBackoff,
   type BeforeRetryInfo,
+  type DelayInfo,
   type RetryInfo,
   type DoneInfo,
   type DoneReason,
@@ -48,8 +49,9 @@ export type Checks = [
   Expect<Equal<StatsOptions, BackoffOptions>>,
   // The option lists, exactly: a new option in index.d.ts fails here until this file uses it.
   Expect<Equal<keyof BackoffOptions, 'preset' | 'strategy' | 'baseMs' | 'factor' | 'maxDelayMs' | 'jitter' | 'maxAttempts' | 'maxElapsedMs' | 'seed' | 'ceiling' | 'atCeiling' | 'slotMode'>>,
-  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'methods' | 'retryNonIdempotent' | 'idempotencyKey' | 'attemptHeader' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'beforeRetry' | 'budget' | 'telemetry' | 'gate'>>,
-  Expect<Equal<Exclude<keyof RetryFnOptions, keyof BackoffOptions>, 'timeoutMs' | 'signal' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget' | 'telemetry'>>,
+  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'methods' | 'retryNonIdempotent' | 'idempotencyKey' | 'attemptHeader' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'beforeRetry' | 'budget' | 'telemetry' | 'gate' | 'delay' | 'throttleBaseMs' | 'retryOnTimeout' | 'retryAfterOverMax' | 'pace'>>,
+  Expect<Equal<Exclude<keyof RetryFnOptions, keyof BackoffOptions>, 'timeoutMs' | 'signal' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget' | 'telemetry' | 'delay' | 'throttleBaseMs' | 'retryOnTimeout' | 'maxRetryAfterMs' | 'retryAfterOverMax'>>,
+  Expect<Equal<keyof DelayInfo, 'attempt' | 'status' | 'error' | 'response' | 'retryAfterMs' | 'delayMs'>>,
   Expect<Equal<keyof BeforeRetryInfo, 'attempt' | 'request' | 'status' | 'error' | 'response' | 'signal'>>,
   Expect<Equal<ReturnType<typeof serverWait>, number | undefined>>,
   Expect<Equal<keyof RetryBudgetOptions, 'ttlMs' | 'minPerSec' | 'retryRatio'>>,
@@ -186,6 +188,11 @@ const retry: RetryOptions = {
   retryNonIdempotent: false,
   idempotencyKey: true,
   attemptHeader: 'amz-sdk-request',
+  delay: ({ status, retryAfterMs, delayMs }: DelayInfo) => (status === 503 && retryAfterMs === undefined ? false : Math.min(delayMs, 5000)),
+  throttleBaseMs: 1000,
+  retryOnTimeout: false,
+  retryAfterOverMax: 'clamp',
+  pace: true,
   beforeRetry: async ({ attempt, request, response, signal }: BeforeRetryInfo) => {
     if (response?.status === 401) return { authorization: `Bearer ${await Promise.resolve(attempt)}` };
     if (signal?.aborted) return undefined;

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, JSON};
 use wasm_backoff_core::{Config, Jitter, Strategy};
-use wasm_backoff_web::{fetch_with_backoff, FetchError, Options, RetryInfo};
+use wasm_backoff_web::{fetch_with_backoff, Choice, DelayInfo, FetchError, Options, RetryInfo};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -1245,4 +1245,99 @@ fn any_reason_can_be_displayed() {
     ] {
         assert_eq!(FetchError::Aborted(reason).to_string(), text);
     }
+}
+
+#[wasm_bindgen_test]
+async fn the_delay_hook_chooses_the_wait() {
+    // Retry-After: 30 s, and the hook answers 20 ms: told the server's wait
+    // and the proposal, and its wait is the one waited.
+    let p = path("delay");
+    script(
+        &p,
+        r#"[{"status":503,"headers":{"retry-after":"30"}},{"status":200}]"#,
+    )
+    .await;
+    let asked: Rc<RefCell<Vec<DelayInfo>>> = Rc::default();
+    let a = asked.clone();
+    let (options, seen) = recording(fast().delay(move |info| {
+        a.borrow_mut().push(info.clone());
+        Choice::Wait(20.0)
+    }));
+    let start = js_sys::Date::now();
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(
+        js_sys::Date::now() - start < 5000.0,
+        "not Retry-After's 30 s"
+    );
+    let asked = asked.borrow();
+    assert_eq!(asked.len(), 1);
+    assert_eq!((asked[0].attempt, asked[0].status), (1, Some(503)));
+    assert_eq!(asked[0].retry_after_ms, Some(30_000.0));
+    assert!(
+        (30_000.0..=31_000.0).contains(&asked[0].delay_ms),
+        "{}",
+        asked[0].delay_ms
+    );
+    assert_eq!(
+        seen.borrow()[0].delay_ms,
+        20.0,
+        "on_retry is told the wait chosen"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_delay_hook_may_give_up_and_may_not_answer_nonsense() {
+    let p = path("delay-no");
+    script(&p, r#"[{"status":503},{"status":200}]"#).await;
+    let res = fetch_with_backoff(&get(&p), &fast().delay(|_| Choice::GiveUp))
+        .await
+        .unwrap();
+    assert_eq!((res.status(), count(&p).await), (503, 1));
+    // Not asked when the server's wait is over the maximum.
+    let q = path("delay-ra");
+    script(
+        &q,
+        r#"[{"status":429,"headers":{"retry-after":"120"}},{"status":200}]"#,
+    )
+    .await;
+    let asked = Rc::new(RefCell::new(0));
+    let a = asked.clone();
+    let res = fetch_with_backoff(
+        &get(&q),
+        &fast().delay(move |_| {
+            *a.borrow_mut() += 1;
+            Choice::Keep
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!((res.status(), *asked.borrow()), (429, 0));
+    let r = path("delay-bad");
+    script(&r, r#"[{"status":503},{"status":200}]"#).await;
+    let err = fetch_with_backoff(&get(&r), &fast().delay(|_| Choice::Wait(f64::NAN)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, FetchError::InvalidOption(m) if m.starts_with("delay")));
+    assert_eq!(count(&r).await, 1);
+}
+
+#[wasm_bindgen_test]
+async fn x_should_retry_is_the_servers_advice() {
+    let p = path("advice-yes");
+    script(
+        &p,
+        r#"[{"status":404,"headers":{"x-should-retry":"true"}},{"status":200}]"#,
+    )
+    .await;
+    let res = fetch_with_backoff(&get(&p), &fast()).await.unwrap();
+    assert_eq!((res.status(), count(&p).await), (200, 2));
+    let q = path("advice-no");
+    script(
+        &q,
+        r#"[{"status":503,"headers":{"x-should-retry":"false"}},{"status":200}]"#,
+    )
+    .await;
+    let res = fetch_with_backoff(&get(&q), &fast()).await.unwrap();
+    assert_eq!((res.status(), count(&q).await), (503, 1));
 }
