@@ -7,12 +7,32 @@ export class WorkerClient {
   #latest = new Map();
   #handlers = new Map();
 
-  /** @param {URL} url a module worker that posts `{ready: true}` once it listens */
+  /**
+   * The worker starts at the first request, after the page's first paint:
+   * its module graph (and its wasm) would otherwise be fetched, parsed and
+   * compiled while the page's own modules load, on the same cores.
+   * @param {URL} url a module worker that posts `{ready: true}` once it listens
+   */
   constructor(url, onError) {
-    this.worker = new Worker(url, { type: 'module' });
-    this.ready = new Promise((resolve) => this.worker.addEventListener('message', ({ data }) => data.ready && resolve(), { once: true }));
-    this.worker.addEventListener('message', ({ data }) => this.#handlers.get(data.id)?.(data));
-    this.worker.addEventListener('error', onError);
+    this.ready = new Promise((resolve) => {
+      this.#start = () => {
+        const w = new Worker(url, { type: 'module' });
+        w.addEventListener('message', ({ data }) => data.ready && resolve(w), { once: true });
+        w.addEventListener('message', ({ data }) => this.#handlers.get(data.id)?.(data));
+        w.addEventListener('error', onError);
+      };
+    });
+  }
+
+  /** Starts the worker once, after the next paint (or 200 ms: a hidden page paints nothing). */
+  #start;
+  #wake() {
+    const start = this.#start;
+    if (!start) return;
+    this.#start = undefined;
+    let once = () => ((once = () => {}), start());
+    requestAnimationFrame(() => setTimeout(() => once()));
+    setTimeout(() => once(), 200);
   }
 
   /**
@@ -25,7 +45,7 @@ export class WorkerClient {
     this.#handlers.set(id, (data) => {
       if (this.#latest.get(kind) !== id || onReply(data)) this.#handlers.delete(id);
     });
-    await this.ready;
-    this.worker.postMessage({ id, ...request });
+    this.#wake();
+    (await this.ready).postMessage({ id, ...request });
   }
 }
