@@ -97,7 +97,7 @@ function checkStep(step, where) {
   return step;
 }
 
-function mulberry32(seed) {
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
