@@ -137,7 +137,21 @@ export class StreamJob extends FetchJob {
    */
   judge(call, o) {
     this.call = call;
-    return judge(call, o, true, this.idempotent(), this.replay ? !this.replay.over : this.feeds || this.body);
+    const v = judge(call, o, true, this.idempotent(), this.replay ? !this.replay.over : this.feeds || this.body);
+    return typeof v === 'string' ? this.judged(v, o) : v.then((w) => this.judged(w, o));
+  }
+
+  /**
+   * After the verdict `why`: an answer read ahead that is retried after all
+   * (a shouldRetry) is let go (its reader is ours: the loop cannot cancel
+   * it); a call that ends failed lets go of the caller's stream.
+   * @param {string} why
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  judged(why, o) {
+    if (!why) this.first?.[0].cancel().catch(() => {}), (this.first = undefined);
+    else if (o.failed) this.replay?.close();
+    return why;
   }
 
   /** The response handed back, its body wrapped when a stream option asks. @param {import('../engine/loop.js').Outcome} o */

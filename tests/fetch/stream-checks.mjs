@@ -96,6 +96,22 @@ export const STREAM_SCENARIOS = {
     check(bytes && same(bytes, pattern(0, SIZE)), 'the body is whole, its first chunk replayed');
   },
 
+  async 'firstChunkTimeoutMs: an answer read ahead that shouldRetry retries is let go'({ fetchWithBackoff }, ctl) {
+    const p = path('first-retried');
+    await ctl.script(p, [
+      { size: 1000, headers: { 'x-n': '1' } },
+      { size: 1000, headers: { 'x-n': '2' } },
+    ]);
+    const res = await fetchWithBackoff(ctl.base + p, undefined, {
+      ...FAST,
+      firstChunkTimeoutMs: 1000,
+      shouldRetry: ({ attempt }) => attempt === 1 || undefined,
+    });
+    check(res.headers.get('x-n') === '2' && (await ctl.count(p)) === 2, `x-n ${res.headers.get('x-n')}`);
+    const { bytes } = await drain(res);
+    check(bytes && same(bytes, pattern(0, 1000)), 'the second body, whole');
+  },
+
   async 'resume: a cut body is resumed with Range and If-Range (ETag), byte-identical'({ fetchWithBackoff }, ctl) {
     const p = path('resume');
     const headers = { etag: '"v1"' };
