@@ -14,6 +14,11 @@
 // consumer is not waiting); so no timer outlives the body by more than
 // one `idleMs`, and none outlives its end, cancel or error.
 
+import { MAX_TIMER } from '../gen/boundary.js';
+
+/** A timer's wait, clamped to what setTimeout takes. @param {number} ms */
+const clamp = (ms) => Math.min(ms, MAX_TIMER);
+
 /** Statuses whose Response may have no body (the constructor refuses one). */
 const NULL_BODY = [101, 103, 204, 205, 304];
 
@@ -60,7 +65,7 @@ function body(reader, { idleMs, first, resume }) {
     timer = undefined;
     if (!waiting) return;
     const left = since + /** @type {number} */ (idleMs) - Date.now();
-    if (left > 0) return void (timer = setTimeout(tick, left));
+    if (left > 0) return void (timer = setTimeout(tick, clamp(left)));
     stalled = new DOMException(`idleTimeoutMs (${idleMs} ms) passed without a chunk`, 'TimeoutError');
     reader.cancel(stalled).catch(() => {});
   };
@@ -74,7 +79,7 @@ function body(reader, { idleMs, first, resume }) {
     if (idleMs !== undefined) {
       waiting = true;
       since = Date.now();
-      timer ??= setTimeout(tick, idleMs);
+      timer ??= setTimeout(tick, clamp(idleMs));
     }
     const r = await reader.read();
     waiting = false;
@@ -127,7 +132,7 @@ export async function firstChunk(res, ms) {
   /** @type {any} */
   let timer;
   const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new DOMException(`firstChunkTimeoutMs (${ms} ms) passed`, 'TimeoutError')), ms);
+    timer = setTimeout(() => reject(new DOMException(`firstChunkTimeoutMs (${ms} ms) passed`, 'TimeoutError')), clamp(ms));
   });
   try {
     const r = await Promise.race([reader.read(), late]);

@@ -24,14 +24,17 @@ import { resumer, validator } from './resume.js';
 export function read(o, c) {
   const bytes = o.replayBufferBytes;
   return Object.assign(c, {
-    idleMs: ms(o, 'idleTimeoutMs', undefined, true),
-    firstMs: ms(o, 'firstChunkTimeoutMs', undefined, true),
+    idleMs: finite(ms(o, 'idleTimeoutMs', undefined, true)),
+    firstMs: finite(ms(o, 'firstChunkTimeoutMs', undefined, true)),
     resume: flag(o, 'resume'),
     replayBytes: bytes === undefined ? REPLAY_BYTES : integer(bytes, 'replayBufferBytes', 0, 2 ** 31),
   });
 }
 
 /** @typedef {ReturnType<typeof read>} StreamConfig */
+
+/** A timeout of Infinity is none (a timer would fire at once). @param {number | undefined} v */
+const finite = (v) => (v === Infinity ? undefined : v);
 
 /** A BodyInit a factory may return (else the call rejects, nothing sent). */
 const isBody = (/** @type {unknown} */ b) =>

@@ -269,6 +269,9 @@ export const STREAM_SCENARIOS = {
     await rejects(() => main.fetchWithBackoff(url, undefined, { idleTimeoutMs: 5 }), TypeError, "'wasm-backoff/stream'");
     await rejects(() => main.fetchWithBackoff(url, undefined, { resume: true }), TypeError, 'resume');
     await rejects(() => main.fetchWithBackoff(url, { method: 'PUT', body: () => 'x' }), TypeError, "'wasm-backoff/stream'");
+    // (Infinity: no timeout, not a timer that fires at once)
+    const res = await fetchWithBackoff(url, undefined, { idleTimeoutMs: Infinity, firstChunkTimeoutMs: Infinity });
+    check(res.status === 404 && (await res.text()).startsWith('no script'), `Infinity: ${res.status}`);
   },
 };
 
