@@ -65,6 +65,14 @@ export async function first(url) { return (await fetchWithBackoff(url)).text(); 
 export async function first() { return queryRetry().retryDelay(0, new Error('x')); }`,
     },
     {
+      name: 'wasm-backoff/stream',
+      what: '`fetchWithBackoff(url, undefined, { idleTimeoutMs })` (bodies that stream; the small module)',
+      ours: 'stream',
+      sizeOnly: true,
+      entry: `import { fetchWithBackoff } from 'wasm-backoff/stream';
+export async function first(url) { return (await fetchWithBackoff(url, undefined, { idleTimeoutMs: 5000 })).text(); }`,
+    },
+    {
       name: 'wasm-backoff/budget',
       what: '`new RetryBudget().withdraw()` (plain JS, no wasm)',
       ours: 'budget',

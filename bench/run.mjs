@@ -39,6 +39,7 @@ const ALL = [
   'waits',
   'queue',
   'fleet',
+  'stream',
   'demo',
 ];
 const only = args.get('only')?.split(',') ?? ALL;
@@ -177,6 +178,12 @@ try {
   await section('fleet', '9. Fleet: a shared gate and a shared budget (GateObject) vs per isolate (bench/fleet.mjs)', async () => {
     const { fleetSection } = await import('./fleet.mjs');
     return fleetSection({ quick: QUICK, log });
+  });
+
+  await section('stream', '10. Streams: idle timeout, replay buffer, resume (bench/stream.mjs)', async () => {
+    // In a fresh process, with a GC to call: the replay buffer's part measures retained memory.
+    const argv = ['--expose-gc', join(BENCH, 'stream.mjs'), ...(QUICK ? ['--quick'] : [])];
+    return (await run(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] })).trim().split('\n');
   });
 
   await section('demo', '12. Demo: a control change and the first load in Chromium (bench/demo.mjs)', async () => {

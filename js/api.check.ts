@@ -12,6 +12,7 @@ import * as queue from './entries/queue.js';
 import * as query from './entries/query.js';
 import * as undici from './entries/undici.js';
 import * as outbox from './entries/outbox.js';
+import * as stream from './entries/stream.js';
 import type * as Main from '../types/index.js';
 import type * as Backoff from '../types/backoff/index.js';
 import type * as Budget from '../types/budget/index.js';
@@ -21,6 +22,7 @@ import type * as Queue from '../types/queue/index.js';
 import type * as Query from '../types/query/index.js';
 import type * as Undici from '../types/undici/index.js';
 import type * as Outbox from '../types/outbox/index.js';
+import type * as Stream from '../types/stream/index.js';
 
 /** Only the values of a module namespace (its types are not run-time exports). */
 type Values<T> = { [K in keyof T]: T[K] };
@@ -35,4 +37,5 @@ export const checks: [
   Values<typeof Query>,
   Values<typeof Undici>,
   Values<typeof Outbox>,
-] = [main, backoff, budget, gate, stats, queue, query, undici, outbox];
+  Values<typeof Stream>,
+] = [main, backoff, budget, gate, stats, queue, query, undici, outbox, stream];

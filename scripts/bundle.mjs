@@ -32,7 +32,7 @@ export const MODULES = {
     wasm: 'wasm_backoff_bg.wasm',
     features: 'bare',
     opt: 's',
-    entries: { '.': 'main', backoff: 'backoff', query: 'query', undici: 'undici' },
+    entries: { '.': 'main', backoff: 'backoff', query: 'query', undici: 'undici', stream: 'stream' },
   },
   gate: { wasm: 'wasm_backoff_gate.wasm', features: 'bare,gate', opt: 's', entries: { gate: 'gate' } },
   queue: {

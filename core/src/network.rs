@@ -7,7 +7,8 @@
 /// Chromium (`Failed to fetch`), Firefox (`NetworkError when attempting to
 /// fetch resource.`), Safari (`Load failed`, `The Internet connection
 /// appears to be offline.`), undici in Node (`fetch failed`, `terminated`),
-/// Deno (`error sending request…`), Bun (`ECONNRESET…`, `Unable to
+/// Deno (`error sending request…`; `error reading a body from connection`
+/// when a body breaks, which the stream entry resumes), Bun (`ECONNRESET…`, `Unable to
 /// connect…`), workerd (`Network connection lost.`, a plain `Error`),
 /// React Native and cross-fetch (`Network request failed`), and the
 /// `connection refused/reset/closed` wordings of other fetch functions.
@@ -25,7 +26,7 @@
 /// assert!(NETWORK_ERROR_PREFIXES.contains(&"Failed to fetch"));
 /// assert!(NETWORK_ERROR_PREFIXES.iter().all(|p| p.bytes().all(|b| b == b' ' || b.is_ascii_alphabetic())));
 /// ```
-pub const NETWORK_ERROR_PREFIXES: [&str; 23] = [
+pub const NETWORK_ERROR_PREFIXES: [&str; 24] = [
     "Failed to fetch",
     "fetch failed",
     "Load failed",
@@ -41,6 +42,7 @@ pub const NETWORK_ERROR_PREFIXES: [&str; 23] = [
     "The Internet connection",
     "terminated",
     "error sending request",
+    "error reading a body",
     "Unable to connect",
     "ECONN",
     "connection refused",

@@ -67,7 +67,8 @@ export async function drive(call, job, lane) {
   let o = NONE;
   let why = '';
   try {
-    call.c.budget?.deposit(call.start);
+    // (once per call: a resumed body's rounds, js/stream/, go on from n > 0)
+    if (!call.n) call.c.budget?.deposit(call.start);
     for (;;) {
       call.passing = true;
       // (no wait, no tick: a first attempt goes out in the same turn)

@@ -13,7 +13,7 @@ import { parseRetryAfter, serverWait } from '../retry-after.js';
 import { Call, drive } from '../engine/loop.js';
 import { scheduled } from '../engine/schedule.js';
 import { task } from '../engine/task.js';
-import { config, merge, snapshot } from './options.js';
+import { EXT, config, merge, snapshot } from './options.js';
 import { FetchJob } from './request.js';
 
 export { parseRetryAfter, serverWait };
@@ -35,9 +35,18 @@ function originOf(input) {
 }
 
 /**
- * One fetch call through `send`. `paced` (a withBackoff client's): until
- * when each origin said no request remains (epoch ms).
- * @param {import('./options.js').Config} c
+ * What the stream entry adds to the drivers: its job (a FetchJob that
+ * wraps bodies) and the reader of its options.
+ * @typedef {object} Ext
+ * @property {typeof FetchJob} Job
+ * @property {(o: Record<string, any>, c: import('./options.js').Config) => import('./options.js').Config} read
+ */
+
+/**
+ * One fetch call through `send` (by the stream entry's job when its
+ * options carry one). `paced` (a withBackoff client's): until when each
+ * origin said no request remains (epoch ms).
+ * @param {import('./options.js').Config & { ext?: Ext }} c
  * @param {any} input
  * @param {RequestInit | undefined} init
  * @param {typeof fetch} send
@@ -48,7 +57,9 @@ function run(c, input, init, send, paced) {
   if (signal?.aborted) return Promise.reject(signal.reason);
   let job, call, lane;
   try {
-    job = new FetchJob(c, send, input, init);
+    // (fetch would send a function as its source text)
+    if (!c.ext && typeof init?.body === 'function') throw new TypeError(`a body function ${STREAM}`);
+    job = new (c.ext?.Job ?? FetchJob)(c, send, input, init);
     call = new Call(c, signal);
     // With a gate the waits are the target's: the call is held until the
     // gate lets it go, and its own schedule only counts its attempts.
@@ -70,6 +81,25 @@ function run(c, input, init, send, paced) {
   return drive(call, job, lane);
 }
 
+/** Where the stream options live (named in the main entry's TypeError). */
+const STREAM = "is provided by 'wasm-backoff/stream'";
+/** The options only the stream entry reads. */
+const STREAM_OPTIONS = ['idleTimeoutMs', 'firstChunkTimeoutMs', 'resume', 'replayBufferBytes'];
+
+/**
+ * The options of a call: with the stream entry's extension (`o[EXT]`, set
+ * by js/entries/stream.js), its options too; without it, a stream option
+ * is refused, naming the entry that provides it.
+ * @param {Record<string | symbol, any>} o
+ * @returns {import('./options.js').Config & { ext?: Ext }}
+ */
+function configure(o) {
+  const ext = o[EXT];
+  if (ext) return Object.assign(ext.read(o, config(o)), { ext });
+  for (const k of STREAM_OPTIONS) if (o[k] !== undefined) throw new TypeError(`${k} ${STREAM}`);
+  return config(o);
+}
+
 /**
  * `fetch` with retries: resolves with a Response whatever its status (after
  * the last try, the last response); rejects only where fetch would.
@@ -81,7 +111,7 @@ function run(c, input, init, send, paced) {
 export function fetchWithBackoff(input, init, options) {
   let c;
   try {
-    c = options === undefined ? (defaults ??= config(own())) : config(snapshot(options));
+    c = options === undefined ? (defaults ??= configure(own())) : configure(snapshot(options));
   } catch (e) {
     return Promise.reject(e);
   }
@@ -98,13 +128,13 @@ export function fetchWithBackoff(input, init, options) {
 export function withBackoff(fetchFn, options) {
   if (typeof fetchFn !== 'function') throw new TypeError('fetchFn must be a function');
   const base = snapshot(options);
-  const c = config(base);
+  const c = configure(base);
   /** @type {Map<string, number>} until when each origin said no request remains */
   const paced = new Map();
   const f = (/** @type {RequestInfo | URL} */ input, /** @type {RequestInit | undefined} */ init, /** @type {unknown} */ more) => {
     let cc = c;
     try {
-      if (more !== undefined) cc = config(merge(base, more));
+      if (more !== undefined) cc = configure(merge(base, more));
     } catch (e) {
       return Promise.reject(e);
     }
@@ -127,11 +157,11 @@ export function retry(fn, options) {
   let c, signal;
   try {
     if (typeof fn !== 'function') throw new TypeError('fn must be a function');
-    if (options === undefined) c = defaults ??= config(own());
+    if (options === undefined) c = defaults ??= configure(own());
     else {
       const o = snapshot(options);
       signal = signalOf(o);
-      c = config(o);
+      c = configure(o);
     }
   } catch (e) {
     return Promise.reject(e);

@@ -23,6 +23,13 @@ const NOT_ATTEMPT_HEADER =
   /^(?:idempotency-key|connection|content-length|expect|host|keep-alive|te|trailer|transfer-encoding|upgrade|proxy-.*|sec-.*)$/i;
 
 /**
+ * The key under which the stream entry (js/entries/stream.js) hands the
+ * drivers its extension, in the options they copy: its job and its
+ * options' reader (js/fetch/index.js `Ext`).
+ */
+export const EXT = Symbol('stream');
+
+/**
  * A deep enough copy of the options, taken when they are given.
  * @param {unknown} options
  */

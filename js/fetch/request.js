@@ -73,7 +73,12 @@ export class FetchJob {
       o = { ...o, headers: hh };
     }
     if (sig !== signal) o = { ...o, signal: sig };
-    return [this.isReq ? this.input.clone() : this.input, o];
+    return [this.target(), o];
+  }
+
+  /** The input of one attempt: a Request is cloned (its body tee'd; the stream entry bounds it, js/stream/job.js). */
+  target() {
+    return this.isReq ? this.input.clone() : this.input;
   }
 
   /** @param {import('../engine/call.js').Call} call */

@@ -809,7 +809,7 @@ async function quiet(f) {
   return logged;
 }
 
-/** Runs the scenarios (all, or those whose name passes `filter`; `scenarios`: another set, as waits-checks.mjs's); returns failures as strings. */
+/** Runs the scenarios (all, or those whose name passes `filter`; `scenarios`: another set, as waits-checks.mjs's and stream-checks.mjs's); returns failures as strings. */
 export async function fetchScenarios(lib, base, filter = () => true, scenarios = SCENARIOS) {
   const ctl = control(base);
   const failures = [];

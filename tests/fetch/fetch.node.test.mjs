@@ -8,10 +8,14 @@ import * as main from 'wasm-backoff';
 import { RetryBudget } from 'wasm-backoff/budget';
 import { createGate } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
+import * as stream from 'wasm-backoff/stream';
 import { SCENARIOS, control } from './fetch-checks.mjs';
 import { WAIT_SCENARIOS } from './waits-checks.mjs';
+import { STREAM_SCENARIOS } from './stream-checks.mjs';
 
 const lib = { ...main, RetryBudget, createGate };
+// (the stream entry's scenarios, tests/fetch/stream-checks.mjs, run on its exports)
+const streamed = Object.entries(STREAM_SCENARIOS).map(([name, fn]) => [`stream: ${name}`, (_, ctl) => fn({ ...stream, main }, ctl)]);
 
 let srv, ctl;
 before(async () => {
@@ -22,8 +26,8 @@ after(() => srv?.close());
 
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
-// (and the waits the outcome chooses: tests/fetch/waits-checks.mjs)
-for (const [name, fn] of Object.entries({ ...SCENARIOS, ...WAIT_SCENARIOS })) {
+// (and the waits the outcome chooses: tests/fetch/waits-checks.mjs; the stream entry's scenarios)
+for (const [name, fn] of [...Object.entries({ ...SCENARIOS, ...WAIT_SCENARIOS }), ...streamed]) {
   test(name, async () => {
     const before = timers();
     await fn(lib, ctl);

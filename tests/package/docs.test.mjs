@@ -145,6 +145,49 @@ test(`${FETCH} "Waits the outcome chooses": pacing holds the next call until the
   assert.equal(srv.count('/quota'), 1, 'the held call sent nothing');
 });
 
+// docs/fetch.md, "Streams": one example per feature of wasm-backoff/stream, found by its heading.
+const streamBlock = (heading) => {
+  const block = runnable(FETCH).find((b) => b.heading === `### ${heading}`);
+  assert.ok(block, `${FETCH}: no runnable block under ### ${heading}`);
+  ran.add(`${block.file}:${block.line}`);
+  return runBlock(block, srv.url);
+};
+
+test('streams: the idle timeout ends a body that went silent', async () => {
+  srv.script('/events', { size: 5000, chunk: 1000, stallAfter: 3000 });
+  const logged = await streamBlock('Idle timeout');
+  assert.equal(logged.at(-1), 'TimeoutError');
+  assert.ok(logged.length >= 2, logged.join('\n'));
+});
+
+test('streams: a first chunk that never comes is retried', async () => {
+  srv.script('/completions', [{ size: 1000, stallAfter: 0 }, { size: 1000 }]);
+  assert.deepEqual(await streamBlock('First chunk'), ['attempt 1: TimeoutError', '200 1000']);
+  assert.equal(srv.count('/completions'), 2);
+});
+
+test('streams: a cut download is resumed with Range and If-Range', async () => {
+  const headers = { etag: '"v1"' };
+  srv.script('/file.bin', [
+    { size: 200_000, range: true, headers, cutAfter: 50_000 },
+    { size: 200_000, range: true, headers },
+  ]);
+  assert.deepEqual(await streamBlock('Resume a broken download'), ['200000']);
+  const reqs = srv.requests.filter((r) => r.path === '/file.bin');
+  assert.equal(reqs.length, 2);
+  assert.match(reqs[1].headers.range, /^bytes=\d+-$/);
+  assert.equal(reqs[1].headers['if-range'], '"v1"');
+});
+
+test('streams: a body function makes a fresh body per attempt', async () => {
+  srv.script('/upload', [{ status: 503 }, { status: 200 }]);
+  assert.deepEqual(await streamBlock('Streamed request bodies'), ['200 2']);
+  assert.deepEqual(
+    srv.requests.filter((r) => r.path === '/upload').map((r) => r.body),
+    ['part 1', 'part 2'],
+  );
+});
+
 // docs/protections.md, "Which protection do I want?": its four examples.
 const PROTECTIONS = 'docs/protections.md';
 

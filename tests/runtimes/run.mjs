@@ -4,10 +4,12 @@
 import * as main from 'wasm-backoff';
 import { RetryBudget } from 'wasm-backoff/budget';
 import { createGate } from 'wasm-backoff/gate';
+import * as stream from 'wasm-backoff/stream';
 
 const lib = { ...main, RetryBudget, createGate };
 import { goldenFailures, validationFailures, semanticsFailures } from '../package/checks.mjs';
 import { fetchScenarios } from '../fetch/fetch-checks.mjs';
+import { streamScenarios } from '../fetch/stream-checks.mjs';
 
 const server = (globalThis.Deno?.args ?? process.argv.slice(2))[0];
 const golden = JSON.parse(
@@ -21,5 +23,6 @@ const out = {
   semantics: semanticsFailures(lib.Backoff),
   // The real-time one-second wait already ran in Node and Chromium.
   fetch: await fetchScenarios(lib, server, (name) => !name.includes('real one-second')),
+  stream: await streamScenarios({ ...stream, main }, server),
 };
 console.log(JSON.stringify(out));

@@ -31,6 +31,14 @@
 // the socket without a response), echo (200 JSON {method, headers, body}),
 // bodyDelayMs (send the headers and the first half of the body at once, the
 // rest that much later: a slow body).
+// Streamed bodies (sent in `chunk`-byte writes, default 16 KiB, with
+// backpressure): size (a body of that many bytes, byte i = i * 7 % 251, in
+// place of `body`), stallAfter (send that many bytes, then nothing: the
+// socket stays open), cutAfter (send that many bytes, then destroy the
+// socket), range (answer `Range: bytes=N-` with 206 and its Content-Range,
+// unless an `If-Range` differs from the step's ETag / Last-Modified header:
+// then 200 and the whole body). Each logged request records `sent`, the
+// body bytes written.
 //
 // Separate process (for tests whose client runs in another runtime):
 //   node tests/server/scripted.mjs [--port N] [--exit-with-stdin]
@@ -49,7 +57,21 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 
-const STEP_KEYS = new Set(['status', 'body', 'headers', 'delayMs', 'hang', 'reset', 'echo', 'bodyDelayMs']);
+const STEP_KEYS = new Set([
+  'status',
+  'body',
+  'headers',
+  'delayMs',
+  'hang',
+  'reset',
+  'echo',
+  'bodyDelayMs',
+  'size',
+  'chunk',
+  'stallAfter',
+  'cutAfter',
+  'range',
+]);
 const CONTROL = '/__control';
 const CORS = {
   'access-control-allow-origin': '*',
@@ -75,7 +97,7 @@ function checkStep(step, where) {
   return step;
 }
 
-function mulberry32(seed) {
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -159,6 +181,62 @@ function send(res, status, body, headers = {}) {
     res.writeHead(status, h);
     res.end(buf);
   }
+}
+
+/** Byte `i` of a synthetic body (`size`): a pattern with no short period. */
+export const patternByte = (i) => (i * 7) % 251;
+
+/** The pattern, long enough for any chunk (≤ 64 KiB) at any phase of its period (251). */
+const PATTERN = Buffer.from(Array.from({ length: 65536 + 251 }, (_, i) => patternByte(i)));
+
+/** Bytes [from, to) of a step's body (to - from ≤ 64 KiB). */
+function slice(step, from, to) {
+  if (step.size === undefined) return Buffer.from(String(step.body ?? '')).subarray(from, to);
+  return PATTERN.subarray(from % 251, (from % 251) + to - from);
+}
+
+/**
+ * A streamed answer: the step's body (or `size` synthetic bytes) from a
+ * Range's start, in `chunk`-byte writes that wait for the socket to drain,
+ * stopped by `stallAfter` (hang) or `cutAfter` (destroy) bytes of body.
+ */
+async function streamBody(req, res, step, rec) {
+  const total = step.size ?? Buffer.byteLength(String(step.body ?? ''));
+  const h = { ...CORS, 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes' };
+  const tag = step.headers?.etag ?? step.headers?.ETag ?? step.headers?.['last-modified'];
+  const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+  const ifRange = req.headers['if-range'];
+  let from = 0;
+  let status = step.status ?? 200;
+  if (step.range && m && (ifRange === undefined || ifRange === tag) && +m[1] < total) {
+    from = +m[1];
+    status = 206;
+    h['content-range'] = `bytes ${from}-${total - 1}/${total}`;
+  }
+  h['content-length'] = total - from;
+  res.writeHead(status, { ...h, ...step.headers });
+  res.flushHeaders();
+  const chunk = Math.min(step.chunk ?? 16384, 65536);
+  const stop = step.stallAfter ?? step.cutAfter ?? Infinity;
+  rec.sent = 0;
+  for (let at = from; at < total; ) {
+    if (res.destroyed) return;
+    if (rec.sent >= stop) {
+      if (step.cutAfter !== undefined) req.socket.destroy();
+      return;
+    }
+    const n = Math.min(chunk, total - at, stop - rec.sent);
+    const ok = res.write(slice(step, at, at + n));
+    at += n;
+    rec.sent += n;
+    if (!ok) {
+      await new Promise((resolve) => {
+        const done = () => (res.off('drain', done).off('close', done), resolve());
+        res.on('drain', done).on('close', done);
+      });
+    }
+  }
+  res.end();
 }
 
 /**
@@ -305,6 +383,9 @@ export async function startScripted({ port = 0 } = {}) {
       if (step.reset) return req.socket.destroy();
       if (step.hang) return; // the socket stays open until the client aborts or close()
       if (step.echo) return send(res, 200, { method: req.method, headers: req.headers, body }, step.headers);
+      if (step.size !== undefined || step.stallAfter !== undefined || step.cutAfter !== undefined || step.range) {
+        return streamBody(req, res, step, rec);
+      }
       if (step.bodyDelayMs > 0) {
         const text = String(step.body ?? '');
         res.writeHead(step.status ?? 200, { ...CORS, 'content-type': 'text/plain; charset=utf-8', ...step.headers });

@@ -83,6 +83,8 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod idle;
+
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::Rc;
@@ -209,6 +211,7 @@ pub struct Options {
     retry_non_idempotent: bool,
     max_retry_after_ms: f64,
     timeout_ms: Option<f64>,
+    idle_timeout_ms: Option<f64>,
     max_elapsed_ms: Option<f64>,
     seed: Option<u64>,
     signal: Option<AbortSignal>,
@@ -231,6 +234,7 @@ impl fmt::Debug for Options {
             .field("retry_non_idempotent", &self.retry_non_idempotent)
             .field("max_retry_after_ms", &self.max_retry_after_ms)
             .field("timeout_ms", &self.timeout_ms)
+            .field("idle_timeout_ms", &self.idle_timeout_ms)
             .field("max_elapsed_ms", &self.max_elapsed_ms)
             .field("seed", &self.seed)
             .field("signal", &self.signal.is_some())
@@ -255,6 +259,7 @@ impl Options {
             retry_non_idempotent: false,
             max_retry_after_ms: DEFAULT_MAX_RETRY_AFTER_MS,
             timeout_ms: None,
+            idle_timeout_ms: None,
             max_elapsed_ms: None,
             seed: None,
             signal: None,
@@ -308,6 +313,19 @@ impl Options {
     /// a timer fires after at most 2^31 − 1 ms (24.8 days).
     pub fn timeout_ms(mut self, ms: f64) -> Self {
         self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// The returned response's body may go `ms` without a chunk while it is
+    /// read (the clock runs only while a read is pending, and restarts at
+    /// every chunk): then it errors with a `TimeoutError` `DOMException`.
+    /// No timer outlives the body (its end, cancel or error). The
+    /// response keeps its status, headers, `url` and `redirected`. The npm
+    /// package's `idleTimeoutMs` (`wasm-backoff/stream`), by the same rule.
+    /// Default: none. A number above 0 (infinity: none), else
+    /// [`FetchError::InvalidOption`].
+    pub fn idle_timeout_ms(mut self, ms: f64) -> Self {
+        self.idle_timeout_ms = Some(ms);
         self
     }
 
@@ -384,6 +402,11 @@ impl Options {
             ));
         }
         let finite = |ms: Option<f64>| ms.filter(|ms| ms.is_finite());
+        if self.idle_timeout_ms.is_some_and(|ms| bad(ms, false)) {
+            return Err(FetchError::InvalidOption(
+                "idle_timeout_ms must be a number > 0",
+            ));
+        }
         match (self.timeout_ms, self.max_elapsed_ms) {
             (Some(ms), _) if bad(ms, false) => {
                 Err(FetchError::InvalidOption("timeout_ms must be a number > 0"))
@@ -589,7 +612,10 @@ pub async fn fetch_with_backoff(
         return Err(e);
     }
     match done.last {
-        Ok(response) => Ok(response),
+        Ok(response) => Ok(match options.idle_timeout_ms.filter(|ms| ms.is_finite()) {
+            Some(ms) => idle::idle_body(response, ms),
+            None => response,
+        }),
         Err(Miss::Failed(failure, e)) => Err(failure.into_error(e)),
         Err(Miss::Ended(e)) => Err(e),
     }

@@ -10,6 +10,7 @@ import { createGate } from 'wasm-backoff';
 import { backoffStats } from 'wasm-backoff/stats';
 import { TaskQueue, enqueueTo } from 'wasm-backoff/queue';
 import { queryRetry, swrRetry } from 'wasm-backoff/query';
+import { fetchWithBackoff as streamFetch } from 'wasm-backoff/stream';
 // @ts-expect-error the calculator-only entry has no fetch driver
 import { fetchWithBackoff as notThere } from 'wasm-backoff/backoff';
 // @ts-expect-error the statistics entry has no fetch driver
@@ -154,6 +155,13 @@ queryRetry({ maxElapsedMs: 10_000 });
 swrRetry({ retryOn: 503 });
 // @ts-expect-error shouldRetry is synchronous (TanStack Query's retry is)
 queryRetry({ shouldRetry: async () => true });
+// ---- wasm-backoff/stream ----
+// @ts-expect-error idleTimeoutMs is an option of wasm-backoff/stream, not of wasm-backoff
+fetchWithBackoff('https://example.com', undefined, { idleTimeoutMs: 5_000 });
+// @ts-expect-error resume is a boolean
+streamFetch('https://example.com', undefined, { resume: 'yes' });
+// @ts-expect-error a body function returns a body, not a promise of one
+streamFetch('https://example.com', { method: 'PUT', body: async () => 'x' });
 export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];
 
 // @ts-expect-error tracer is an OpenTelemetry Tracer, not a string

@@ -363,3 +363,16 @@ export async function outboxUse(request: Request) {
   const fnOptions = instrument({ maxAttempts: 3 });
   void [o, client, retryWork(async () => 1, fnOptions)];
 }
+
+// ---- wasm-backoff/stream ----
+import { fetchWithBackoff as streamFetch, withBackoff as streamWith, type RetryOptions as StreamOptions, type BodyFactory } from 'wasm-backoff/stream';
+export async function streams() {
+  const options: StreamOptions = { idleTimeoutMs: 30_000, firstChunkTimeoutMs: 5_000, resume: true, replayBufferBytes: 1 << 20, maxAttempts: 4 };
+  const res: Response = await streamFetch('https://example.com/file', undefined, options);
+  let n = 0;
+  const body: BodyFactory = () => `part ${++n}`;
+  const api = streamWith(fetch, { idleTimeoutMs: 10_000 });
+  const up: Response = await api('https://example.com/up', { method: 'PUT', body }, { replayBufferBytes: 4096 });
+  const stream: Response = await api('https://example.com/up', { method: 'PUT', body: new ReadableStream() });
+  void [res, up, stream, api.extend({ resume: true })];
+}

@@ -1341,3 +1341,71 @@ async fn x_should_retry_is_the_servers_advice() {
     let res = fetch_with_backoff(&get(&q), &fast()).await.unwrap();
     assert_eq!((res.status(), count(&q).await), (503, 1));
 }
+
+/// The body's bytes, or the name of the error that ended it (read with a
+/// reader: Chromium's `arrayBuffer()` words any stream error as a `TypeError`).
+async fn body_bytes(res: &Response) -> Result<usize, String> {
+    let reader: web_sys::ReadableStreamDefaultReader =
+        res.body().unwrap().get_reader().unchecked_into();
+    let mut n = 0;
+    loop {
+        let r = JsFuture::from(reader.read()).await.map_err(|e| {
+            Reflect::get(&e, &"name".into())
+                .ok()
+                .and_then(|n| n.as_string())
+                .unwrap_or_default()
+        })?;
+        if Reflect::get(&r, &"done".into()).unwrap().is_truthy() {
+            return Ok(n);
+        }
+        let chunk: js_sys::Uint8Array = Reflect::get(&r, &"value".into()).unwrap().unchecked_into();
+        n += chunk.length() as usize;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn idle_timeout_ends_a_body_that_stalls() {
+    let p = path("idle-stall");
+    script(
+        &p,
+        r#"{"size":100000,"stallAfter":1000,"headers":{"x-kept":"yes"}}"#,
+    )
+    .await;
+    let before = pending_timers();
+    let res = fetch_with_backoff(&get(&p), &Options::new().idle_timeout_ms(100.0))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers().get("x-kept").unwrap().as_deref(), Some("yes"));
+    assert!(res.url().ends_with(&p), "url {}", res.url());
+    assert_eq!(body_bytes(&res).await, Err("TimeoutError".to_string()));
+    assert_eq!(pending_timers(), before, "a timer was left behind");
+}
+
+#[wasm_bindgen_test]
+async fn idle_timeout_lets_a_steady_body_through() {
+    let p = path("idle-steady");
+    script(&p, r#"{"size":300000}"#).await;
+    let before = pending_timers();
+    let res = fetch_with_backoff(&get(&p), &Options::new().idle_timeout_ms(200.0))
+        .await
+        .unwrap();
+    assert_eq!(body_bytes(&res).await, Ok(300_000));
+    assert_eq!(pending_timers(), before, "a timer was left behind");
+}
+
+#[wasm_bindgen_test]
+async fn idle_timeout_must_be_positive() {
+    let p = path("idle-bad");
+    script(&p, r#"{"status":200}"#).await;
+    for ms in [0.0, -1.0, f64::NAN] {
+        let err = fetch_with_backoff(&get(&p), &Options::new().idle_timeout_ms(ms))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, FetchError::InvalidOption(m) if m.starts_with("idle_timeout_ms")),
+            "{ms}"
+        );
+    }
+    assert_eq!(count(&p).await, 0);
+}

@@ -1,0 +1,146 @@
+// @ts-check
+// The body handed back by the stream entry's fetchWithBackoff: the
+// response's own, read through one reader that
+//   - replays the first chunk when it was read ahead (firstChunkTimeoutMs),
+//   - errors with a TimeoutError when no chunk comes for `idleMs` while the
+//     consumer waits for one (idleTimeoutMs; a consumer that stops reading
+//     is not a stalled server),
+//   - on a network failure or a stall, asks `resume` for the rest of the
+//     body and reads on from it (resume: true; js/stream/resume.js).
+//
+// Cost per chunk: one Date.now() and two assignments. The idle timer is
+// not reset per chunk: it is armed once, and when it fires it re-arms for
+// what is left of the wait since the last chunk (or stops when the
+// consumer is not waiting); so no timer outlives the body by more than
+// one `idleMs`, and none outlives its end, cancel or error.
+
+import { MAX_TIMER } from '../gen/boundary.js';
+
+/** A timer's wait, clamped to what setTimeout takes. @param {number} ms */
+const clamp = (ms) => Math.min(ms, MAX_TIMER);
+
+/** Statuses whose Response may have no body (the constructor refuses one). */
+const NULL_BODY = [101, 103, 204, 205, 304];
+
+/**
+ * @typedef {object} Wrap
+ * @property {number} [idleMs]
+ * @property {Uint8Array} [first] a chunk read ahead, replayed first
+ * @property {(offset: number, error: unknown) => Promise<ReadableStreamDefaultReader<Uint8Array>>} [resume] the rest of the body from `offset`, or rejects with why not
+ * @property {ReadableStreamDefaultReader<Uint8Array>} [reader] the response's reader, when it was taken already
+ */
+
+/**
+ * `res` with its body read through the wrapper (status, headers, url and
+ * `redirected` kept), or `res` itself when it has no body.
+ * @param {Response} res
+ * @param {Wrap} w
+ * @returns {Response}
+ */
+export function wrap(res, w) {
+  if (!res.body || NULL_BODY.includes(res.status)) return res;
+  const out = new Response(body(w.reader ?? res.body.getReader(), w), {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+  Object.defineProperties(out, { url: { value: res.url }, redirected: { value: res.redirected } });
+  return out;
+}
+
+/**
+ * The wrapper's stream over `reader`.
+ * @param {ReadableStreamDefaultReader<Uint8Array>} reader
+ * @param {Wrap} w
+ */
+function body(reader, { idleMs, first, resume }) {
+  let offset = 0;
+  let waiting = false;
+  let since = 0;
+  /** @type {any} */
+  let timer;
+  /** The stall that cancelled the reader (its pending read then ends as done). @type {unknown} */
+  let stalled;
+  const tick = () => {
+    timer = undefined;
+    if (!waiting) return;
+    const left = since + /** @type {number} */ (idleMs) - Date.now();
+    if (left > 0) return void (timer = setTimeout(tick, clamp(left)));
+    stalled = new DOMException(`idleTimeoutMs (${idleMs} ms) passed without a chunk`, 'TimeoutError');
+    reader.cancel(stalled).catch(() => {});
+  };
+  const stop = () => {
+    waiting = false;
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  /** The next chunk, or a failure (a stall is one). */
+  const read = async () => {
+    if (idleMs !== undefined) {
+      waiting = true;
+      since = Date.now();
+      timer ??= setTimeout(tick, clamp(idleMs));
+    }
+    const r = await reader.read();
+    waiting = false;
+    if (stalled) throw stalled;
+    return r;
+  };
+  return new ReadableStream(
+    {
+      async pull(ctl) {
+        if (first) {
+          offset += first.byteLength;
+          ctl.enqueue(first);
+          first = undefined;
+          return;
+        }
+        for (;;) {
+          let r;
+          try {
+            r = await read();
+          } catch (e) {
+            stop();
+            if (!resume) throw e;
+            stalled = undefined;
+            reader = await resume(offset, e);
+            continue;
+          }
+          if (r.done) return (stop(), ctl.close());
+          offset += r.value.byteLength;
+          return ctl.enqueue(r.value);
+        }
+      },
+      cancel(reason) {
+        stop();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * The first chunk of `res`'s body within `ms` (from now), with the reader
+ * taken; rejects with a TimeoutError (the body cancelled) when none came.
+ * @param {Response} res
+ * @param {number} ms
+ * @returns {Promise<[ReadableStreamDefaultReader<Uint8Array>, Uint8Array | undefined]>}
+ */
+export async function firstChunk(res, ms) {
+  const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
+  /** @type {any} */
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new DOMException(`firstChunkTimeoutMs (${ms} ms) passed`, 'TimeoutError')), clamp(ms));
+  });
+  try {
+    const r = await Promise.race([reader.read(), late]);
+    return [reader, r.value];
+  } catch (e) {
+    reader.cancel(e).catch(() => {});
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}

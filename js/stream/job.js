@@ -1,0 +1,172 @@
+// @ts-check
+// The stream entry's fetch job: the fetch job (js/fetch/request.js) with
+// bodies that stream.
+//   - The request's body may be a function (a fresh body per attempt), a
+//     ReadableStream (sent again from a bounded buffer, js/stream/replay.js)
+//     or a Request's body (read first up to the buffer's size: a body
+//     within it is sent as bytes every time, a larger one streams from the
+//     buffer): never an unbounded tee.
+//   - An answer is held until its first chunk (firstChunkTimeoutMs: a
+//     stall before it is a failed attempt, retried as a timeout), and the
+//     body handed back has an idle timeout and resumes (js/stream/body.js).
+import { FetchJob } from '../fetch/request.js';
+import { judge } from '../engine/judge.js';
+import { ms, flag, integer } from '../options.js';
+import { Replay, REPLAY_BYTES, prime } from './replay.js';
+import { firstChunk, wrap } from './body.js';
+import { resumer, validator } from './resume.js';
+
+/**
+ * The stream options over the fetch driver's.
+ * @param {Record<string, any>} o
+ * @param {import('../fetch/options.js').Config} c
+ */
+export function read(o, c) {
+  const bytes = o.replayBufferBytes;
+  return Object.assign(c, {
+    idleMs: finite(ms(o, 'idleTimeoutMs', undefined, true)),
+    firstMs: finite(ms(o, 'firstChunkTimeoutMs', undefined, true)),
+    resume: flag(o, 'resume'),
+    replayBytes: bytes === undefined ? REPLAY_BYTES : integer(bytes, 'replayBufferBytes', 0, 2 ** 31),
+  });
+}
+
+/** @typedef {ReturnType<typeof read>} StreamConfig */
+
+/** A timeout of Infinity is none (a timer would fire at once). @param {number | undefined} v */
+const finite = (v) => (v === Infinity ? undefined : v);
+
+/** A BodyInit a factory may return (else the call rejects, nothing sent). */
+const isBody = (/** @type {unknown} */ b) =>
+  b == null ||
+  typeof b === 'string' ||
+  b instanceof ReadableStream ||
+  b instanceof ArrayBuffer ||
+  ArrayBuffer.isView(b) ||
+  b instanceof Blob ||
+  b instanceof URLSearchParams ||
+  (typeof FormData !== 'undefined' && b instanceof FormData);
+
+export class StreamJob extends FetchJob {
+  /** The body of the next attempt (set by `attempt`, taken by `args`). @type {any} */
+  next;
+  /** A streamed body's replay buffer. @type {Replay | undefined} */
+  replay;
+  /** A Request's body still to be read (by the first attempt). @type {ReadableStream<Uint8Array> | undefined} */
+  pending;
+  /** The body is the caller's function. @type {(() => unknown) | undefined} */
+  factory;
+  /** The call's answer, kept to resume its body. @type {import('../engine/call.js').Call | undefined} */
+  call;
+  /** A Request's body within the buffer, sent on every attempt. @type {Uint8Array | undefined} */
+  bytes;
+  /** The answer's reader and first chunk, read ahead (firstChunkTimeoutMs). @type {[ReadableStreamDefaultReader<Uint8Array>, Uint8Array | undefined] | undefined} */
+  first;
+
+  /**
+   * @param {StreamConfig} c
+   * @param {typeof fetch} send
+   * @param {any} input
+   * @param {RequestInit | undefined} init
+   */
+  constructor(c, send, input, init) {
+    super(c, send, input, init);
+    this.c = c;
+    const b = init?.body;
+    if (typeof b === 'function') this.factory = /** @type {() => unknown} */ (b);
+    else if (b instanceof ReadableStream) this.replay = new Replay(b.getReader(), c.replayBytes);
+    else if (b == null && this.isReq && input.body) this.pending = input.body;
+    // (the body is ours to send: no clone, no tee of the caller's)
+    this.feeds = !!(this.factory || this.replay || this.pending);
+  }
+
+  /** A Request whose body we send is passed as it is (its body replaced by ours). */
+  target() {
+    return this.feeds ? this.input : super.target();
+  }
+
+  /**
+   * @param {number} k
+   * @param {AbortSignal | undefined} sig
+   * @param {AbortSignal | undefined} signal
+   * @returns {[any, RequestInit | undefined]}
+   */
+  args(k, sig, signal) {
+    const [input, o] = super.args(k, sig, signal);
+    if (!this.feeds) return [input, o];
+    const body = this.next;
+    this.next = undefined;
+    // (Node's fetch, Chromium and Deno refuse a stream body without it)
+    return [input, { ...o, body, ...(body instanceof ReadableStream && { duplex: 'half' }) }];
+  }
+
+  /** The body of the next attempt. */
+  async fresh() {
+    if (this.pending) {
+      const p = await prime(this.pending, /** @type {StreamConfig} */ (this.c).replayBytes);
+      this.pending = undefined;
+      if (p instanceof Replay) this.replay = p;
+      else this.bytes = p;
+    }
+    if (this.factory) {
+      const b = this.factory();
+      if (!isBody(b)) throw new TypeError('body() must return a body fetch can send');
+      return b;
+    }
+    return this.replay ? this.replay.stream() : this.bytes;
+  }
+
+  /** @param {import('../engine/call.js').Call} call */
+  async attempt(call) {
+    // (what the body factory throws rejects the call: nothing more is sent)
+    if (this.feeds) this.next = await this.fresh();
+    this.first = undefined;
+    const o = await super.attempt(call);
+    const c = /** @type {StreamConfig} */ (this.c);
+    const res = o.res;
+    if (!res?.body || c.firstMs === undefined || c.retryOn.has(o.status ?? 0)) return o;
+    try {
+      this.first = await firstChunk(res, c.firstMs);
+      return o;
+    } catch (error) {
+      call.alive();
+      return { failed: true, error, network: true };
+    }
+  }
+
+  /**
+   * @param {import('../engine/call.js').Call} call
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  judge(call, o) {
+    this.call = call;
+    const v = judge(call, o, true, this.idempotent(), this.replay ? !this.replay.over : this.feeds || this.body);
+    return typeof v === 'string' ? this.judged(v, o) : v.then((w) => this.judged(w, o));
+  }
+
+  /**
+   * After the verdict `why`: an answer read ahead that is retried after all
+   * (a shouldRetry) is let go (its reader is ours: the loop cannot cancel
+   * it); a call that ends failed lets go of the caller's stream.
+   * @param {string} why
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  judged(why, o) {
+    if (!why) this.first?.[0].cancel().catch(() => {}), (this.first = undefined);
+    else if (o.failed) this.replay?.close();
+    return why;
+  }
+
+  /** The response handed back, its body wrapped when a stream option asks. @param {import('../engine/loop.js').Outcome} o */
+  result(o) {
+    this.replay?.close();
+    const c = /** @type {StreamConfig} */ (this.c);
+    const res = /** @type {Response | undefined} */ (o.res);
+    if (!res) return o.value;
+    const tag = c.resume ? validator(res, this) : undefined;
+    if (c.idleMs === undefined && !this.first && !tag) return res;
+    const [reader, first] = this.first ?? [];
+    const resume = tag ? resumer(/** @type {any} */ (this.call), this, tag, res) : undefined;
+    return wrap(res, { idleMs: c.idleMs, first, reader, resume });
+  }
+}

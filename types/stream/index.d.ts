@@ -1,0 +1,86 @@
+/** @module wasm-backoff/stream */
+// `wasm-backoff/stream`: `fetchWithBackoff` and `withBackoff` with bodies
+// that stream (the small module, as `wasm-backoff`): an idle timeout and a
+// first-chunk timeout on the answer's body, resuming a download that broke,
+// and request bodies sent again from a bounded buffer or made afresh per
+// attempt. Every option of `wasm-backoff`'s drivers applies too; the
+// options here are refused by `wasm-backoff` with a `TypeError` naming
+// this entry.
+import type { RetryOptions as BaseOptions } from '../index.js';
+export { Backoff, BackoffOptions, Preset, Strategy, Jitter, DoneInfo, RetryInfo, BeforeRetryInfo } from '../index.js';
+
+/**
+ * The options of the stream entry's drivers: those of `wasm-backoff` and
+ * the stream options below. Checked at the call: a wrong type throws
+ * `TypeError`, a value out of range `RangeError`, the message starting
+ * with the option's name.
+ */
+export interface RetryOptions extends BaseOptions {
+  /**
+   * The most ms the returned body may go without a chunk while it is being
+   * read (reset by every chunk; a consumer that stops reading stops the
+   * clock): then the body errors with a `TimeoutError` DOMException (or,
+   * with `resume`, the rest is asked for). Covers the first chunk too
+   * unless `firstChunkTimeoutMs` is set. No timer outlives the body.
+   * @default undefined (none)
+   */
+  idleTimeoutMs?: number;
+  /**
+   * Holds each answer that would be returned until its body's first chunk
+   * (counted from its headers): a body silent for longer is a failed
+   * attempt, retried as a timeout (`timeoutMs`'s rules). The returned
+   * `Response` replays that chunk, then streams the rest; its status,
+   * headers, `url` and `redirected` are the answer's.
+   * @default undefined (the call resolves at the headers)
+   */
+  firstChunkTimeoutMs?: number;
+  /**
+   * Resume a download whose body breaks (a network failure, or an
+   * `idleTimeoutMs` stall): a GET answered `200` with a strong `ETag` (or a
+   * `Last-Modified`) and no `Content-Encoding` is asked again with
+   * `Range: bytes=N-` and `If-Range`; only a `206` whose `Content-Range`
+   * starts at N, ends at the body's length and carries the same validator
+   * is spliced into the same stream. Each resume is an attempt of the
+   * call: the schedule goes on, and `maxAttempts`, `maxElapsedMs`, the
+   * budget and the gate apply. Anything else errors the body (a
+   * `ResumeError`): bytes of two versions are never spliced.
+   * @default false
+   */
+  resume?: boolean;
+  /**
+   * The bytes of a streamed request body kept to send it again (a
+   * `ReadableStream` body, or a `Request`'s body): a failure after more
+   * than this was read ends the call (reason `'not-replayable'`). A
+   * `Request`'s body that fits is sent as bytes on every attempt.
+   * Memory: at most this plus one chunk per call.
+   * @default 65536 (the Fetch standard's allowance for a redirect)
+   */
+  replayBufferBytes?: number;
+}
+
+/**
+ * A request body made afresh for each attempt (`init.body` as a
+ * function): what it throws rejects the call, and nothing more is sent.
+ */
+export type BodyFactory = () => BodyInit | null | undefined;
+
+/** `RequestInit` whose `body` may be a {@link BodyFactory}. */
+export interface StreamInit extends Omit<RequestInit, 'body'> {
+  body?: BodyInit | null | BodyFactory;
+}
+
+/**
+ * `fetch` with retries and streaming bodies: as `wasm-backoff`'s, with the
+ * stream options.
+ */
+export function fetchWithBackoff(input: Request | string | URL, init?: StreamInit, options?: RetryOptions): Promise<Response>;
+
+/** A fetch function with retries and streaming bodies (see {@link withBackoff}). */
+export interface FetchWithBackoff {
+  (input: Request | string | URL, init?: StreamInit, options?: RetryOptions): Promise<Response>;
+  /** A new function with these options over the current ones. */
+  extend(options: RetryOptions): FetchWithBackoff;
+}
+
+/** Wraps a fetch function with retries and streaming bodies. */
+export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): FetchWithBackoff;
