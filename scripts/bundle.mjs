@@ -42,7 +42,7 @@ export const MODULES = {
     entries: { stats: 'stats', queue: 'queue', outbox: 'outbox' },
   },
   // Plain JavaScript: no module to load.
-  js: { wasm: '', features: '', opt: '', entries: { budget: 'budget', otel: 'otel' } },
+  js: { wasm: '', features: '', opt: '', entries: { budget: 'budget', otel: 'otel', hedge: 'hedge', failover: 'failover' } },
   // Everything, not shipped (no entries): the module the js/ sources run on
   // in Node (js/load/dev.js: tests/engine/ …), built into target/.
   full: { wasm: 'wasm_backoff_full.wasm', features: 'bare,full', opt: 'z', entries: {} },
