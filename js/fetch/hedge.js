@@ -42,6 +42,9 @@ export function hedge(options) {
   });
 }
 
+/** A browser's window or worker (navigator.onLine: neither Node, Deno, Bun nor workerd has it). */
+const BROWSER = 'onLine' in (globalThis.navigator ?? {});
+
 /** Lets go of an outcome's response body. @param {import('../engine/loop.js').Outcome} o */
 const drop = (o) => o.res?.body?.cancel().catch(() => {});
 
@@ -61,6 +64,22 @@ export class Hedged {
     this.before = job.before && ((/** @type {any} */ call, /** @type {any} */ o) => job.before(call, o));
     /** Hedges sent so far, over the call's rounds. */
     this.sent = 0;
+  }
+
+  /**
+   * The job a hedge is sent by. In a browser, concurrent requests for one
+   * URL wait on its HTTP cache entry (Chromium's cache lock: the hedge
+   * would leave only once the first answered), so a hedge there skips the
+   * cache (`cache: 'no-store'`). Elsewhere (Node, Deno, Bun, workerd: no
+   * such lock; workerd refuses the option before compatibility date
+   * 2024-11-11) it is sent as the first was.
+   * @returns {import('./request.js').FetchJob}
+   */
+  fresh() {
+    const job = this.job;
+    if (!BROWSER) return job;
+    const send = job.send;
+    return Object.create(job, { send: { value: (/** @type {any} */ i, /** @type {any} */ o) => send(i, { ...o, cache: 'no-store' }) } });
   }
 
   /**
@@ -112,8 +131,8 @@ export class Hedged {
         sub.n = n;
         sub.signal = call.signal ? AbortSignal.any([call.signal, ac.signal]) : ac.signal;
         if (hedges < h.maxHedges) timer = setTimeout(next, h.delayMs);
-        job
-          .attempt(sub)
+        job.attempt
+          .call(hedges ? this.fresh() : job, sub)
           .then(async (o) => {
             const v = over ? '' : await job.judge(sub, o);
             live.delete(ac);

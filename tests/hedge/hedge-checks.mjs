@@ -103,11 +103,14 @@ export const SCENARIOS = {
 
   async 'no hedge while the gate has the target half-open (its probe)'({ withBackoff, createGate, hedge }, a) {
     const p = path('probe');
-    await a.script(p, [{ status: 503 }, { status: 200, delayMs: 150 }]);
+    await a.script(p, [{ status: 503 }, { status: 200, delayMs: 200 }]);
     const gate = createGate({ baseMs: 30, maxDelayMs: 30, jitter: 'none', consecutive: 1 });
+    // A call without hedging opens the circuit; the hedged call is held, then sent as the probe.
+    await withBackoff(fetch, { gate, maxAttempts: 1 })(a.base + p);
+    check(gate.state(new URL(a.base).origin).state === 'open', 'the circuit is open');
     let done;
     const f = withBackoff(fetch, { ...FAST, gate, hedge: hedge({ delayMs: 10 }), onDone: (d) => (done = d) });
-    const res = await f(a.base + p); // 503 opens the circuit; the call is held, then sent as the probe
+    const res = await f(a.base + p);
     check(res.status === 200 && (await a.count(p)) === 2, `server saw ${await a.count(p)}`);
     check(done.hedges === 0, `hedged the probe: ${JSON.stringify(done)}`);
     gate.free();
