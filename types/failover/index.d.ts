@@ -1,3 +1,4 @@
+/** @module wasm-backoff/failover */
 // `wasm-backoff/failover`: failover(), for the `endpoints` option of the
 // fetch driver. Plain JavaScript: importing it loads no wasm module.
 

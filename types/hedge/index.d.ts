@@ -1,3 +1,4 @@
+/** @module wasm-backoff/hedge */
 // `wasm-backoff/hedge`: hedge(), for the `hedge` option of the fetch
 // driver. Plain JavaScript: importing it loads no wasm module.
 
