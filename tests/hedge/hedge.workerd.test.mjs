@@ -1,14 +1,19 @@
 // Hedging and failover in workerd (miniflare): the shared scenarios run
-// inside a Worker against two scripted servers on 127.0.0.1.
+// inside a Worker against two scripted servers on 127.0.0.1; and failover
+// with the fleet's shared gate (sharedGate on a GateObject).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { worker } from '../support/workerd.mjs';
+import { Miniflare } from 'miniflare';
+import { workerOptions } from '../support/workerd.mjs';
 import { startScripted } from '../server/scripted.mjs';
 
 let mf, sa, sb;
 before(async () => {
   [sa, sb] = await Promise.all([startScripted(), startScripted()]);
-  mf = worker('hedge.mjs', { A: sa.url, B: sb.url });
+  mf = new Miniflare({
+    ...workerOptions('hedge.mjs', { A: sa.url, B: sb.url }),
+    durableObjects: { GATES: { className: 'GateObject', useSQLite: true } },
+  });
 });
 after(async () => {
   await mf?.dispose();
@@ -17,5 +22,10 @@ after(async () => {
 
 test('every hedging and failover scenario passes inside workerd', { timeout: 60_000 }, async () => {
   const res = await mf.dispatchFetch('http://worker.test/');
+  assert.deepEqual(await res.json(), []);
+});
+
+test("failover with the fleet's shared gate: the object keeps each endpoint's health", { timeout: 60_000 }, async () => {
+  const res = await mf.dispatchFetch('http://worker.test/fleet');
   assert.deepEqual(await res.json(), []);
 });
