@@ -404,7 +404,8 @@ test('live fetch, steered: the hedge that won, the host a failover went to', { t
   assert.equal(hedged.won, '2');
   assert.equal(hedged.attempts[0].error, 'AbortError', 'the loser was aborted');
   assert.ok(hedged.attempts[1].start >= 280 + hedged.attempts[0].start, JSON.stringify(hedged.attempts));
-  assert.equal(quick.outcome, 'resolved: 200 after 1 attempt; no hedge needed');
+  // (a 200 at once sends no hedge, unless a loaded machine takes 300 ms to answer it)
+  assert.match(quick.outcome, /^resolved: 200 after (1 attempt; no hedge needed|2 attempts; attempt [12] won the hedge)$/);
   assert.equal(failed.outcome, 'resolved: 200 after 2 attempts; answered by the backup');
   assert.deepEqual(
     failed.attempts.map((a) => [a.via, a.status]),
