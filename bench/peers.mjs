@@ -80,6 +80,20 @@ export async function first(url) { return (await fetchWithBackoff(url, undefined
 export async function first() { return new RetryBudget().withdraw(); }`,
     },
     {
+      name: 'wasm-backoff/hedge',
+      what: '`hedge({ delayMs: 50 })`, for the `hedge` option (plain JS, no wasm)',
+      ours: 'hedge',
+      entry: `import { hedge } from 'wasm-backoff/hedge';
+export async function first() { return hedge({ delayMs: 50 }).maxHedges; }`,
+    },
+    {
+      name: 'wasm-backoff/failover',
+      what: '`failover([...])`, for the `endpoints` option (plain JS, no wasm)',
+      ours: 'failover',
+      entry: `import { failover } from 'wasm-backoff/failover';
+export async function first() { return failover(['https://a.example', 'https://b.example']).endpoints.length; }`,
+    },
+    {
       name: 'wasm-backoff/gate',
       what: "`createGate().run('k', fn)` (the gate module)",
       ours: 'gate',

@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,otel,calc,storm,outage,overload,limiter,waits,queue,fleet,demo
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,otel,calc,storm,outage,overload,limiter,waits,queue,fleet,hedge,failover,demo
 //            --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
@@ -13,8 +13,8 @@
 // dev-dependencies (the peers, exact versions) if missing. Sections live in
 // size.mjs, cold.mjs, throughput.mjs (spawned), calc.mjs, storm.mjs (+
 // storm-policies.mjs for our rows, storm-peers.mjs for the peers'),
-// bench/outage.mjs when it exists (see outageSection), queue.mjs, fleet.mjs
-// and demo.mjs.
+// bench/outage.mjs when it exists (see outageSection), queue.mjs, fleet.mjs,
+// hedge.mjs, failover.mjs and demo.mjs.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -40,6 +40,8 @@ const ALL = [
   'queue',
   'fleet',
   'stream',
+  'hedge',
+  'failover',
   'demo',
 ];
 const only = args.get('only')?.split(',') ?? ALL;
@@ -189,6 +191,18 @@ try {
   await section('demo', '12. Demo: a control change and the first load in Chromium (bench/demo.mjs)', async () => {
     const { demoSection } = await import('./demo.mjs');
     return demoSection({ rounds: QUICK ? 1 : 7, log });
+  });
+
+  await section('hedge', '13. Hedging: a 5 % tail of 2 s answers (bench/hedge.mjs)', async () => {
+    const { hedgeSection } = await import('./hedge.mjs');
+    const lib = { ...(await import('../pkg/node.mjs')), ...(await import('../pkg/hedge/node.mjs')) };
+    return hedgeSection(lib);
+  });
+
+  await section('failover', '14. Failover: the primary down 10 s, a healthy secondary (bench/failover.mjs)', async () => {
+    const { failoverSection, POLICIES } = await import('./failover.mjs');
+    const { loadLib } = await import('../www/outage.js');
+    return failoverSection(await loadLib((m) => import(`../pkg/${m ? `${m}/` : ''}node.mjs`), POLICIES), QUICK ? { runs: 1 } : undefined);
   });
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -13,6 +13,8 @@ import * as query from './entries/query.js';
 import * as undici from './entries/undici.js';
 import * as outbox from './entries/outbox.js';
 import * as stream from './entries/stream.js';
+import * as hedge from './entries/hedge.js';
+import * as failover from './entries/failover.js';
 import type * as Main from '../types/index.js';
 import type * as Backoff from '../types/backoff/index.js';
 import type * as Budget from '../types/budget/index.js';
@@ -23,6 +25,8 @@ import type * as Query from '../types/query/index.js';
 import type * as Undici from '../types/undici/index.js';
 import type * as Outbox from '../types/outbox/index.js';
 import type * as Stream from '../types/stream/index.js';
+import type * as Hedge from '../types/hedge/index.js';
+import type * as Failover from '../types/failover/index.js';
 
 /** Only the values of a module namespace (its types are not run-time exports). */
 type Values<T> = { [K in keyof T]: T[K] };
@@ -38,4 +42,6 @@ export const checks: [
   Values<typeof Undici>,
   Values<typeof Outbox>,
   Values<typeof Stream>,
-] = [main, backoff, budget, gate, stats, queue, query, undici, outbox, stream];
+  Values<typeof Hedge>,
+  Values<typeof Failover>,
+] = [main, backoff, budget, gate, stats, queue, query, undici, outbox, stream, hedge, failover];

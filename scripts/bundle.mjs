@@ -42,7 +42,7 @@ export const MODULES = {
     entries: { stats: 'stats', queue: 'queue', outbox: 'outbox' },
   },
   // Plain JavaScript: no module to load.
-  js: { wasm: '', features: '', opt: '', entries: { budget: 'budget', otel: 'otel' } },
+  js: { wasm: '', features: '', opt: '', entries: { budget: 'budget', otel: 'otel', hedge: 'hedge', failover: 'failover' } },
   // Everything, not shipped (no entries): the module the js/ sources run on
   // in Node (js/load/dev.js: tests/engine/ …), built into target/.
   full: { wasm: 'wasm_backoff_full.wasm', features: 'bare,full', opt: 'z', entries: {} },
@@ -124,8 +124,10 @@ export async function bundle(mod, { dev = false } = {}) {
     // downloads twice (~1.8 KB gzip); the other forms share a chunk.
     // `/query`, `/undici`, `/outbox` and `/otel` are one file in every form: split with the
     // other entries of their module, the code only they share would be a chunk of
-    // its own, a file more for those entries.
-    const one = entryPoints.length === 1 || form === 'browser';
+    // its own, a file more for those entries. The plain-JavaScript entries
+    // (`/budget`, `/otel`, `/hedge`, `/failover`) share only an option
+    // reader: one file each in every form too.
+    const one = entryPoints.length === 1 || form === 'browser' || !MODULES[mod].wasm;
     const alone = one ? entryPoints : entryPoints.filter((e) => /^(?:query|undici|outbox|otel)\//.test(e.out));
     for (const e of alone) {
       const dir = dirOf(e.out);

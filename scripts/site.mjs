@@ -23,6 +23,7 @@ export const PAGES = [
   ['README.md', 'Overview'],
   ['docs/entries.md', 'Entries'],
   ['docs/fetch.md', 'Fetch'],
+  ['docs/hedging.md', 'Hedging and failover'],
   ['docs/protections.md', 'Protections'],
   ['docs/queue.md', 'Queue'],
   ['docs/edge-fleets.md', 'Edge fleets'],
@@ -41,7 +42,9 @@ const LINKED = ['bench/RESULTS.md', 'bench/OUTAGE.md'];
 /** The declarations TypeDoc documents, one module per published entry. */
 const ENTRIES = [
   'types/index.d.ts',
-  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici', 'outbox', 'otel', 'stream'].map((e) => `types/${e}/index.d.ts`),
+  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici', 'outbox', 'otel', 'stream', 'hedge', 'failover'].map(
+    (e) => `types/${e}/index.d.ts`,
+  ),
 ];
 /** Their module names (each file's `@module` tag): the entries' names. */
 export const MODULES = ENTRIES.map((e) => (e === 'types/index.d.ts' ? 'wasm-backoff' : `wasm-backoff/${e.split('/')[1]}`));

@@ -202,7 +202,14 @@ export interface DoneInfo {
   status?: number;
   /** The final error, if the call rejects. */
   error?: unknown;
+  /** With `hedge`: the attempt whose answer the call returns (the race's winner), when a race answered. */
+  won?: number;
+  /** With `hedge`: the hedges sent over the whole call (each counts in `attempts` too). */
+  hedges?: number;
+  /** With `endpoints`: the origin the last answered attempt went to (e.g. `'https://b.example'`). */
+  endpoint?: string;
 }
+
 
 /**
  * Options of {@link retry}: those of {@link BackoffOptions} (the schedule),
@@ -391,6 +398,37 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * @default undefined (no gate: every call backs off on its own)
    */
   gate?: Gate | false;
+  /**
+   * Hedging: a {@link Hedge} from `hedge({ delayMs, maxHedges })` of
+   * `'wasm-backoff/hedge'` (plain JavaScript, downloaded only by those who
+   * import it). When an attempt has not answered after `delayMs`, the same
+   * request is sent again (up to `maxHedges` more); the first answer that
+   * ends the call wins and the others are aborted, their bodies cancelled.
+   * An answer worth a retry waits for the racers still out; when none is
+   * left, the call backs off as usual and races again. Only requests that
+   * may be sent twice (an idempotent method, an `Idempotency-Key`,
+   * `idempotencyKey` or `retryNonIdempotent`) hedge. Each hedge takes a
+   * retry from `budget`, and none is sent unless `gate` has the target's
+   * circuit closed. `onDone` tells `won` and `hedges`. Anything else throws
+   * a `TypeError`.
+   * @default undefined (no hedging)
+   */
+  hedge?: Hedge;
+  /**
+   * Failover: a {@link Failover} from `failover(endpoints)` of
+   * `'wasm-backoff/failover'` (plain JavaScript): the origins attempts go
+   * to, the request's own origin replaced (its path and query kept). The
+   * first attempt of a call goes to the first endpoint whose circuit is
+   * usable (or, weighted, to one drawn by weight among them); a retry to
+   * the next one whose circuit is closed. With a `gate` (a fleet's shared
+   * gate too) each endpoint is its own target: its health is kept apart,
+   * and a preferred endpoint that recovers is probed (the call that finds
+   * it half-open) and returned to. Without a gate, retries rotate through
+   * the list. `beforeRetry`'s `request.url` is where the retry goes;
+   * `onDone` tells `endpoint`. Anything else throws a `TypeError`.
+   * @default undefined (every attempt goes to the request's URL)
+   */
+  endpoints?: Failover;
 }
 
 /**
@@ -446,3 +484,5 @@ export function serverWait(headers: { get(name: string): string | null }, nowMs?
 export function parseRetryAfter(value: string | null | undefined, nowMs?: number): number | undefined;
 
 import type { Gate } from './gate/index.js';
+import type { Hedge } from './hedge/index.js';
+import type { Failover } from './failover/index.js';

@@ -272,6 +272,7 @@ new Live(
     axis: $('live-axis'),
     script: $('live-script'),
     policy: $('live-policy'),
+    steer: $('live-steer'),
     run: $('live-run'),
     down: $('live-down'),
     downSeconds: $('live-down-s'),

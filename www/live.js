@@ -3,8 +3,12 @@
 // is plain static files), several in flight at once, each call a lane of
 // bars (attempts, with the status and any Retry-After / rate-limit header
 // on them) and gaps (the waits the library chose), on one clock; an abort
-// button per call and a "server down" button for the whole page.
+// button per call and a "server down" button for the whole page. A call may
+// be steered: hedged (a second copy after 300 ms; the bar that won says so)
+// or with failover to a backup host (each bar says where it went).
 import { withBackoff } from '../pkg/index.js';
+import { hedge } from '../pkg/hedge/index.js';
+import { failover } from '../pkg/failover/index.js';
 import { el, fmtMs, ticks } from './chart.js';
 
 /** The response headers a bar shows (the ones the library reads for a server-named wait). */
@@ -15,6 +19,33 @@ const SHOWN = [
   ['ratelimit-remaining', 'RateLimit-Remaining'],
   ['ratelimit-reset', 'RateLimit-Reset'],
 ];
+/**
+ * Failover's two hosts: stand-ins the page's fetch routes to the scripted
+ * endpoint beside it (one origin serves the demo): the primary follows the
+ * call's script and the "server down" button; the backup always answers
+ * 200 and is never down.
+ */
+const PRIMARY = 'https://primary.demo';
+const BACKUP = 'https://backup.demo';
+
+/**
+ * Where a request to a stand-in host goes, and which host it was.
+ * @param {string} url
+ * @param {string} page
+ * @returns {[string, string | undefined]}
+ */
+function route(url, page) {
+  const u = new URL(url, location.href);
+  if (!u.hostname.endsWith('.demo')) return [url, undefined];
+  const backup = u.origin === BACKUP;
+  if (backup) {
+    u.searchParams.set('server', `${page}-backup`);
+    u.searchParams.set('id', `${u.searchParams.get('id')}-backup`);
+    u.searchParams.set('script', '200');
+  }
+  return [new URL(`./flaky${u.search}`, location.href).href, backup ? 'backup' : 'primary'];
+}
+
 const H = 56,
   L = 4,
   R = 24;
@@ -43,7 +74,7 @@ export async function findEndpoint() {
 export class Live {
   /**
    * @param {{ root: HTMLElement, lanes: HTMLElement, script: HTMLSelectElement, policy: HTMLSelectElement,
-   *   run: HTMLButtonElement, down: HTMLButtonElement, downSeconds: HTMLInputElement, clear: HTMLButtonElement,
+   *   steer: HTMLSelectElement, run: HTMLButtonElement, down: HTMLButtonElement, downSeconds: HTMLInputElement, clear: HTMLButtonElement,
    *   endpoint: HTMLElement }} ui
    * @param {(name: string) => Record<string, any>} optionsOf the library options of policy 'A' or 'B'
    */
@@ -63,7 +94,7 @@ export class Live {
       ui.root.dataset.endpoint = host;
       return host;
     });
-    ui.run.addEventListener('click', () => this.start(ui.script.value, ui.policy.value));
+    ui.run.addEventListener('click', () => this.start(ui.script.value, ui.policy.value, ui.steer.value));
     ui.down.addEventListener('click', () => this.serverDown(Number(ui.downSeconds.value) * 1000));
     ui.downSeconds.addEventListener('input', () => (ui.down.textContent = `Server down for ${+ui.downSeconds.value || 0} s`));
     ui.clear.addEventListener('click', () => this.clear());
@@ -73,22 +104,23 @@ export class Live {
     return performance.now() - this.t0;
   }
 
-  /** A new call, in its own lane: `script` (flaky.js) with policy `name`'s options. */
-  async start(script, name) {
+  /** A new call, in its own lane: `script` (flaky.js) with policy `name`'s options, steered by `steer` ('', 'hedge', 'failover'). */
+  async start(script, name, steer = '') {
     await this.ready;
     this.t0 ??= performance.now();
     const n = this.calls.length + 1;
     const o = this.optionsOf(name);
-    const call = { n, name, script, attempts: [], waits: [], abort: new AbortController(), done: false, outcome: '' };
+    const call = { n, name, script, steer, attempts: [], waits: [], abort: new AbortController(), done: false, outcome: '' };
     this.calls.push(call);
     this.lane(call);
     this.tick();
-    // Wrap fetch to see each attempt as it happens.
+    // Wrap fetch to see each attempt as it happens (and route failover's stand-in hosts).
     const traced = async (input, init) => {
-      const a = { start: this.now() };
+      const [url, via] = route(input instanceof Request ? input.url : String(input), this.page);
+      const a = { start: this.now(), via };
       call.attempts.push(a);
       try {
-        const res = await fetch(input, init);
+        const res = await fetch(url, init);
         a.status = res.status;
         a.headers = SHOWN.filter(([h]) => res.headers.has(h)).map(([h, label]) => `${label}: ${res.headers.get(h)}`);
         return res;
@@ -104,15 +136,19 @@ export class Live {
       ...o,
       maxAttempts: o.maxAttempts ?? 5,
       timeoutMs: script.includes('hang') ? 500 : undefined,
+      hedge: steer === 'hedge' ? hedge({ delayMs: 300 }) : undefined,
+      endpoints: steer === 'failover' ? failover([PRIMARY, BACKUP]) : undefined,
       onRetry: (i) => {
         const start = this.now();
         call.waits.push({ start, end: start + i.delayMs, delayMs: i.delayMs, retryAfterMs: i.retryAfterMs });
         this.draw(call);
       },
+      onDone: (d) => Object.assign(call, { won: d.won, hedges: d.hedges, endpoint: d.endpoint }),
     });
+    const base = steer === 'failover' ? `${PRIMARY}/` : './';
     try {
-      const res = await f(`./flaky?server=${this.page}&id=${crypto.randomUUID()}&script=${script}`, { signal: call.abort.signal });
-      call.outcome = `resolved: ${res.status} after ${call.attempts.length} attempt${call.attempts.length > 1 ? 's' : ''}`;
+      const res = await f(`${base}flaky?server=${this.page}&id=${crypto.randomUUID()}&script=${script}`, { signal: call.abort.signal });
+      call.outcome = `resolved: ${res.status} after ${call.attempts.length} attempt${call.attempts.length > 1 ? 's' : ''}${steered(call)}`;
     } catch (e) {
       call.outcome = `rejected: ${e?.name ?? e} after ${call.attempts.length} attempt${call.attempts.length > 1 ? 's' : ''}`;
     } finally {
@@ -165,7 +201,7 @@ export class Live {
     const tag = document.createElement('span');
     tag.className = `tag ${call.name.toLowerCase()}`;
     tag.textContent = call.name;
-    title.append(tag, ` call ${call.n}: ${call.script.split(',').join(', ')}`);
+    title.append(tag, ` call ${call.n}: ${call.script.split(',').join(', ')}${call.steer ? ` (${call.steer})` : ''}`);
     const state = document.createElement('output');
     state.className = 'num';
     const abort = document.createElement('button');
@@ -225,7 +261,7 @@ export class Live {
     for (const a of call.attempts) {
       const end = a.end ?? now;
       const ok = a.status !== undefined && a.status < 400;
-      const label = [a.status ?? a.error ?? '…', ...(a.headers ?? [])].join(' · ');
+      const label = [...(a.via ? [a.via] : []), mark(call, a), ...(a.headers ?? [])].join(' · ');
       const bar = el(svg, 'rect', {
         class: `attempt ${a.end === undefined ? 'pending' : ok ? 'ok' : 'fail'}`,
         x: x(a.start),
@@ -251,9 +287,24 @@ export class Live {
       done: call.done ? '1' : '',
       outcome: call.outcome,
       attempts: JSON.stringify(
-        call.attempts.map((a) => ({ status: a.status, error: a.error, start: a.start, end: a.end, headers: a.headers })),
+        call.attempts.map((a) => ({ status: a.status, error: a.error, start: a.start, end: a.end, headers: a.headers, via: a.via })),
       ),
+      won: call.won ?? '',
       waits: JSON.stringify(call.waits),
     });
   }
+}
+
+/** A bar's status: with a hedge, which attempt won and which lost (aborted). */
+function mark(call, a) {
+  const s = a.status ?? a.error ?? '…';
+  if (!call.done || call.steer !== 'hedge' || !call.hedges) return String(s);
+  return call.attempts.indexOf(a) + 1 === call.won ? `${s} won` : `${s} lost`;
+}
+
+/** What a steered call's outcome adds: which attempt won the hedge, where the failover went. */
+function steered(call) {
+  if (call.steer === 'hedge') return call.hedges ? `; attempt ${call.won} won the hedge` : '; no hedge needed';
+  if (call.steer === 'failover') return `; answered by the ${call.endpoint === BACKUP ? 'backup' : 'primary'}`;
+  return '';
 }

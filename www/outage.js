@@ -118,9 +118,22 @@ const seedOf = (r, i) => (r + 1) * 2 ** 32 + i * 2 ** 16;
  * One run of `policy` at the point {C, K, T} with the virtual clock.
  * `seeded`: run r's seeds (reproducible, the same in every runtime), or
  * fresh random ones when false. Resolves to the counts and the requests per
- * bin (index 0 = [0, BIN_MS) after the outage began).
+ * bin (index 0 = [0, BIN_MS) after the outage began). `down(url, at)`:
+ * whether a request to `url` arriving at `at` finds its origin down
+ * (default: before T; bench/failover.mjs has two hosts).
  */
-export async function outageRun({ C, K, T }, policy, lib, { run = 0, seeded = true, schedule = {}, settle = macrotask() } = {}) {
+export async function outageRun(
+  { C, K, T },
+  policy,
+  lib,
+  {
+    run = 0,
+    seeded = true,
+    schedule = {},
+    settle = macrotask(),
+    down = (/** @type {string} */ _url, /** @type {number} */ at) => at < T,
+  } = {},
+) {
   const real = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout, now: Date.now };
   let now = 0;
   let seq = 0;
@@ -145,9 +158,9 @@ export async function outageRun({ C, K, T }, policy, lib, { run = 0, seeded = tr
       const arrives = now + RTT_MS / 2;
       const b = Math.floor(arrives / BIN_MS);
       bins[b] = (bins[b] ?? 0) + 1;
-      const down = arrives < T;
-      if (down) c.receivedDown++;
-      return new Promise((resolve) => setTimeout(() => resolve(new Response(null, { status: down ? 503 : 200 })), RTT_MS));
+      const no = down(String(input), arrives);
+      if (no) c.receivedDown++;
+      return new Promise((resolve) => setTimeout(() => resolve(new Response(null, { status: no ? 503 : 200 })), RTT_MS));
     };
     const finished = [];
     let pending = C * K;

@@ -29,6 +29,7 @@ export { Call };
  * @property {boolean} [advice] the server's `x-should-retry` on a failure
  * @property {boolean} [network] a failure worth a retry (a network failure, a timeout; any for retry(fn))
  * @property {boolean} [hurt] what the lane counts against the target: set by the job's judge
+ * @property {object} [about] more for onDone: which attempt won a hedge race, where a failover went (js/fetch/hedge.js, failover.js)
  */
 
 /**
@@ -100,12 +101,13 @@ export async function drive(call, job, lane) {
     lane.cancel?.();
     drop(o);
     const [reason, error] = call.ended(e, lane.why);
-    [why, o] = [reason, { failed: true, error }];
+    [why, o] = [reason, { failed: true, error, about: o.about }];
   } finally {
     call.close();
   }
   const done = call.c.onDone;
-  if (done) observe(done, { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error });
+  if (done)
+    observe(done, { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error, ...o.about });
   if (o.failed) throw o.error;
   return job.result ? job.result(o) : (o.res ?? o.value);
 }

@@ -79,6 +79,20 @@ function overMax(v) {
 }
 
 /**
+ * An option made by a subpath's factory (its code is downloaded only by
+ * those who import it): undefined, or an object with method `m`.
+ * @param {Record<string, any>} o
+ * @param {string} key
+ * @param {string} m
+ * @param {string} what
+ */
+function made(o, key, m, what) {
+  const v = o[key];
+  if (v !== undefined && typeof v?.[m] !== 'function') throw new TypeError(`${key} must be made by ${what}`);
+  return v;
+}
+
+/**
  * The options of a call, checked now.
  * @param {Record<string, any>} o from `snapshot`
  */
@@ -129,6 +143,8 @@ export function config(o) {
     telemetry: fn(o, 'telemetry'),
     budget,
     gate: gate || undefined,
+    hedge: made(o, 'hedge', 'wrap', "hedge(options) from 'wasm-backoff/hedge'"),
+    endpoints: made(o, 'endpoints', 'lane', "failover(endpoints) from 'wasm-backoff/failover'"),
   };
 }
 

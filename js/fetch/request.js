@@ -22,6 +22,8 @@ export class FetchJob {
   changed;
   /** @type {((ms: number) => void) | undefined} told how long the target asks to be left alone after a success that says no request remains (index.js) */
   pace;
+  /** Failover (js/fetch/failover.js): sends the request to the current endpoint. @type {((input: any) => any) | undefined} */
+  move;
 
   /**
    * @param {import('./options.js').Config} c
@@ -73,7 +75,8 @@ export class FetchJob {
       o = { ...o, headers: hh };
     }
     if (sig !== signal) o = { ...o, signal: sig };
-    return [this.target(), o];
+    const input = this.target();
+    return [this.move ? this.move(input) : input, o];
   }
 
   /** The input of one attempt: a Request is cloned (its body tee'd; the stream entry bounds it, js/stream/job.js). */

@@ -307,10 +307,11 @@ test('the overload view shows the step row of bench/overload.mjs --matrix: per s
   await page.close();
 });
 
-/** Starts a live call with `script` under policy `name`. */
-async function startCall(page, script, name = 'A') {
+/** Starts a live call with `script` under policy `name`, steered by `steer` ('', 'hedge', 'failover'). */
+async function startCall(page, script, name = 'A', steer = '') {
   await page.selectOption('#live-script', script);
   await page.selectOption('#live-policy', name);
+  await page.selectOption('#live-steer', steer);
   await page.click('#live-run');
 }
 const lanes = (page) =>
@@ -384,6 +385,51 @@ test('live fetch: several calls in flight, each a lane; headers on the bars; abo
   const page = await open('?baseMs=50&maxDelayMs=100');
   await liveCalls(page, { host: 'server', shot: `${OUT}/demo-live.png` });
   // Failed attempts log their HTTP errors in the console by design; nothing else may.
+  assert.deepEqual(
+    page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
+    [],
+  );
+  await page.close();
+});
+
+test('live fetch, steered: the hedge that won, the host a failover went to', { timeout: 60_000 }, async () => {
+  const page = await open('?baseMs=50&maxDelayMs=100');
+  await page.waitForSelector('#live[data-endpoint="server"]', { timeout: 20_000 });
+  await startCall(page, 'hang,200', 'A', 'hedge'); // the first copy hangs; the hedge goes at 300 ms and wins
+  await startCall(page, '200', 'A', 'hedge'); // answers at once: no hedge
+  await startCall(page, '503', 'A', 'failover'); // the primary answers 503: the retry goes to the backup
+  await allDone(page);
+  const [hedged, quick, failed] = await lanes(page);
+  assert.equal(hedged.outcome, 'resolved: 200 after 2 attempts; attempt 2 won the hedge');
+  assert.equal(hedged.won, '2');
+  assert.equal(hedged.attempts[0].error, 'AbortError', 'the loser was aborted');
+  assert.ok(hedged.attempts[1].start >= 280 + hedged.attempts[0].start, JSON.stringify(hedged.attempts));
+  // (a 200 at once sends no hedge, unless a loaded machine takes 300 ms to answer it)
+  assert.match(quick.outcome, /^resolved: 200 after (1 attempt; no hedge needed|2 attempts; attempt [12] won the hedge)$/);
+  assert.equal(failed.outcome, 'resolved: 200 after 2 attempts; answered by the backup');
+  assert.deepEqual(
+    failed.attempts.map((a) => [a.via, a.status]),
+    [
+      ['primary', 503],
+      ['backup', 200],
+    ],
+  );
+  // What the bars say (their titles: a label that does not fit is cut to the status): the winner and the loser, each host.
+  const labels = await page.$$eval('#live-lanes li', (ls) =>
+    ls.map((l) => [...l.querySelectorAll('rect.attempt title')].map((t) => t.textContent.replace(/ \(.*$/, ''))),
+  );
+  assert.deepEqual(labels[0], ['AbortError lost', '200 won']);
+  assert.deepEqual(labels[2], ['primary · 503', 'backup · 200']);
+  // "Server down" takes the primary down, not the backup: a failover call goes to the backup.
+  await page.click('#live-clear');
+  await page.fill('#live-down-s', '2');
+  await page.click('#live-down');
+  await page.waitForSelector('#live[data-downs]');
+  await startCall(page, '200', 'A', 'failover');
+  await allDone(page);
+  const [down] = await lanes(page);
+  assert.equal(down.outcome, 'resolved: 200 after 2 attempts; answered by the backup');
+  await page.locator('#live').screenshot({ path: `${OUT}/demo-live-steered.png` });
   assert.deepEqual(
     page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
     [],

@@ -289,8 +289,16 @@ async function allEntries(t, cmd, args, env) {
     assert.ok(Array.isArray(imp), `import('${spec}') failed: ${imp}`);
     assert.ok(Array.isArray(req), `require('${spec}') failed: ${req}`);
     assert.deepEqual(req, imp, `${spec}: require and import give the same exports`);
-    // (wasm-backoff/budget is plain JavaScript: a RetryBudget and no module; /query, /undici, /outbox, /otel: their own)
-    const MARKERS = { budget: 'RetryBudget', query: 'queryRetry', undici: 'retryGlobalFetch', outbox: 'Outbox', otel: 'instrument' };
+    // (wasm-backoff/budget, /hedge and /failover are plain JavaScript, no module; /query, /undici, /outbox, /otel: their own)
+    const MARKERS = {
+      budget: 'RetryBudget',
+      query: 'queryRetry',
+      undici: 'retryGlobalFetch',
+      outbox: 'Outbox',
+      otel: 'instrument',
+      hedge: 'hedge',
+      failover: 'failover',
+    };
     const marker = MARKERS[/^wasm-backoff\/(\w+)/.exec(spec)?.[1]] ?? 'Backoff';
     assert.ok(imp.includes(marker), `${spec} exports ${marker}`);
   }

@@ -287,6 +287,27 @@ test('docs/queue.md: the outbox stores a POST and replays it', async () => {
   assert.equal(sent[1].headers['idempotency-key'], sent[0].headers['idempotency-key']);
 });
 
+// docs/hedging.md: a hedge wins over a hung attempt; a failover to a backup origin (a second server).
+const HEDGING = 'docs/hedging.md';
+
+test(`${HEDGING}: the hedge wins; the retry goes to the backup, then calls go straight there`, async () => {
+  assert.equal(runnable(HEDGING).length, 2);
+  srv.script('/profile', [{ hang: true }, { status: 200, body: 'from the hedge' }]);
+  assert.deepEqual(await run(HEDGING, 0), ['attempt 2 won (1 hedge, 2 requests)', 'from the hedge']);
+  const backup = await startScripted();
+  try {
+    srv.script('/inventory', { status: 503 });
+    backup.script('/inventory', { status: 200 });
+    const block = runnable(HEDGING)[1];
+    ran.add(`${HEDGING}:${block.line}`);
+    const logged = await runBlock({ ...block, code: block.code.replaceAll('https://backup.example.com', backup.url) }, srv.url);
+    assert.deepEqual(logged, ['retry to backup', 'answered by backup', 'answered by backup', 'open']);
+    assert.deepEqual([srv.count('/inventory'), backup.count('/inventory')], [1, 2]);
+  } finally {
+    await backup.close();
+  }
+});
+
 // The fleet's Worker examples (sharedGate, sharedBudget): a report whose request has ended is never
 // answered in workerd, so flush() must reach waitUntil on every path, the call's error path included.
 test("the fleet's Worker examples hand flush() to waitUntil in a finally (also when the call throws)", () => {

@@ -1,0 +1,278 @@
+// Scenarios of hedging (`hedge`) and failover (`endpoints`) against two real
+// scripted servers (tests/server/scripted.mjs): `a` and `b` are their
+// control APIs (two origins: a primary and a secondary). Shared by Node, a
+// Chromium page and workerd, which import this file and run `hedgeScenarios`.
+import { control } from '../fetch/fetch-checks.mjs';
+
+function check(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+const FAST = { baseMs: 5, maxDelayMs: 20, jitter: 'none' };
+const thrown = (f) => {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let unique = 0;
+const path = (name) => `/${name}-${Date.now().toString(36)}-${unique++}`;
+
+/** name -> async (lib, a, b) => void */
+export const SCENARIOS = {
+  // ---- hedging ----
+
+  async 'a slow attempt is hedged: the hedge wins, the slow one is aborted'({ withBackoff, hedge }, a) {
+    const p = path('slow');
+    await a.script(p, [{ hang: true }, { status: 200, body: 'fast' }]);
+    let done;
+    const f = withBackoff(fetch, { ...FAST, hedge: hedge({ delayMs: 30 }), onDone: (d) => (done = d) });
+    const t0 = Date.now();
+    const res = await f(a.base + p);
+    check(res.status === 200 && (await res.text()) === 'fast', `status ${res.status}`);
+    check(Date.now() - t0 < 2000, 'answered without waiting for the hung attempt');
+    check((await a.count(p)) === 2, `server saw ${await a.count(p)} (the attempt and one hedge)`);
+    check(done.won === 2 && done.hedges === 1 && done.attempts === 2 && done.reason === 'success', JSON.stringify(done));
+  },
+
+  async 'a fast answer sends no hedge'({ fetchWithBackoff, hedge }, a) {
+    const p = path('fast');
+    await a.script(p, [{ status: 200, body: 'ok' }]);
+    let done;
+    const res = await fetchWithBackoff(a.base + p, undefined, { hedge: hedge({ delayMs: 300, maxHedges: 3 }), onDone: (d) => (done = d) });
+    check(res.status === 200 && (await res.text()) === 'ok', `status ${res.status}`);
+    await sleep(350); // (past the hedge's delay: nothing more may go out)
+    check((await a.count(p)) === 1, `server saw ${await a.count(p)}`);
+    check(done.won === 1 && done.hedges === 0 && done.attempts === 1, JSON.stringify(done));
+  },
+
+  async 'a retryable answer with no racer left ends the race: the call backs off as usual'({ fetchWithBackoff, hedge }, a) {
+    const p = path('503');
+    await a.script(p, [{ status: 503 }, { status: 200, body: 'second' }]);
+    let done;
+    const res = await fetchWithBackoff(a.base + p, undefined, { ...FAST, hedge: hedge({ delayMs: 5000 }), onDone: (d) => (done = d) });
+    check(res.status === 200 && (await res.text()) === 'second', `status ${res.status}`);
+    check(done.won === 2 && done.hedges === 0 && done.attempts === 2, JSON.stringify(done));
+  },
+
+  async 'every racer failing: the call backs off and races again'({ fetchWithBackoff, hedge }, a) {
+    const p = path('allfail');
+    // The attempt answers 503 late, its hedge 503 at once: the race ends with both failed.
+    await a.script(p, [{ status: 503, delayMs: 150 }, { status: 503 }, { status: 200, body: 'third' }]);
+    let done;
+    const res = await fetchWithBackoff(a.base + p, undefined, {
+      ...FAST,
+      hedge: hedge({ delayMs: 40, maxHedges: 1 }),
+      onDone: (d) => (done = d),
+    });
+    check(res.status === 200 && (await res.text()) === 'third', `status ${res.status}`);
+    check(done.won === 3 && done.hedges >= 1 && done.attempts === 2 + done.hedges, JSON.stringify(done));
+  },
+
+  async 'a POST is not hedged unless it carries an idempotency key (the same on every racer)'({ fetchWithBackoff, hedge }, a) {
+    const p = path('post');
+    await a.script(p, [{ status: 201, delayMs: 150 }]);
+    const res = await fetchWithBackoff(a.base + p, { method: 'POST', body: 'x' }, { hedge: hedge({ delayMs: 10 }) });
+    check(res.status === 201 && (await a.count(p)) === 1, `POST hedged: ${await a.count(p)} requests`);
+    const q = path('keyed');
+    await a.script(q, [{ status: 201, delayMs: 150 }]);
+    let done;
+    const res2 = await fetchWithBackoff(
+      a.base + q,
+      { method: 'POST', body: 'x' },
+      { idempotencyKey: true, hedge: hedge({ delayMs: 10 }), onDone: (d) => (done = d) },
+    );
+    check(res2.status === 201, `status ${res2.status}`);
+    const seen = await a.requests(q);
+    const keys = new Set(seen.map((r) => r.headers['idempotency-key']));
+    check(seen.length === 2 && keys.size === 1 && !keys.has(undefined), `requests ${seen.length}, keys ${[...keys]}`);
+    check(done.won === 1 && done.hedges === 1, JSON.stringify(done));
+  },
+
+  async 'hedges draw from the budget: an empty one sends none'({ fetchWithBackoff, hedge }, a) {
+    const p = path('budget');
+    await a.script(p, [{ status: 200, delayMs: 120 }]);
+    let asked = 0;
+    const budget = { deposit() {}, withdraw: () => (asked++, false) };
+    const res = await fetchWithBackoff(a.base + p, undefined, { hedge: hedge({ delayMs: 10, maxHedges: 2 }), budget });
+    check(res.status === 200 && (await a.count(p)) === 1, `server saw ${await a.count(p)}`);
+    check(asked === 1, `the budget was asked ${asked} times`);
+  },
+
+  async 'no hedge while the gate has the target half-open (its probe)'({ withBackoff, createGate, hedge }, a) {
+    const p = path('probe');
+    await a.script(p, [{ status: 503 }, { status: 200, delayMs: 200 }]);
+    const gate = createGate({ baseMs: 30, maxDelayMs: 30, jitter: 'none', consecutive: 1 });
+    // A call without hedging opens the circuit; the hedged call is held, then sent as the probe.
+    await withBackoff(fetch, { gate, maxAttempts: 1 })(a.base + p);
+    check(gate.state(new URL(a.base).origin).state === 'open', 'the circuit is open');
+    let done;
+    const f = withBackoff(fetch, { ...FAST, gate, hedge: hedge({ delayMs: 10 }), onDone: (d) => (done = d) });
+    const res = await f(a.base + p);
+    check(res.status === 200 && (await a.count(p)) === 2, `server saw ${await a.count(p)}`);
+    check(done.hedges === 0, `hedged the probe: ${JSON.stringify(done)}`);
+    gate.free();
+  },
+
+  async "the caller's abort ends every racer and rejects with its reason"({ fetchWithBackoff, hedge }, a) {
+    const p = path('abort');
+    await a.script(p, [{ hang: true }]);
+    const ac = new AbortController();
+    const reason = new Error('stop');
+    const pending = fetchWithBackoff(a.base + p, { signal: ac.signal }, { hedge: hedge({ delayMs: 10, maxHedges: 2 }) });
+    await sleep(80);
+    ac.abort(reason);
+    const got = await pending.catch((e) => e);
+    check(got === reason, `rejected with ${got}`);
+    check((await a.count(p)) === 3, `server saw ${await a.count(p)}`);
+  },
+
+  async 'the deadline ends a race with a TimeoutError'({ fetchWithBackoff, hedge }, a) {
+    const p = path('deadline');
+    await a.script(p, [{ hang: true }]);
+    const got = await fetchWithBackoff(a.base + p, undefined, { hedge: hedge({ delayMs: 10 }), maxElapsedMs: 100 }).catch((e) => e);
+    check(got?.name === 'TimeoutError', `rejected with ${got}`);
+  },
+
+  async 'bad hedge options throw, naming the option'({ withBackoff, hedge }) {
+    const bad = [
+      [1, TypeError, 'hedge options'],
+      [{}, TypeError, 'hedge: delayMs'],
+      [{ delayMs: -1 }, RangeError, 'hedge: delayMs'],
+      [{ delayMs: '5' }, TypeError, 'hedge: delayMs'],
+      [{ delayMs: Infinity }, RangeError, 'hedge: delayMs'],
+      [{ delayMs: 5, maxHedges: 0 }, RangeError, 'hedge: maxHedges'],
+      [{ delayMs: 5, maxHedges: 11 }, RangeError, 'hedge: maxHedges'],
+      [{ delayMs: 5, maxHedges: 1.5 }, RangeError, 'hedge: maxHedges'],
+    ];
+    for (const [options, type, name] of bad) {
+      const e = thrown(() => hedge(options));
+      check(e instanceof type && e.message.startsWith(name), `hedge(${JSON.stringify(options)}): ${e}`);
+    }
+    // The option takes what hedge() makes, nothing else (its code is in the subpath).
+    const e = thrown(() => withBackoff(fetch, { hedge: { delayMs: 5 } }));
+    check(e instanceof TypeError && e.message.includes("'wasm-backoff/hedge'"), `plain object: ${e}`);
+  },
+
+  // ---- failover ----
+
+  async 'a retry goes to the next endpoint; beforeRetry sees where; onDone tells'({ withBackoff, failover }, a, b) {
+    const p = path('fo');
+    await a.script(p, [{ status: 503 }]);
+    await b.script(p, [{ status: 200, body: 'from b' }]);
+    const seen = [];
+    let done;
+    const f = withBackoff(fetch, {
+      ...FAST,
+      endpoints: failover([a.base, b.base]),
+      beforeRetry: ({ request }) => void seen.push(request.url),
+      onDone: (d) => (done = d),
+    });
+    const res = await f(`${a.base}${p}?q=1`);
+    check(res.status === 200 && (await res.text()) === 'from b', `status ${res.status}`);
+    check(seen.length === 1 && seen[0] === `${b.base}${p}?q=1`, `beforeRetry saw ${seen}`);
+    check((await a.count(p)) === 1 && (await b.count(p)) === 1, 'one request each');
+    check(done.endpoint === b.base && done.attempts === 2, JSON.stringify(done));
+    // Without a gate, every call starts at the preferred endpoint again.
+    await f(`${b.base}${p}`);
+    check((await a.count(p)) === 2, 'the next call went to the preferred endpoint first');
+  },
+
+  async 'with a gate, a failed endpoint is skipped, then probed and returned to when it recovers'(
+    { withBackoff, createGate, failover },
+    a,
+    b,
+  ) {
+    const p = path('gatefo');
+    await a.script(p, [{ status: 503 }]);
+    await b.script(p, [{ status: 200, body: 'b' }]);
+    const gate = createGate({ baseMs: 60, maxDelayMs: 60, jitter: 'none', consecutive: 1 });
+    const ends = [];
+    const f = withBackoff(fetch, { ...FAST, gate, endpoints: failover([a.base, b.base]), onDone: (d) => ends.push(d.endpoint) });
+    check((await f(a.base + p)).status === 200, 'first call failed over');
+    check(gate.state(new URL(a.base).origin).state !== 'closed', 'the primary is open');
+    check((await f(a.base + p)).status === 200, 'second call');
+    check((await a.count(p)) === 1, `the open primary was sent ${await a.count(p)} requests`);
+    await a.script(p, [{ status: 200, body: 'a' }]);
+    await sleep(150); // (past the primary's round)
+    const back = await f(a.base + p);
+    check((await back.text()) === 'a', 'the recovered primary took the probe');
+    const again = await f(a.base + p);
+    check((await again.text()) === 'a', 'and the calls after it');
+    check(ends.join() === [b.base, b.base, a.base, a.base].join(), `endpoints ${ends}`);
+    check(gate.state(new URL(a.base).origin).state === 'closed', 'the primary is closed again');
+    gate.free();
+  },
+
+  async 'weighted endpoints share first attempts by weight'({ withBackoff, failover }, a, b) {
+    const p = path('weighted');
+    await a.script(p, [{ status: 200 }]);
+    await b.script(p, [{ status: 200 }]);
+    const f = withBackoff(fetch, {
+      endpoints: failover([
+        { url: a.base, weight: 4 },
+        { url: new URL(b.base), weight: 1 },
+      ]),
+    });
+    for (let i = 0; i < 50; i++) await f(a.base + p);
+    const [na, nb] = [await a.count(p), await b.count(p)];
+    // (binomial(50, 0.8): fewer than 30 or more than 48 on a: p < 0.001)
+    check(na + nb === 50 && na >= 30 && na <= 48 && nb >= 2, `a ${na}, b ${nb}`);
+  },
+
+  async 'hedging and failover together: a hedge goes out, a retry fails over'({ withBackoff, hedge, failover }, a, b) {
+    const p = path('both');
+    await a.script(p, [{ status: 503 }]);
+    await b.script(p, [{ status: 200, body: 'b' }]);
+    let done;
+    const f = withBackoff(fetch, {
+      ...FAST,
+      endpoints: failover([a.base, b.base]),
+      hedge: hedge({ delayMs: 2000 }),
+      onDone: (d) => (done = d),
+    });
+    const res = await f(a.base + p);
+    check((await res.text()) === 'b' && done.endpoint === b.base, JSON.stringify(done));
+  },
+
+  async 'bad endpoints throw, naming the option'({ withBackoff, failover }, a) {
+    const bad = [
+      ['x', TypeError],
+      [[], RangeError],
+      [['/relative'], TypeError],
+      [['not a url'], TypeError],
+      [['ftp://a.example'], RangeError],
+      [['https://a.example/api'], RangeError],
+      [['https://a.example?x=1'], RangeError],
+      [[a.base, `${a.base}/`], RangeError],
+      [[{ url: a.base, weight: 0 }], RangeError],
+      [[{ url: a.base, weight: -1 }], RangeError],
+      [[{ url: a.base, weight: Infinity }], RangeError],
+      [[{ url: a.base, weight: '2' }], TypeError],
+      [[5], TypeError],
+    ];
+    for (const [endpoints, type] of bad) {
+      const e = thrown(() => failover(endpoints));
+      check(e instanceof type && e.message.startsWith('endpoints'), `failover(${JSON.stringify(endpoints)}): ${e}`);
+    }
+    const e = thrown(() => withBackoff(fetch, { endpoints: [a.base] }));
+    check(e instanceof TypeError && e.message.includes("'wasm-backoff/failover'"), `plain array: ${e}`);
+  },
+};
+
+/** Runs the scenarios (all, or those whose name passes `filter`); returns failures as strings. */
+export async function hedgeScenarios(lib, baseA, baseB, filter = () => true) {
+  const [a, b] = [control(baseA), control(baseB)];
+  const failures = [];
+  for (const [name, fn] of Object.entries(SCENARIOS)) {
+    if (!filter(name)) continue;
+    try {
+      await fn(lib, a, b);
+    } catch (e) {
+      failures.push(`${name}: ${e?.stack ?? e}`);
+    }
+  }
+  return failures;
+}

@@ -1,0 +1,58 @@
+// Hedging and failover in Node against two real scripted servers on
+// 127.0.0.1 (a primary and a secondary origin): every shared scenario, with
+// no timer left behind, plus what only Node can observe (the caller's
+// signal keeps no listener of ours; the losers' sockets are closed).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import * as main from 'wasm-backoff';
+import { createGate } from 'wasm-backoff/gate';
+import { hedge } from 'wasm-backoff/hedge';
+import { failover } from 'wasm-backoff/failover';
+import { startScripted } from '../server/scripted.mjs';
+import { control } from '../fetch/fetch-checks.mjs';
+import { SCENARIOS } from './hedge-checks.mjs';
+
+const lib = { ...main, createGate, hedge, failover };
+
+let sa, sb, a, b;
+before(async () => {
+  [sa, sb] = await Promise.all([startScripted(), startScripted()]);
+  [a, b] = [control(sa.url), control(sb.url)];
+});
+after(() => Promise.all([sa?.close(), sb?.close()]));
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+for (const [name, fn] of Object.entries(SCENARIOS)) {
+  test(name, async () => {
+    const before = timers();
+    await fn(lib, a, b);
+    assert.equal(timers(), before, 'a timer was left behind');
+  });
+}
+
+test("losers are aborted and their bodies cancelled; the caller's signal keeps no listener", async () => {
+  // The attempt answers 200 late; its first hedge 503 at once (worth a retry: the race goes on), the second hangs.
+  sa.script('/lose', [{ status: 200, body: 'slow', delayMs: 150 }, { status: 503, body: 'busy' }, { hang: true }]);
+  const sent = [];
+  const spy = (input, init) => {
+    const p = fetch(input, init);
+    sent.push({ signal: init?.signal, res: p.catch(() => undefined) });
+    return p;
+  };
+  const ac = new AbortController();
+  let done;
+  const f = main.withBackoff(spy, { hedge: hedge({ delayMs: 20, maxHedges: 2 }), timeoutMs: 5000, onDone: (d) => (done = d) });
+  const res = await f(`${sa.url}/lose`, { signal: ac.signal });
+  assert.equal(await res.text(), 'slow');
+  assert.deepEqual([done.won, done.hedges, done.attempts], [1, 2, 3]);
+  // (the two hedges may reach the server in either order: one got the 503, the other hung)
+  const [, x, y] = await Promise.all(sent.map((s) => s.res));
+  const [lost, hung] = x ? [x, 2] : [y, 1];
+  assert.equal(lost?.status, 503);
+  assert.equal(lost.bodyUsed, true, "the losing 503's body was cancelled");
+  assert.equal(sent[hung].signal.aborted, true, 'the hung racer was aborted');
+  assert.equal(sent[0].signal.aborted, false, "the winner's signal is live");
+  assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+});

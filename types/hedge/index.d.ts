@@ -1,0 +1,31 @@
+/** @module wasm-backoff/hedge */
+// `wasm-backoff/hedge`: hedge(), for the `hedge` option of the fetch
+// driver. Plain JavaScript: importing it loads no wasm module.
+
+/** Options of {@link hedge}. */
+export interface HedgeOptions {
+  /**
+   * How long the attempts out may go unanswered before the next hedge is
+   * sent, in ms (finite, >= 0; 0 sends every hedge at once). Set it near
+   * the latency percentile to cut (the 95th: about 5 % of calls then send
+   * one more request).
+   */
+  delayMs: number;
+  /** Hedges per attempt, beyond the attempt itself (an integer in [1, 10]). @default 1 */
+  maxHedges?: number;
+}
+
+/** The `hedge` option's value: its settings, checked (frozen). */
+export interface Hedge {
+  readonly delayMs: number;
+  readonly maxHedges: number;
+}
+
+/**
+ * Hedging for the `hedge` option of `fetchWithBackoff` / `withBackoff`:
+ * when the attempt has not answered within `delayMs`, the same request goes
+ * out again (up to `maxHedges` more); the first answer that ends the call
+ * wins, the others are aborted and their bodies cancelled.
+ * @throws {TypeError | RangeError} naming the offending option (`delayMs` < 0 or not finite, `maxHedges` outside [1, 10]).
+ */
+export function hedge(options: HedgeOptions): Hedge;
