@@ -32,6 +32,17 @@ log=$(mktemp -d)/test.log
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { "$@" 2>&1 | tee -a "$log"; }
 
+if [ "$what" = all ]; then
+  # pkg/ (release builds, scripts/build.sh) is built while the Rust checks
+  # (debug builds) run: the two share no artifact, and cargo locks a target
+  # directory for a whole command, so the checks get their own directory
+  # (target/checks) and the build keeps target/. Its output follows theirs.
+  bash scripts/build.sh >"$log.build" 2>&1 &
+  build=$!
+  trap 'kill "$build" 2>/dev/null || true' EXIT
+  export CARGO_TARGET_DIR=target/checks
+fi
+
 if [ "$what" = all ] || [ "$what" = rust ]; then
   step "cargo fmt --check, clippy -D warnings (native, and each wasm32 module)"
   cargo fmt --all --check
@@ -75,7 +86,13 @@ if [ "$what" = all ] || [ "$what" = js ]; then
   if [ "$what" = js ]; then
     bash scripts/build.sh --dev # unminified: readable stacks while iterating
   else
-    bash scripts/build.sh
+    unset CARGO_TARGET_DIR
+    step "the package (scripts/build.sh, run beside the Rust checks)"
+    status=0
+    wait "$build" || status=$?
+    trap - EXIT
+    cat "$log.build"
+    [ "$status" = 0 ] || exit "$status"
   fi
 
   step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
