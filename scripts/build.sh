@@ -47,7 +47,12 @@ module() { # <name> <features> <wasm file in pkg/ (target/js/ for full)> <opt-le
   # wasm-bindgen's runtime for JS values and panics, unused here: out (scripts/dce.mjs).
   node scripts/dce.mjs "$stage/wasm_backoff_bg.wasm" "$stage/dce.wasm"
   # (the target_features section is only informative: 134 B gzip less)
-  node_modules/.bin/wasm-opt -O3 -Oz --strip-debug --strip-producers --strip-target-features \
+  # --low-memory-unused: nothing lives in the first 1 KiB (the stack comes
+  # first, from 1 MiB down; the statics above it), so wasm-opt may fold
+  # constant offsets into loads and stores; --reorder-functions puts the
+  # most called first (smaller indices, closer repeats). gzip: gate module
+  # 50 B less, queue 11, small 6.
+  node_modules/.bin/wasm-opt --low-memory-unused -O3 -Oz --reorder-functions --strip-debug --strip-producers --strip-target-features \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
     "$stage/dce.wasm" -o "$out"
