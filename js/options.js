@@ -108,14 +108,16 @@ export const statuses = (o, key, dflt) =>
   list(o, key, dflt, (s) => Number.isInteger(s) && s >= 100 && s <= 599, 'integer HTTP statuses (100-599)');
 
 /**
- * A boolean option.
+ * A boolean option, `dflt` when not given.
  * @param {Record<string, any>} o
  * @param {string} key
+ * @param {boolean} [dflt]
+ * @returns {boolean}
  */
-export function flag(o, key) {
+export function flag(o, key, dflt = false) {
   const v = o[key];
   if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`${key} must be a boolean`);
-  return v === true;
+  return v ?? dflt;
 }
 
 /**

@@ -42,7 +42,7 @@ export const SCRATCH = w.scratch() / 8;
 /**
  * Throws the error of a constructor's answer `h` when it is one (minus a code).
  * @param {number} h
- * @param {string[]} [messages] the full module's callers pass ALL_MESSAGES
+ * @param {string[]} [messages] the gate's callers pass GATE_MESSAGES, the queue's ALL_MESSAGES
  */
 export function check(h, messages = MESSAGES) {
   if (h < 0) throw new RangeError(messages[-h]);

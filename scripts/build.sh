@@ -25,13 +25,13 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[build]\033[0m %s\n' "$*"; }
 
-# The wasm modules the arguments name (`name features file opt-level` a line): scripts/bundle.mjs knows them.
+# The wasm modules the arguments name (`name features file opt-level wasm-opt-pass` a line): scripts/bundle.mjs knows them.
 modules=$(node scripts/bundle.mjs "$@" --print-modules)
 
 say "js/gen/boundary.js from src/schema.rs"
 cargo run --quiet -p xtask
 
-module() { # <name> <features> <wasm file in pkg/ (target/js/ for full)> <opt-level>
+module() { # <name> <features> <wasm file in pkg/ (target/js/ for full)> <opt-level> <wasm-opt's first pass>
   local name=$1 features=$2 file=$3 stage=target/js/$1 out=pkg/$3
   [ "$name" = full ] && out=target/js/$3
   say "$name module: cargo build --release --target wasm32-unknown-unknown $features (opt-level $4)"
@@ -47,14 +47,19 @@ module() { # <name> <features> <wasm file in pkg/ (target/js/ for full)> <opt-le
   # wasm-bindgen's runtime for JS values and panics, unused here: out (scripts/dce.mjs).
   node scripts/dce.mjs "$stage/wasm_backoff_bg.wasm" "$stage/dce.wasm"
   # (the target_features section is only informative: 134 B gzip less)
-  node_modules/.bin/wasm-opt -O3 -Oz --strip-debug --strip-producers --strip-target-features \
+  # --low-memory-unused: nothing lives in the first 1 KiB (the stack comes
+  # first, from 1 MiB down; the statics above it), so wasm-opt may fold
+  # constant offsets into loads and stores; --reorder-functions puts the
+  # most called first (smaller indices, closer repeats). gzip: gate module
+  # 50 B less, queue 11, small 6 (with -O3 first; the gate's -O2: scripts/bundle.mjs).
+  node_modules/.bin/wasm-opt --low-memory-unused "$5" -Oz --reorder-functions --strip-debug --strip-producers --strip-target-features \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
     "$stage/dce.wasm" -o "$out"
   say "$out: $(wc -c <"$out") B"
 }
-while read -r name features file opt; do
-  [ -n "$name" ] && module "$name" "$features" "$file" "$opt"
+while read -r name features file opt pass; do
+  [ -n "$name" ] && module "$name" "$features" "$file" "$opt" "$pass"
 done <<<"$modules"
 
 # The demo's overload view runs the real @smithy/util-retry and

@@ -34,7 +34,8 @@ export const MODULES = {
     opt: 's',
     entries: { '.': 'main', backoff: 'backoff', query: 'query', undici: 'undici', stream: 'stream' },
   },
-  gate: { wasm: 'wasm_backoff_gate.wasm', features: 'bare,gate', opt: 's', entries: { gate: 'gate' } },
+  // (pass: wasm-opt's first pass, -O3 unless named: the gate's module gzips 16 B smaller after -O2)
+  gate: { wasm: 'wasm_backoff_gate.wasm', features: 'bare,gate', opt: 's', pass: '-O2', entries: { gate: 'gate' } },
   queue: {
     wasm: 'wasm_backoff_queue.wasm',
     features: 'bare,queue',
@@ -161,7 +162,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const mods = modulesOf(args);
   // scripts/build.sh asks which modules to build before building them: a line each, `name features wasm-file opt-level`.
   if (args.includes('--print-modules')) {
-    for (const m of mods) if (MODULES[m].wasm) console.log(m, MODULES[m].features, MODULES[m].wasm, MODULES[m].opt);
+    for (const m of mods)
+      if (MODULES[m].wasm) console.log(m, MODULES[m].features, MODULES[m].wasm, MODULES[m].opt, MODULES[m].pass ?? '-O3');
   } else {
     const dev = args.includes('--dev');
     for (const m of mods) await bundle(m, { dev });

@@ -356,6 +356,10 @@ impl Error {
     /// carries the messages below it only.
     pub const FIRST_FULL: Error = Error::MaxQueued;
 
+    /// The first error only the queue module reports: the gate's JS carries
+    /// the messages below it only (`GATE_MESSAGES`).
+    pub const FIRST_QUEUE: Error = Error::LeaseMs;
+
     /// The stable code (the declaration order).
     pub const fn code(self) -> u8 {
         self as u8

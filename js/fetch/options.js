@@ -109,7 +109,7 @@ export function config(o) {
     throw new TypeError("gate must be a Gate (createGate from 'wasm-backoff/gate')");
   }
   // (negative: that multiple of the schedule's own base, which a preset may set: the wasm knows it)
-  const throttleBaseMs = o.throttleBaseMs === undefined ? -THROTTLE_BASE_FACTOR : option(o, 'throttleBaseMs', 0);
+  const throttleBaseMs = option(o, 'throttleBaseMs', -THROTTLE_BASE_FACTOR);
   const delay = fn(o, 'delay');
   return {
     rec,
@@ -133,8 +133,8 @@ export function config(o) {
     clamp: overMax(o.retryAfterOverMax),
     throttleBaseMs,
     base: throttleBase(throttleBaseMs),
-    retryOnTimeout: o.retryOnTimeout === undefined || flag(o, 'retryOnTimeout'),
-    pace: o.pace === undefined || flag(o, 'pace'),
+    retryOnTimeout: flag(o, 'retryOnTimeout', true),
+    pace: flag(o, 'pace', true),
     pick: delay && chooser(delay),
     onRetry: fn(o, 'onRetry'),
     onDone: fn(o, 'onDone'),

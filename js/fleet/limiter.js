@@ -43,7 +43,7 @@
 //   (fed every answer all along), as the gate falls back to its local gate.
 import { w, check } from '../wasm.js';
 import { sleep } from '../hooks.js';
-import { ALL_MESSAGES } from '../gen/boundary.js';
+import { GATE_MESSAGES } from '../gen/boundary.js';
 import { LIMITER_BETA, LIMITER_BURST, LIMITER_MIN_RATE, LIMITER_OK_GAIN } from '../gen/policy.js';
 
 /** How long a share holds (ms) before its isolate asks again (while its calls flow). */
@@ -85,7 +85,7 @@ const count = (/** @type {unknown} */ v) => (typeof v === 'number' && v >= 0 && 
  */
 export class FleetLimiter {
   /** The core's limiter (its rate is the fleet's). */
-  h = check(w.limiter_new(Date.now()), ALL_MESSAGES);
+  h = check(w.limiter_new(Date.now()), GATE_MESSAGES);
   /** Cuts so far: a lease of an older version was sent before the last cut. */
   version = 0;
   cutAt = -Infinity;
@@ -185,7 +185,7 @@ const owned = new FinalizationRegistry((/** @type {number} */ h) => w.limiter_fr
  * decides alone while the object cannot be reached).
  */
 export class Lease {
-  own = check(w.limiter_new(Date.now()), ALL_MESSAGES);
+  own = check(w.limiter_new(Date.now()), GATE_MESSAGES);
   /** The share (req/s); Infinity: not limited. */
   rate = Infinity;
   fleet = Infinity;
@@ -235,7 +235,7 @@ export class Lease {
    * that call's retry only: it is not stored here.)
    */
   answered(/** @type {boolean} */ throttled, /** @type {number | undefined} */ _ms, /** @type {number} */ now) {
-    w.limiter_record(this.own, +throttled, Number.NaN, Number.NaN, now);
+    w.limiter_record(this.own, +throttled, NaN, NaN, now);
     this.sent++;
     if (!throttled) {
       this.ok++;

@@ -23,7 +23,7 @@ import { op, registry, drop, out, rounds, pump, sync } from './slot.js';
 /** @typedef {import('./slot.js').Slot} Slot */
 import { Ticket } from './ticket.js';
 import {
-  ALL_MESSAGES,
+  GATE_MESSAGES,
   BUCKETS,
   CIRCUIT,
   F_LIMIT,
@@ -62,6 +62,18 @@ function origin(input) {
   }
 }
 
+/**
+ * Adds the counters of slot `s` (just asked for its status) to `n`.
+ * @param {{ evictions: number, rounds: number, probes: number, timeouts: number }} n
+ * @param {Slot} s
+ */
+function tally(n, s) {
+  n.evictions += s.st[GATE_EVICTIONS];
+  n.rounds += s.st[GATE_ROUNDS];
+  n.probes += s.st[GATE_PROBES];
+  n.timeouts += s.st[GATE_TIMEOUTS];
+}
+
 /** Supervises targets by key; see gate/index.d.ts for the options. */
 export class Gate {
   /** @type {Map<unknown, Slot>} */
@@ -94,7 +106,7 @@ export class Gate {
     // not the rounds' schedule's: a target is never given up on.
     mem()[OPTS + F_MAX_ATTEMPTS] = mem()[OPTS + F_MAX_ELAPSED_MS] = NaN;
     this.#rec = record(GATE);
-    w.gate_free(check(w.gate_new(Date.now()), ALL_MESSAGES));
+    w.gate_free(check(w.gate_new(Date.now()), GATE_MESSAGES));
     this.#failFast = this.#rec[F_MODE] === 1;
     this.#limited = this.#rec[F_LIMIT] === 1;
     this.#on = fn(o, 'onStateChange');
@@ -126,7 +138,7 @@ export class Gate {
       if (this.#slots.size >= this.#prune) {
         for (const [k, x] of this.#slots) {
           op(x, w.gate_status);
-          if (x.st[GATE_WAKE] === WAKE_IDLE && !((x.until ?? 0) > Date.now())) {
+          if (x.st[GATE_WAKE] === WAKE_IDLE && x.until <= Date.now()) {
             this.#retire(x);
             this.#slots.delete(k);
           }
@@ -136,13 +148,14 @@ export class Gate {
       load(this.#rec, this.#seeded);
       s = {
         key,
-        h: check(w.gate_new(Date.now()), ALL_MESSAGES),
+        h: check(w.gate_new(Date.now()), GATE_MESSAGES),
         // (its own copy of the status its last operation answered: GATE_PHASE … GATE_FAILURES)
         st: new Float64Array(GATE_FAILURES + 1),
         queue: [],
         at: WAKE_NONE,
         rounds: 0,
         phase: 0,
+        until: 0,
         on: this.#on,
         limited: this.#limited,
         failFast: this.#failFast,
@@ -155,11 +168,7 @@ export class Gate {
 
   /** Adds the counters of slot `s` (just asked for its status) to the retired ones, and frees it. */
   #retire(/** @type {Slot} */ s) {
-    const r = this.#retired;
-    r.evictions += s.st[GATE_EVICTIONS];
-    r.rounds += s.st[GATE_ROUNDS];
-    r.probes += s.st[GATE_PROBES];
-    r.timeouts += s.st[GATE_TIMEOUTS];
+    tally(this.#retired, s);
     drop(s);
   }
 
@@ -212,10 +221,7 @@ export class Gate {
     for (const s of this.#slots.values()) {
       if (s.dead) continue;
       op(s, w.gate_status);
-      n.evictions += s.st[GATE_EVICTIONS];
-      n.rounds += s.st[GATE_ROUNDS];
-      n.probes += s.st[GATE_PROBES];
-      n.timeouts += s.st[GATE_TIMEOUTS];
+      tally(n, s);
       n.held += s.st[GATE_HELD];
       n.inFlight += s.st[GATE_IN_FLIGHT];
       n.targets += +(s.st[GATE_WAKE] !== WAKE_IDLE);
@@ -276,7 +282,7 @@ export class Gate {
    */
   pace(key, ms) {
     const s = this.#slot(key);
-    if (ms > 0) s.until = Math.max(s.until ?? 0, Date.now() + ms);
+    if (ms > 0) s.until = Math.max(s.until, Date.now() + ms);
   }
 
   /**
@@ -308,8 +314,8 @@ export class Gate {
    */
   toJSON() {
     const savedAt = Date.now();
-    /** @type {Record<string, any>} */
-    const targets = {};
+    /** @type {[string, any][]} */
+    const targets = [];
     for (const [k, s] of this.#slots) {
       if (s.dead || typeof k !== 'string') continue;
       w.gate_save(s.h, savedAt);
@@ -322,10 +328,10 @@ export class Gate {
       t.fails = v.slice(SAVED.length + BUCKETS);
       // A closed target with nothing counted has nothing to carry.
       const clean = t.state === 'closed' && t.round === 0 && t.failures === 0 && t.calls.every((/** @type {number} */ x) => x === 0);
-      // (defined, not assigned: a target keyed '__proto__' is a key like any other)
-      if (!clean) Object.defineProperty(targets, k, { value: t, enumerable: true, writable: true, configurable: true });
+      if (!clean) targets.push([k, t]);
     }
-    return { version: 1, savedAt, targets: /** @type {any} */ (targets) };
+    // (fromEntries defines, not assigns: a target keyed '__proto__' is a key like any other)
+    return { version: 1, savedAt, targets: Object.fromEntries(targets) };
   }
 
   /**

@@ -1,10 +1,10 @@
 // @ts-check
 // The adaptive limiter alone (createLimiter): the core's Limiter behind a
 // handle; a gate with `limit: 'adaptive'` uses the same state machine.
-import { own, number, signalOf } from '../options.js';
+import { own, ms, signalOf } from '../options.js';
 import { w, check } from '../wasm.js';
 import { sleep } from '../hooks.js';
-import { ALL_MESSAGES } from '../gen/boundary.js';
+import { GATE_MESSAGES } from '../gen/boundary.js';
 
 /** Frees the limiters not freed by hand once they are garbage. */
 const limiters = new FinalizationRegistry((/** @type {number} */ h) => w.limiter_free(h));
@@ -21,7 +21,7 @@ export class AdaptiveLimiter {
   #paced = /** @type {[number, number][]} */ ([]);
 
   constructor() {
-    this.#h = check(w.limiter_new(Date.now()), ALL_MESSAGES);
+    this.#h = check(w.limiter_new(Date.now()), GATE_MESSAGES);
     limiters.register(this, this.#h, this);
   }
 
@@ -34,7 +34,7 @@ export class AdaptiveLimiter {
   async acquire(options) {
     const o = own(options);
     const signal = signalOf(o);
-    const max = number(o, 'maxWaitMs', Infinity, (v) => v >= 0, 'a number >= 0');
+    const max = ms(o, 'maxWaitMs', Infinity);
     if (signal?.aborted) throw signal.reason;
     const h = this.#live();
     const now = Date.now();
@@ -66,7 +66,7 @@ export class AdaptiveLimiter {
     const h = this.#live();
     const now = Date.now();
     while (this.#paced.length && this.#paced[0][1] < now - PACED_MS) this.#paced.shift();
-    const [paced, sent] = this.#paced.shift() ?? [Number.NaN, Number.NaN];
+    const [paced, sent] = this.#paced.shift() ?? [NaN, NaN];
     return w.limiter_record(h, +throttled, paced, sent, now);
   }
 

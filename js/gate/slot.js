@@ -74,7 +74,7 @@ export function op(s, f, ...args) {
 export const canWait = (/** @type {Ticket} */ t) => t.s.dead || w.gate_can_wait(t.s.h, t.deadline);
 
 /**
- * @typedef {{ key: unknown, h: number, st: Float64Array, queue: Ticket[], at: number, rounds: number, phase: number, on?: (info: any) => unknown, limited: boolean, failFast: boolean, throttleOn: Set<number>, dead?: boolean, timer?: any, until?: number }} Slot
+ * @typedef {{ key: unknown, h: number, st: Float64Array, queue: Ticket[], at: number, rounds: number, phase: number, on?: (info: any) => unknown, limited: boolean, failFast: boolean, throttleOn: Set<number>, dead?: boolean, timer?: any, until: number }} Slot
  */
 
 /**

@@ -33,9 +33,9 @@ export class Ticket {
   /** Its own backoff before the next admission (a failure below the threshold), ms. */
   delayMs = 0;
   /** When it took the adaptive limiter's token (NaN: it did not): the rate its attempt was paced by. */
-  paced = Number.NaN;
+  paced = NaN;
   /** When its attempt went, after the token's wait (its round trip, for the limiter). */
-  sent = Number.NaN;
+  sent = NaN;
 
   /**
    * @param {() => Slot} slot
@@ -63,10 +63,10 @@ export class Ticket {
       let s = (this.s = this.slot());
       // Its own backoff (below the threshold), or the target's pause after a success
       // that said no request remains (Gate.pace), then the adaptive limiter's wait.
-      const wait = Math.max(this.delayMs, (s.until ?? 0) - Date.now());
+      const wait = Math.max(this.delayMs, s.until - Date.now());
       if (wait > 0) await this.nap(wait);
       this.delayMs = 0;
-      this.paced = Number.NaN;
+      this.paced = NaN;
       if (s.limited && !s.dead) {
         // (negative: its token wait and a round trip end past its deadline; refused now, no token taken)
         const d = w.gate_acquire(s.h, (this.paced = Date.now()), this.deadline);
@@ -182,7 +182,7 @@ export class Ticket {
       const throttled = s.throttleOn.has(/** @type {number} */ (o.status)) || (o.status === 503 && o.hintMs !== undefined);
       w.gate_throttled(s.h, +throttled, this.paced, this.sent, Date.now());
     }
-    this.paced = this.sent = Number.NaN; // (a held call's next attempt takes no token)
+    this.paced = this.sent = NaN; // (a held call's next attempt takes no token)
     let ra = o.hurt ? o.hintMs : undefined;
     // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
     const most = call.c.maxRetryAfterMs ?? Infinity;

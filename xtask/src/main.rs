@@ -117,11 +117,19 @@ fn render() -> String {
     for e in &Error::ALL[..full] {
         writeln!(js, "  {:?}, // {} {e:?}", e.message(), e.code()).unwrap();
     }
-    js.push_str("];\n/** Every error message by code (the full module's errors too). */\nexport const ALL_MESSAGES = [\n");
-    for e in Error::ALL {
+    // Each list extends the one before (one copy of each message in a bundle;
+    // `concat` marked pure, so an entry that uses neither drops both): the
+    // gate module's errors, then the queue's, which the gate never answers.
+    let queue = Error::FIRST_QUEUE.code() as usize;
+    js.push_str("];\n/** The gate module's error messages by code (the small module's, then the gate's). */\nexport const GATE_MESSAGES = /* @__PURE__ */ MESSAGES.concat([\n");
+    for e in &Error::ALL[full..queue] {
         writeln!(js, "  {:?}, // {} {e:?}", e.message(), e.code()).unwrap();
     }
-    js.push_str("];\n");
+    js.push_str("]);\n/** Every error message by code (the full module's errors too: the queue's). */\nexport const ALL_MESSAGES = /* @__PURE__ */ GATE_MESSAGES.concat([\n");
+    for e in &Error::ALL[queue..] {
+        writeln!(js, "  {:?}, // {} {e:?}", e.message(), e.code()).unwrap();
+    }
+    js.push_str("]);\n");
     writeln!(js, "/** Error codes by name. */").unwrap();
     for e in Error::ALL {
         writeln!(
