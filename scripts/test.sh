@@ -114,7 +114,8 @@ if [ "$what" = all ] || [ "$what" = js ]; then
     heavy='^tests/(fetch/fetch\.(memory|load)\.test\.mjs|site/|bundlers/|install/|example/)'
     mapfile -t first < <(printf '%s\n' "${files[@]}" | grep -Ev "$heavy")
     mapfile -t second < <(printf '%s\n' "${files[@]}" | grep -E "$heavy")
-    node --test --test-force-exit --test-reporter=spec "${second[@]}" >"$log.second" 2>&1 &
+    # (niced: the first runner's tests wait on timers and must not starve)
+    nice -n 10 node --test --test-force-exit --test-reporter=spec "${second[@]}" >"$log.second" 2>&1 &
     pid=$!
     ok=0
     run node --test --test-force-exit --test-reporter=spec "${first[@]}" || ok=1
