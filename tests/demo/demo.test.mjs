@@ -244,9 +244,9 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
     const cells = md[first + i].split('|').map((c) => c.trim());
     assert.equal(cells[2], p.name);
     assert.deepEqual(
-      cells.slice(3, 7),
       [r.sentDuring, r.receivedDown, r.drain, r.median].map(fmt),
-      `${p.name}: the page vs bench/OUTAGE.md`,
+      cells.slice(3, 7),
+      `${p.name}: the page (actual) vs bench/OUTAGE.md (expected; stale? \`node bench/outage.mjs\` after a release build)`,
     );
   }
   assert.ok(shown.results.gate.sentDuring < 0.1 * shown.results['per-request'].sentDuring, 'the gate sends under 0.1× during the outage');
