@@ -3,7 +3,9 @@
 // (full jitter) against the backoff gate (one gate per client, keyed by
 // origin), both with the package's default schedule: exponential, full
 // jitter, base 100 ms, cap 20 s, and no attempt limit (so every call ends
-// in success and the drain is measured for all of them).
+// in success and the drain is measured for all of them). A 503 is
+// throttling: a call's own retries after one are drawn on throttleBaseMs
+// (10 × base, 1 s); a gate's rounds, once it has tripped, on the base.
 //
 //   node bench/outage.mjs          after `npm run build`; writes bench/OUTAGE.md
 //
@@ -63,8 +65,10 @@ a fake origin with a ${RTT_MS} ms round trip that answers 503 until the
 recovery at T and 200 after. C clients, each with K calls in flight when the
 origin goes down (those first tries were sent before the outage). Every
 policy uses the default schedule (exponential, full jitter, base 100 ms,
-cap 20 s) with no attempt limit; a gate is one per client, keyed by
-origin (\`withBackoff(fetch, { gate: createGate(…) })\`): tripping at the
+cap 20 s) with no attempt limit; a 503 is throttling, so a call's own
+retries after one are drawn on \`throttleBaseMs\` (10 × base: 1 s), while a
+gate's rounds, once it has tripped, stay on the base. A gate is one per
+client, keyed by origin (\`withBackoff(fetch, { gate: createGate(…) })\`): tripping at the
 first failure (\`consecutive: 1\`, the gate before issue 13), at the default
 threshold (5 consecutive failures), and as a breaker in \`mode: 'fail-fast'\`
 whose caller calls again when the \`BrokenCircuitError\` says the next probe
