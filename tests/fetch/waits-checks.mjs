@@ -1,6 +1,7 @@
 // Scenarios of the waits the outcome chooses (issue 26), against the real
 // scripted server (tests/server/scripted.mjs), shared by every runtime that
-// runs them (Node, a Chromium page, workerd): the `delay` hook, the
+// runs them (Node, a Chromium page, workerd, Deno and Bun via
+// tests/runtimes/run.mjs): the `delay` hook, the
 // throttling base, `x-should-retry`, a wait carried by an error in
 // retry(fn), pacing after `RateLimit-Remaining: 0`, `retryOnTimeout` and
 // `retryAfterOverMax`. Real waits stay below half a second; times are

@@ -10,6 +10,7 @@ const lib = { ...main, RetryBudget, createGate };
 import { goldenFailures, validationFailures, semanticsFailures } from '../package/checks.mjs';
 import { fetchScenarios } from '../fetch/fetch-checks.mjs';
 import { streamScenarios } from '../fetch/stream-checks.mjs';
+import { waitScenarios } from '../fetch/waits-checks.mjs';
 
 const server = (globalThis.Deno?.args ?? process.argv.slice(2))[0];
 const golden = JSON.parse(
@@ -24,5 +25,7 @@ const out = {
   // The real-time one-second wait already ran in Node and Chromium.
   fetch: await fetchScenarios(lib, server, (name) => !name.includes('real one-second')),
   stream: await streamScenarios({ ...stream, main }, server),
+  // The waits the outcome chooses (issue 26), as in Node, Chromium and workerd.
+  waits: await waitScenarios(lib, server),
 };
 console.log(JSON.stringify(out));
