@@ -1,7 +1,8 @@
 // Runs the stream entry's shared scenarios in this page against the
 // scripted server whose URL is in ?server=… (Chromium streams a request
 // body over HTTP/2 only, and the server speaks HTTP/1.1: the stream upload
-// scenarios run in Node, workerd, Deno and Bun).
+// scenarios run in Node, workerd, Deno and Bun, and in Chromium over HTTP/2
+// in stream-h2.js).
 import * as main from '/pkg/index.js';
 import * as stream from '/pkg/stream/index.js';
 import { streamScenarios } from '/tests/fetch/stream-checks.mjs';
