@@ -29,12 +29,14 @@ if [ "$want" != "$have" ]; then
   CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install wasm-bindgen-cli --version "$want" --force
 fi
 
-# 3. Headless Chromium and its driver, from Debian (never a browser download).
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-  say "apt-get install chromium chromium-driver"
+# 3. Headless Chromium and its driver, from Debian (never a browser download);
+# openssl, whose CLI makes the throwaway certificate of the HTTP/2 test
+# server (tests/server/h2.mjs: Chromium streams request bodies only over h2).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v openssl >/dev/null; then
+  say "apt-get install chromium chromium-driver openssl"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  $SUDO apt-get install -y -qq chromium chromium-driver openssl >/dev/null
 fi
 
 # 4. npm dev packages (binaryen's wasm-opt, esbuild, playwright-core,
