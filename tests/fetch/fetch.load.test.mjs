@@ -6,14 +6,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fetchWithBackoff } from 'wasm-backoff';
 import { spawnScripted } from '../server/scripted.mjs';
+import { timers } from '../support/wait.mjs';
 
 let srv;
 before(async () => {
   srv = await spawnScripted();
 });
 after(() => srv?.close());
-
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 test('10 000 concurrent calls against 50 % 503s: all settle, requests = calls + retries, no timer left', { timeout: 120_000 }, async () => {
   await srv.script('/half', { failRate: 0.5, status: 503, seed: 7 });

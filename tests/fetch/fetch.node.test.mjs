@@ -12,6 +12,7 @@ import * as stream from 'wasm-backoff/stream';
 import { SCENARIOS, control } from './fetch-checks.mjs';
 import { WAIT_SCENARIOS } from './waits-checks.mjs';
 import { STREAM_SCENARIOS } from './stream-checks.mjs';
+import { timers } from '../support/wait.mjs';
 
 const lib = { ...main, RetryBudget, createGate };
 // (the stream entry's scenarios, tests/fetch/stream-checks.mjs, run on its exports)
@@ -23,8 +24,6 @@ before(async () => {
   ctl = control(srv.url);
 });
 after(() => srv?.close());
-
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 // (and the waits the outcome chooses: tests/fetch/waits-checks.mjs; the stream entry's scenarios)
 for (const [name, fn] of [...Object.entries({ ...SCENARIOS, ...WAIT_SCENARIOS }), ...streamed]) {

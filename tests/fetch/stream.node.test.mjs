@@ -5,15 +5,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fetchWithBackoff } from 'wasm-backoff/stream';
 import { startScripted } from '../server/scripted.mjs';
+import { timers, sleep } from '../support/wait.mjs';
 
 let srv;
 before(async () => {
   srv = await startScripted();
 });
 after(() => srv?.close());
-
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 test('no idle timer outlives a body that ends, is cancelled or errors', async () => {
   srv.script('/whole', { size: 100_000 });

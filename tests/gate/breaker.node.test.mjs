@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { withBackoff } from 'wasm-backoff';
 import { BrokenCircuitError, createGate, createLimiter } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
+import { timers } from '../support/wait.mjs';
 
 let srv;
 before(async () => {
@@ -16,7 +17,6 @@ before(async () => {
 });
 after(() => srv?.close());
 
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 let unique = 0;
 const path = (name) => `/${name}-${unique++}`;
 const ROUNDS = { baseMs: 40, maxDelayMs: 160, jitter: 'none' };

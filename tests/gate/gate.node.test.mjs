@@ -8,7 +8,7 @@ import { getEventListeners } from 'node:events';
 import { withBackoff, fetchWithBackoff } from 'wasm-backoff';
 import { createGate, Gate, GateOverflowError, GateTimeoutError } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
-import { until } from '../support/wait.mjs';
+import { until, timers, sleep } from '../support/wait.mjs';
 
 let srv;
 before(async () => {
@@ -16,8 +16,6 @@ before(async () => {
 });
 after(() => srv?.close());
 
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let unique = 0;
 const path = (name) => `/${name}-${unique++}`;
 // No jitter, so the rounds are exactly 20, 40, 80, 80, … ms.

@@ -12,6 +12,7 @@ import { failover } from 'wasm-backoff/failover';
 import { startScripted } from '../server/scripted.mjs';
 import { control } from '../fetch/fetch-checks.mjs';
 import { SCENARIOS } from './hedge-checks.mjs';
+import { timers } from '../support/wait.mjs';
 
 const lib = { ...main, createGate, hedge, failover };
 
@@ -21,8 +22,6 @@ before(async () => {
   [a, b] = [control(sa.url), control(sb.url)];
 });
 after(() => Promise.all([sa?.close(), sb?.close()]));
-
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 for (const [name, fn] of Object.entries(SCENARIOS)) {
   test(name, async () => {

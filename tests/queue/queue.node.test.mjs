@@ -5,6 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskQueue as Queue, TaskEvent, PermanentError, MemoryStore } from 'wasm-backoff/queue';
+import { timers, sleep } from '../support/wait.mjs';
 
 // Every queue a test makes is stopped at the end of the file, so a test that
 // fails half-way leaves no running queue (and no timer) behind.
@@ -16,9 +17,6 @@ class TaskQueue extends Queue {
   }
 }
 after(() => Promise.all([...made].map((q) => q.stop())));
-
-const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Records every event of `q` as [type, id, state, failureCount, extra]. */
 function record(q) {

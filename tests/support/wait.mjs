@@ -23,3 +23,6 @@ export async function until(what, f, ms = 10_000, everyMs = 10) {
     await sleep(everyMs);
   }
 }
+
+/** The process's pending timers (Node): a test counts them before and after to show none was left behind. */
+export const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
