@@ -6,6 +6,7 @@
 // caller's abort reaches the attempt in flight or the wait between two.
 import { replayable } from './policy.js';
 import { REFUSED_REQUEST } from './gen/policy.js';
+import { MAX_TIMER } from './gen/boundary.js';
 
 /** undici's codes of a request that did not fail on the network: aborted by its caller, or refused (the core's list). */
 const NOT_NETWORK = /^(?:UND_ERR_ABORTED|ABORT_ERR|UND_ERR_REQ_CONTENT_LENGTH_MISMATCH)$/;
@@ -145,7 +146,8 @@ class Run {
   /** After a failed attempt: the next one in `ms` (true), or the failure is the answer (false). */
   wait(/** @type {number | string} */ ms) {
     if (typeof ms !== 'number' || this.aborted) return false;
-    this.timer = setTimeout(() => this.send(), ms);
+    // (clamped as every wait of the package is: a longer one would fire at once)
+    this.timer = setTimeout(() => this.send(), Math.min(ms, MAX_TIMER));
     return true;
   }
 
