@@ -484,7 +484,8 @@ test('with concurrency, a hung call stops occupying its slot after probeTimeoutM
 
 test('a held call whose deadline is beyond the longest timer keeps waiting when that timer fires', async () => {
   const before = timers();
-  const gate = createGate(ROUNDS);
+  // (a round of 300 ms: B must find A's round still running, or B would go as its probe)
+  const gate = createGate({ ...ROUNDS, baseMs: 300, maxDelayMs: 300 });
   let n = 0;
   const a = gate.run('far', async () => {
     if (n++ === 0) throw new Error('down');

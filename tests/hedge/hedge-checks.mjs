@@ -188,7 +188,8 @@ export const SCENARIOS = {
     const p = path('gatefo');
     await a.script(p, [{ status: 503 }]);
     await b.script(p, [{ status: 200, body: 'b' }]);
-    const gate = createGate({ baseMs: 60, maxDelayMs: 60, jitter: 'none', consecutive: 1 });
+    // (a round of 400 ms: the second call must come while the primary is still open, even on a busy machine)
+    const gate = createGate({ baseMs: 400, maxDelayMs: 400, jitter: 'none', consecutive: 1 });
     const ends = [];
     const f = withBackoff(fetch, { ...FAST, gate, endpoints: failover([a.base, b.base]), onDone: (d) => ends.push(d.endpoint) });
     check((await f(a.base + p)).status === 200, 'first call failed over');
@@ -196,7 +197,7 @@ export const SCENARIOS = {
     check((await f(a.base + p)).status === 200, 'second call');
     check((await a.count(p)) === 1, `the open primary was sent ${await a.count(p)} requests`);
     await a.script(p, [{ status: 200, body: 'a' }]);
-    await sleep(150); // (past the primary's round)
+    await sleep(450); // (past the primary's round)
     const back = await f(a.base + p);
     check((await back.text()) === 'a', 'the recovered primary took the probe');
     const again = await f(a.base + p);
