@@ -1,12 +1,21 @@
 // @ts-check
-// One request through `wasm-backoff/undici`'s interceptor (js/undici.js):
-// its attempts, each dispatched with a handler of its own that hides a
-// failed answer (drained, then the next attempt after the delay) and hands
-// the first answer that is not retried to the caller's handler whole. The
-// caller's abort reaches the attempt in flight or the wait between two.
-import { replayable } from './policy.js';
+// One request through `wasm-backoff/undici`'s interceptor (js/undici.js),
+// run by the one retry loop (js/engine/loop.js) as every driver's call is:
+// this is its job. An attempt is one dispatch with a handler of its own. A
+// plain success (a status below 400 and not in retryOn, with no
+// shouldRetry to ask) is handed to the caller's handler at its headers and
+// streams on; any other answer is held, paused, at its headers while the
+// loop judges it: retried, it is drained and hidden (by its lane);
+// final, the caller's handler gets it whole. A failure before any answer
+// is the attempt's error. The caller's abort reaches the attempt in flight,
+// the answer it was handed, or the wait between two (the loop's signal).
+import { replayable, advice } from './policy.js';
+import { serverWait } from './retry-after.js';
 import { REFUSED_REQUEST } from './gen/policy.js';
-import { MAX_TIMER } from './gen/boundary.js';
+import { Call, drive } from './engine/loop.js';
+import { scheduled } from './engine/schedule.js';
+import { judge } from './engine/judge.js';
+import { attemptSignal } from './engine/signal.js';
 
 /** undici's codes of a request that did not fail on the network: aborted by its caller, or refused (the core's list). */
 const NOT_NETWORK = /^(?:UND_ERR_ABORTED|ABORT_ERR|UND_ERR_REQ_CONTENT_LENGTH_MISMATCH)$/;
@@ -82,112 +91,189 @@ async function buffered(body, bound) {
  * @param {import('./undici.js').Dispatch} dispatch
  * @param {any} opts
  * @param {any} handler
- * @param {typeof import('./undici.js').next} next
  */
-export function request(c, dispatch, opts, handler, next) {
+export function request(c, dispatch, opts, handler) {
   const method = String(opts.method ?? 'GET').toUpperCase();
   const keyed = header(opts.headers, 'idempotency-key') !== null;
   const key = c.idempotencyKey && !keyed && !c.methods.has(method) ? crypto.randomUUID() : undefined;
   const o = key ? { ...opts, headers: withKey(opts.headers, key) } : opts;
   const idempotent = c.methods.has(method) || c.retryNonIdempotent || keyed || !!key;
-  const run = new Run(c, dispatch, o, handler, next, idempotent);
+  const job = new DispatchJob(c, dispatch, o, handler, idempotent);
+  const ac = new AbortController();
+  handler.onConnect((/** @type {unknown} */ why) => {
+    ac.abort(why);
+    job.live?.(why); // (the answer handed over streams on: its attempt is aborted too)
+  });
+  const start = () =>
+    drive(new Call(c, ac.signal), job, job).then(
+      (/** @type {any} */ a) => a.commit?.(),
+      (err) => {
+        job.drop?.(); // (an answer held when the call ended otherwise: an abort, a hook that threw)
+        handler.onError(err);
+      },
+    );
   // A body read once is read first (up to the bound), so that a retry can send it again.
-  if (!run.r.replayable && idempotent && o.body != null && Symbol.asyncIterator in o.body) {
+  if (!job.replayable && idempotent && o.body != null && Symbol.asyncIterator in o.body) {
     buffered(o.body, c.maxBufferBytes).then(
       (body) => {
-        run.o = { ...o, body };
-        run.r.replayable = body instanceof Uint8Array;
-        run.send();
+        job.o = { ...o, body };
+        job.replayable = body instanceof Uint8Array;
+        start();
       },
-      (err) => handler.onError(run.aborted ? run.reason : err),
+      (err) => handler.onError(ac.signal.aborted ? ac.signal.reason : err),
     );
-  } else run.send();
+  } else start();
 }
 
-/** One request's attempts and the waits between them. */
-class Run {
-  aborted = false;
-  /** @type {unknown} the caller's abort reason */
-  reason;
-  /** @type {((why: unknown) => void) | null} the attempt in flight's abort */
-  abortAttempt = null;
-  /** @type {ReturnType<typeof setTimeout> | undefined} the wait before the next attempt */
-  timer;
+/**
+ * An answer at its headers, held (paused) until the loop judges it:
+ * what came after them meanwhile is kept, and handed on with them.
+ * @typedef {object} Held
+ * @property {number} status
+ * @property {any[]} raw
+ * @property {() => void} resume
+ * @property {string} text
+ * @property {Uint8Array[]} chunks
+ * @property {[string, unknown] | undefined} end 'complete' (trailers) or 'error' (the error), when it ended while held
+ * @property {'hold' | 'pass' | 'drain'} mode
+ */
+
+/**
+ * The job of one request at a dispatcher (js/engine/loop.js's Job), and
+ * its lane: the plain schedule's (js/engine/schedule.js), which also lets go
+ * of an answer it retries (the loop's own drop cancels a Response body).
+ */
+class DispatchJob {
+  /** @type {((why: unknown) => void) | undefined} aborts the attempt whose answer the caller has */
+  live;
+  /** @type {(() => void) | undefined} drains the last answer, if it is held */
+  drop;
+  pass = scheduled.pass;
+
+  /**
+   * @param {Call} call
+   * @param {string} why
+   * @param {import('./engine/loop.js').Outcome} o
+   */
+  after(call, why, o) {
+    const next = scheduled.after(call, why, o);
+    if (!next) this.drop?.();
+    return next;
+  }
 
   /**
    * @param {import('./undici.js').Options} c
    * @param {import('./undici.js').Dispatch} dispatch
    * @param {any} o the request's options, as dispatched
-   * @param {any} handler
-   * @param {typeof import('./undici.js').next} next
+   * @param {any} handler the caller's
    * @param {boolean} idempotent
    */
-  constructor(c, dispatch, o, handler, next, idempotent) {
+  constructor(c, dispatch, o, handler, idempotent) {
     this.c = c;
     this.dispatch = dispatch;
     this.o = o;
     this.handler = handler;
-    this.next = next;
-    this.r = { n: 0, started: Date.now(), idempotent, replayable: replayable(o.body) };
-    handler.onConnect((/** @type {unknown} */ why) => this.abort(why));
+    this.idempotent = idempotent;
+    this.replayable = replayable(o.body);
   }
 
-  /** The caller's abort: the attempt in flight, or the wait (the handler told at once). */
-  abort(/** @type {unknown} */ why) {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = why;
-    if (this.timer === undefined) return this.abortAttempt?.(why);
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.handler.onError(why);
-  }
-
-  /** After a failed attempt: the next one in `ms` (true), or the failure is the answer (false). */
-  wait(/** @type {number | string} */ ms) {
-    if (typeof ms !== 'number' || this.aborted) return false;
-    // (clamped as every wait of the package is: a longer one would fire at once)
-    this.timer = setTimeout(() => this.send(), Math.min(ms, MAX_TIMER));
-    return true;
-  }
-
-  send() {
-    this.timer = undefined;
-    if (this.aborted) return this.handler.onError(this.reason);
-    this.r.n++;
-    try {
-      this.dispatch(this.o, this.attempt());
-    } catch (err) {
-      this.handler.onError(err);
+  /**
+   * One dispatch: its outcome at the answer's headers, or its failure.
+   * @param {Call} call
+   * @returns {Promise<import('./engine/loop.js').Outcome>}
+   */
+  async attempt(call) {
+    const [sig, release, timeout] = attemptSignal(call, false);
+    const o = await new Promise((resolve) => this.send(sig, release, resolve));
+    if (o.failed) {
+      call.alive(); // (the caller's abort or the deadline: the call ends with its reason)
+      o.network = network(o.error) && (!timeout?.signal.aborted || /** @type {any} */ (this.c).retryOnTimeout);
     }
+    return o;
   }
 
-  /** The handler of one attempt: a failed answer to retry is drained here, any other passed on. */
-  attempt() {
-    const { c, r, handler, next } = this;
-    /** @type {number | undefined} the delay after a failed answer being drained */
-    let drained;
-    let committed = false;
-    return {
-      onConnect: (/** @type {(why: unknown) => void} */ abort) => (this.aborted ? abort(this.reason) : (this.abortAttempt = abort)),
-      /** @param {number} status @param {any[]} raw @param {() => void} resume @param {string} text */
-      onHeaders(status, raw, resume, text) {
-        const d = status >= 400 || c.retryOn.has(status) ? next(c, r, status, answered(raw)) : 'success';
-        if (typeof d === 'number') return ((drained = d), true);
-        committed = true;
-        return handler.onHeaders(status, raw, resume, text);
+  /**
+   * Dispatches the request with a handler of this attempt's.
+   * @param {AbortSignal | undefined} sig the attempt's signal (the caller's, the deadline, timeoutMs)
+   * @param {() => void} release lets go of its timers and listeners
+   * @param {(o: any) => void} resolve
+   */
+  send(sig, release, resolve) {
+    const { c, handler } = this;
+    /** @type {((why: unknown) => void) | undefined} undici's abort of this attempt */
+    let abort;
+    const onAbort = () => abort?.(sig?.reason);
+    sig?.addEventListener('abort', onAbort);
+    let settled = false;
+    const settle = (/** @type {any} */ o) => {
+      settled = true;
+      sig?.removeEventListener('abort', onAbort);
+      release();
+      resolve(o);
+    };
+    /** @type {Held | undefined} */
+    let held;
+    /** Hands the held answer to the caller's handler: its headers, what came after, then the rest as it comes. */
+    const commit = () => {
+      const a = /** @type {Held} */ (held);
+      if (a.mode !== 'hold') return;
+      a.mode = 'pass';
+      this.live = abort;
+      const go = handler.onHeaders(a.status, a.raw, a.resume, a.text) !== false;
+      for (const chunk of a.chunks) handler.onData(chunk);
+      if (a.end) return end(a.end);
+      if (go) a.resume();
+    };
+    /** A retried answer: its body read and dropped (the connection kept). */
+    const drain = () => {
+      const a = /** @type {Held} */ (held);
+      if (a.mode !== 'hold') return;
+      a.mode = 'drain';
+      a.chunks = [];
+      if (!a.end) a.resume();
+    };
+    const end = (/** @type {[string, any]} */ [how, v]) => {
+      this.live = undefined;
+      how === 'complete' ? handler.onComplete(v) : handler.onError(v);
+    };
+    const mine = {
+      onConnect: (/** @type {(why: unknown) => void} */ a) => {
+        abort = a;
+        if (sig?.aborted) a(sig.reason);
       },
-      onData: (/** @type {Uint8Array} */ chunk) => drained !== undefined || handler.onData(chunk),
+      /** @param {number} status @param {any[]} raw @param {() => void} resume @param {string} text */
+      onHeaders: (status, raw, resume, text) => {
+        const failure = status >= 400;
+        const h = failure ? answered(raw) : undefined;
+        held = { status, raw, resume, text, chunks: [], end: undefined, mode: 'hold' };
+        this.drop = drain;
+        const plain = !failure && !c.retryOn.has(status) && !c.shouldRetry;
+        settle({
+          failed: false,
+          status,
+          hintMs: h && serverWait(h),
+          advice: h && advice(h),
+          about: { status },
+          commit,
+        });
+        // (a plain success needs no verdict: it streams to the caller now)
+        if (plain) return ((held.mode = 'pass'), (this.live = abort), handler.onHeaders(status, raw, resume, text));
+        return false;
+      },
+      onData: (/** @type {Uint8Array} */ chunk) => {
+        const a = /** @type {Held} */ (held);
+        if (a.mode === 'pass') return handler.onData(chunk);
+        if (a.mode === 'hold') a.chunks.push(chunk);
+        return true;
+      },
       onComplete: (/** @type {any} */ trailers) => {
-        this.abortAttempt = null;
-        if (drained === undefined) handler.onComplete(trailers);
-        else if (!this.wait(drained)) handler.onError(this.reason);
+        if (held?.mode === 'pass') end(['complete', trailers]);
+        else if (held?.mode === 'hold') held.end = ['complete', trailers];
       },
       onError: (/** @type {any} */ err) => {
-        this.abortAttempt = null;
-        if (drained !== undefined && this.wait(drained)) return;
-        const retried = !committed && !this.aborted && drained === undefined && network(err) && this.wait(next(c, r, undefined, undefined));
-        if (!retried) handler.onError(err);
+        if (!settled) return settle({ failed: true, error: err });
+        if (held?.mode === 'pass') end(['error', err]);
+        else if (held?.mode === 'hold') held.end = ['error', err];
       },
       onUpgrade: (/** @type {any[]} */ ...a) => handler.onUpgrade?.(...a),
       onBodySent: (/** @type {any[]} */ ...a) => handler.onBodySent?.(...a),
@@ -195,6 +281,24 @@ class Run {
       // (fetch's timing: the last attempt's start is the one that stays)
       onResponseStarted: () => handler.onResponseStarted?.(),
     };
+    try {
+      this.dispatch(this.o, mine);
+    } catch (error) {
+      if (!settled) settle({ failed: true, error });
+    }
+  }
+
+  /**
+   * @param {Call} call
+   * @param {import('./engine/loop.js').Outcome} o
+   */
+  judge(call, o) {
+    return judge(call, o, true, this.idempotent, this.replayable);
+  }
+
+  /** The outcome the call ends with: its answer is handed over (request's `commit`). @param {any} o */
+  result(o) {
+    return o;
   }
 }
 

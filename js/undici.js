@@ -10,28 +10,10 @@
 // whole. Nothing here imports undici: it wraps whatever dispatcher it is
 // given (undici's Agent, or Node's own global one).
 import { snapshot, config } from './fetch/options.js';
-import { delayAt } from './query.js';
-import { advice, throttled, verdict, timing } from './policy.js';
-import { serverWait } from './retry-after.js';
 import { request } from './undici-request.js';
 
 /** The fetch driver's options that have no meaning at a dispatcher (refused rather than ignored). */
-const NOT_HERE = [
-  'gate',
-  'budget',
-  'timeoutMs',
-  'attemptHeader',
-  'beforeRetry',
-  'onRetry',
-  'onDone',
-  'shouldRetry',
-  'signal',
-  'delay',
-  'pace',
-  'retryOnTimeout',
-  'throttleBaseMs',
-  'retryAfterOverMax',
-];
+const NOT_HERE = ['gate', 'attemptHeader', 'beforeRetry', 'signal', 'pace', 'hedge', 'endpoints', 'telemetry'];
 
 /** The global dispatcher's key, shared by Node's fetch and every copy of undici (its `setGlobalDispatcher`). */
 const GLOBAL = Symbol.for('undici.globalDispatcher.1');
@@ -54,36 +36,6 @@ function read(options) {
 /** @typedef {(opts: any, handler: any) => boolean} Dispatch */
 
 /**
- * What follows a failed attempt: the delay before the next (a number), or
- * why the request ends with it (the policy's reasons).
- * @param {Options} c
- * @param {{ n: number, started: number, idempotent: boolean, replayable: boolean }} r
- * @param {number | undefined} status
- * @param {{ get(name: string): string | null } | undefined} headers
- * @returns {number | string}
- */
-export function next(c, r, status, headers) {
-  const failed = status === undefined;
-  const h = headers && /** @type {number} */ (status) >= 400 ? headers : undefined;
-  const hintMs = h && serverWait(h);
-  const why = verdict({
-    failed,
-    network: failed,
-    status,
-    hintMs,
-    retryOn: c.retryOn,
-    idempotent: r.idempotent,
-    replayable: r.replayable,
-    advice: h && advice(h),
-  });
-  if (why) return why;
-  // (a 429 or 503 on the throttling base, 10 × the schedule's: the fetch driver's default)
-  const delayMs = r.n < c.max ? delayAt(c.rec, c.seeded, r.n, hintMs, throttled(status) ? c.throttleBaseMs : NaN) : -1;
-  const elapsedMs = Date.now() - r.started;
-  return timing({ delayMs, hintMs, maxRetryAfterMs: c.maxRetryAfterMs, elapsedMs, maxElapsedMs: c.maxElapsedMs }) || delayMs;
-}
-
-/**
  * An undici interceptor (`agent.compose(retryInterceptor(options))`, or
  * `interceptors: { Agent: [...] }`): `dispatch => dispatch'`.
  * @param {import('../types/undici/index.js').UndiciRetryOptions} [options]
@@ -92,7 +44,7 @@ export function next(c, r, status, headers) {
 export function retryInterceptor(options) {
   const c = read(options);
   return (dispatch) => (opts, handler) => {
-    request(c, dispatch, opts, handler, next);
+    request(c, dispatch, opts, handler);
     return true;
   };
 }

@@ -1,7 +1,8 @@
 // @ts-check
 // The one retry loop. Every driver runs it: fetchWithBackoff / withBackoff
 // and retry(fn) (js/fetch/), gate.run and a gated fetch (js/gate/), the
-// fleet's shared gate (js/fleet/). Each round is the same four steps:
+// fleet's shared gate (js/fleet/), a request at undici's dispatcher
+// (js/undici-request.js). Each round is the same four steps:
 //
 //   pass     the lane lets the attempt go (after its wait, or its hold)
 //   attempt  the job sends it (a fetch, or the caller's function)

@@ -138,10 +138,13 @@ test("retryInterceptor with Agent.compose: undici's request retries", async () =
 test('options are checked at once, naming the option', async () => {
   assert.throws(() => retryInterceptor({ baseMs: -1 }), RangeError);
   assert.throws(() => retryInterceptor({ retryOn: [700] }), RangeError);
-  assert.throws(() => retryInterceptor({ onRetry() {} }), {
-    name: 'TypeError',
-    message: /^onRetry is not an option of wasm-backoff\/undici/,
-  });
+  for (const k of ['beforeRetry', 'gate', 'pace', 'attemptHeader', 'signal', 'hedge', 'endpoints', 'telemetry'])
+    assert.throws(() => retryInterceptor({ [k]: {} }), {
+      name: 'TypeError',
+      message: new RegExp(`^${k} is not an option of wasm-backoff/undici`),
+    });
+  assert.throws(() => retryInterceptor({ onRetry: 1 }), { name: 'TypeError', message: /^onRetry/ });
+  assert.throws(() => retryInterceptor({ timeoutMs: -1 }), { name: 'RangeError', message: /^timeoutMs/ });
   assert.throws(() => retryInterceptor({ maxBufferBytes: -1 }), { name: 'RangeError', message: /^maxBufferBytes/ });
   assert.throws(() => retryDispatcher({}, {}), { name: 'TypeError', message: /^dispatcher/ });
   await assert.rejects(retryGlobalFetch({ methods: 'GET' }), TypeError);
@@ -157,3 +160,75 @@ test('a body longer than maxBufferBytes is sent once, whole', () =>
       ['twelve bytes'],
     );
   }));
+
+test("the fetch driver's loop: onRetry, shouldRetry and onDone see each answer's status; delay chooses the wait", () => {
+  const retries = [];
+  const asked = [];
+  const done = [];
+  return withGlobal(
+    {
+      baseMs: 5,
+      onRetry: (i) => retries.push([i.attempt, i.status, i.response]),
+      shouldRetry: (i) => (asked.push(i.status), i.status === 418 ? true : undefined),
+      onDone: (i) => done.push(i),
+      delay: (i) => (i.status === 418 ? 60 : undefined),
+    },
+    async () => {
+      srv.script('/hooks', [{ status: 418 }, { status: 503 }, { status: 200, body: 'ok' }]);
+      const res = await fetch(`${srv.url}/hooks`);
+      assert.equal(await res.text(), 'ok');
+      assert.deepEqual(retries, [
+        [1, 418, undefined],
+        [2, 503, undefined],
+      ]);
+      assert.deepEqual(asked, [418, 503, 200], 'asked of every answer');
+      assert.ok(gaps('/hooks')[0] >= 58, `the delay hook's 60 ms: ${gaps('/hooks')}`);
+      assert.equal(done.length, 1);
+      assert.equal(done[0].reason, 'success');
+      assert.equal(done[0].attempts, 3);
+      assert.equal(done[0].status, 200);
+    },
+  );
+});
+
+test('timeoutMs ends a try whose headers are late (retried, as a timeout is); a budget refuses retries once spent', async () => {
+  srv.script('/late', [
+    { status: 200, delayMs: 400, body: 'late' },
+    { status: 200, body: 'on time' },
+  ]);
+  await withGlobal({ baseMs: 5, timeoutMs: 100 }, async () => {
+    const res = await fetch(`${srv.url}/late`);
+    assert.equal(await res.text(), 'on time');
+  });
+  assert.equal(srv.count('/late'), 2);
+  srv.script('/late2', { status: 200, delayMs: 400 });
+  await withGlobal({ baseMs: 5, timeoutMs: 100, retryOnTimeout: false }, async () => {
+    await assert.rejects(fetch(`${srv.url}/late2`), (e) => /timeoutMs/.test(String(e.cause?.message ?? e.cause)));
+  });
+  assert.equal(srv.count('/late2'), 1, 'retryOnTimeout: false');
+  const { RetryBudget } = await import('wasm-backoff/budget');
+  const budget = new RetryBudget({ minPerSec: 0.1, ttlMs: 10_000, retryRatio: 0 }); // one retry in the window
+  const reasons = [];
+  srv.script('/spent', { status: 503 });
+  await withGlobal({ baseMs: 1, maxAttempts: 5, budget, onDone: (i) => reasons.push(i.reason) }, async () => {
+    assert.equal((await fetch(`${srv.url}/spent`)).status, 503);
+    assert.equal((await fetch(`${srv.url}/spent`)).status, 503);
+  });
+  assert.equal(srv.count('/spent'), 3, "the budget's one retry, then none");
+  assert.deepEqual(reasons, ['budget', 'budget']);
+});
+
+test("an answer held for an async shouldRetry reaches the caller whole; the caller's abort while it is judged ends the call", async () => {
+  srv.script('/held', { status: 500, body: 'x'.repeat(100_000) });
+  await withGlobal({ baseMs: 5, shouldRetry: async () => false }, async () => {
+    const res = await fetch(`${srv.url}/held`);
+    assert.equal(res.status, 500);
+    assert.equal((await res.text()).length, 100_000);
+  });
+  srv.script('/judged', { status: 503 });
+  const ac = new AbortController();
+  await withGlobal({ baseMs: 5, shouldRetry: () => new Promise(() => ac.abort(new Error('stop'))) }, async () => {
+    await assert.rejects(fetch(`${srv.url}/judged`, { signal: ac.signal }), /stop/);
+  });
+  assert.equal(srv.count('/judged'), 1);
+});

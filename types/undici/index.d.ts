@@ -4,7 +4,7 @@
 // `request`, `stream`, and clients built on them): one setting makes every
 // request of a process retry. It imports nothing from undici: it wraps the
 // dispatcher it is given, Node's own or the `undici` package's.
-import type { BackoffOptions } from '../index.js';
+import type { BackoffOptions, RetryOptions } from '../index.js';
 export { BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
 
 /**
@@ -13,9 +13,13 @@ export { BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
  * fetch driver's retry policy, with its names, defaults and errors (see
  * `RetryOptions` of `wasm-backoff`), checked when the function is called: a
  * wrong type throws `TypeError`, a value out of range `RangeError`, the
- * message starting with the option's name. The fetch driver's hooks
- * (`shouldRetry`, `beforeRetry`, `onRetry`, `onDone`), `gate`, `budget`,
- * `timeoutMs`, `attemptHeader` and `signal` have no meaning at a dispatcher
+ * message starting with the option's name. Each request runs the fetch
+ * driver's retry loop, so its hooks (`shouldRetry`, `onRetry`, `onDone`,
+ * `delay`), `timeoutMs` (until an answer's headers), `budget`,
+ * `throttleBaseMs`, `retryOnTimeout` and `retryAfterOverMax` work as they
+ * do there; the hooks get no `response` (a dispatcher has none: `status`
+ * tells). `beforeRetry`, `gate`, `pace`, `hedge`, `endpoints`,
+ * `attemptHeader`, `telemetry` and `signal` have no meaning at a dispatcher
  * and throw a `TypeError` (use fetch's own `signal`).
  *
  * A retried answer (a status of `retryOn`, or 413, 429 or 503 with a
@@ -23,7 +27,12 @@ export { BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
  * never reaches the caller; the answer that is not retried (a success, a
  * final failure, the last try's) reaches it whole.
  */
-export interface UndiciRetryOptions extends BackoffOptions {
+export interface UndiciRetryOptions
+  extends BackoffOptions,
+    Pick<
+      RetryOptions,
+      'timeoutMs' | 'budget' | 'shouldRetry' | 'onRetry' | 'onDone' | 'delay' | 'throttleBaseMs' | 'retryOnTimeout' | 'retryAfterOverMax'
+    > {
   /**
    * Statuses retried, each an integer in [100, 599]; a server's
    * `x-should-retry: true | false` overrules them, as for the fetch driver.

@@ -11,6 +11,7 @@ import { backoffStats } from 'wasm-backoff/stats';
 import { TaskQueue, enqueueTo } from 'wasm-backoff/queue';
 import { queryRetry, swrRetry } from 'wasm-backoff/query';
 import { fetchWithBackoff as streamFetch } from 'wasm-backoff/stream';
+import { retryInterceptor } from 'wasm-backoff/undici';
 // @ts-expect-error the calculator-only entry has no fetch driver
 import { fetchWithBackoff as notThere } from 'wasm-backoff/backoff';
 // @ts-expect-error the statistics entry has no fetch driver
@@ -162,6 +163,11 @@ fetchWithBackoff('https://example.com', undefined, { idleTimeoutMs: 5_000 });
 streamFetch('https://example.com', undefined, { resume: 'yes' });
 // @ts-expect-error a body function returns a body, not a promise of one
 streamFetch('https://example.com', { method: 'PUT', body: async () => 'x' });
+// ---- wasm-backoff/undici ----
+// @ts-expect-error beforeRetry has no meaning at a dispatcher (no Request to change)
+retryInterceptor({ beforeRetry: () => undefined });
+// @ts-expect-error a gate is not an option at a dispatcher
+retryInterceptor({ gate: {} });
 export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];
 
 // @ts-expect-error tracer is an OpenTelemetry Tracer, not a string

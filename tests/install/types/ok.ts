@@ -337,7 +337,17 @@ import { retryGlobalFetch, retryDispatcher, retryInterceptor, type UndiciRetryOp
 export async function undiciRetries(agent: DispatcherLike) {
   const options: UndiciRetryOptions = { baseMs: 50, maxAttempts: 4, retryOn: [503], methods: ['GET'], idempotencyKey: true, maxRetryAfterMs: 30_000, maxBufferBytes: 0 };
   const undo: () => void = await retryGlobalFetch(options);
-  const d = retryDispatcher(agent, { baseMs: 10 });
+  const d = retryDispatcher(agent, {
+    baseMs: 10,
+    timeoutMs: 5_000,
+    shouldRetry: ({ status }) => (status === 418 ? true : undefined),
+    onRetry: ({ attempt, status, delayMs }) => void [attempt, status, delayMs],
+    onDone: ({ reason, attempts }) => void [reason, attempts],
+    delay: ({ delayMs }) => delayMs * 2,
+    throttleBaseMs: 500,
+    retryOnTimeout: false,
+    retryAfterOverMax: 'clamp',
+  });
   const dispatch: Dispatch = retryInterceptor()(agent.dispatch);
   void [undo, d.dispatcher, d.dispatch, dispatch];
 }
