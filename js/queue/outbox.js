@@ -13,8 +13,13 @@ import { IndexedDBStore } from './indexeddb-store.js';
 import { PermanentError } from './errors.js';
 import { bounded } from './options.js';
 
-/** Statuses after which a stored request is replayed again later (the server may take it then); other 4xx end it. */
-const LATER = new Set([408, 425, 429]);
+/**
+ * Why a replay's tries ended on an answer that will never be taken: the
+ * retry policy said no (its status is not retried, the server said
+ * `x-should-retry: false`, or shouldRetry did). Any other end (tries,
+ * deadline, budget, a server wait over the bound) leaves it for later.
+ */
+const NEVER = ['not-retryable', 'vetoed'];
 
 /** The queue options an outbox sets itself. */
 const OWN = ['handler', 'syncTag'];
@@ -43,6 +48,8 @@ export class Outbox {
   #queue;
   #max;
   #retry;
+  /** The caller's onDone (retry options): told too. @type {Function | undefined} */
+  #done;
 
   /** @param {import('../../types/outbox/index.js').OutboxOptions} [options] */
   constructor(options) {
@@ -52,7 +59,9 @@ export class Outbox {
     this.#max = bounded(o, 'maxBodyBytes', 1_048_576, 0, true);
     // A replay's own tries, a few at once (its key makes a POST retryable);
     // the queue's backoff spaces the replays. Checked now.
-    this.#retry = withBackoff((input, init) => fetch(input, init), o.retry ?? { maxAttempts: 3 });
+    const retry = own(o.retry ?? { maxAttempts: 3 });
+    this.#retry = withBackoff((input, init) => fetch(input, init), retry);
+    this.#done = retry.onDone;
     const q = own(o.queue);
     for (const k of OWN) if (q[k] !== undefined) throw new TypeError(`queue.${k} is set by the outbox`);
     this.#queue = new TaskQueue({
@@ -125,18 +134,24 @@ export class Outbox {
   }
 
   /**
-   * One replay: the stored request through withBackoff (`retry`). A 2xx or 3xx
-   * ends the task; 408, 425, 429, a 5xx or a network failure leave it for
-   * a later replay; another 4xx ends it in `error` (it would never succeed).
+   * One replay: the stored request through withBackoff (`retry`). A 2xx or
+   * 3xx ends the task. An answer the retry policy would try again (a
+   * status of `retry.retryOn`, a server's wait, `x-should-retry: true`), or
+   * a network failure, leaves it for a later replay once the replay's tries
+   * are spent; one it would not (another 4xx or 5xx, `x-should-retry:
+   * false`, shouldRetry's false) ends it in `error`: it would never succeed.
    * @param {StoredRequest} stored
    * @param {AbortSignal} signal
    */
   async #replay(stored, signal) {
     const { method, url, headers, body } = stored;
-    const res = await this.#retry(url, { method, headers, body, signal });
+    let why = '';
+    const done = this.#done;
+    const onDone = (/** @type {any} */ info) => ((why = info.reason), done?.(info));
+    const res = await this.#retry(url, { method, headers, body, signal }, { onDone });
     await res.body?.cancel();
     if (res.status < 400) return;
     const error = `HTTP ${res.status} from ${method} ${url}`;
-    throw res.status < 500 && !LATER.has(res.status) ? new PermanentError(error) : new Error(error);
+    throw NEVER.includes(why) ? new PermanentError(error) : new Error(error);
   }
 }

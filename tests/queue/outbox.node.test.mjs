@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Outbox, MemoryStore } from 'wasm-backoff/outbox';
 import { startScripted } from '../server/scripted.mjs';
+import { until } from '../support/wait.mjs';
 
 let srv;
 before(async () => {
@@ -87,6 +88,32 @@ test('a 400 ends the task in error at once (PermanentError); a 429 leaves it for
   assert.equal(srv.count('/bad'), 1, 'a 400 is sent once: a retry would never succeed');
   assert.equal((await outbox.queue.get(bad)).state, 'error');
   assert.equal((await outbox.queue.get(busy)).failureCount, 1);
+});
+
+test("the replay's retry policy decides: a 501 ends the task unless retryOn has it; x-should-retry: false ends a 503's", async () => {
+  srv.script('/nope', { status: 501 });
+  srv.script('/never', { status: 503, headers: { 'x-should-retry': 'false' } });
+  srv.script('/later', { status: 501 });
+  const outbox = make();
+  const ended = [];
+  outbox.queue.addEventListener('error', (e) => ended.push(e.task.id));
+  const nope = await outbox.add(post('/nope', '{}'));
+  const never = await outbox.add(post('/never', '{}'));
+  outbox.start();
+  await until('both tasks ended', () => ended.length === 2);
+  await outbox.stop();
+  assert.deepEqual(ended.sort(), [nope, never].sort());
+  assert.equal(srv.count('/nope') + srv.count('/never'), 2, 'each sent once');
+  const told = [];
+  const keeps = make({ retry: { maxAttempts: 2, baseMs: 1, retryOn: [501], onDone: (i) => told.push(i.reason) } });
+  const later = await keeps.add(post('/later', '{}'));
+  const failed = once(keeps, 'retry');
+  keeps.start();
+  assert.equal((await failed).task.id, later);
+  await keeps.stop();
+  assert.equal((await keeps.queue.get(later)).state, 'pending', 'left for a later replay');
+  assert.equal(srv.count('/later'), 2);
+  assert.deepEqual(told, ['exhausted'], "the caller's onDone is told too");
 });
 
 test('fetch(): the answer when there is one; on a network failure the request is stored and the answer is 202', async () => {

@@ -37,7 +37,10 @@ export interface OutboxOptions {
   maxBodyBytes?: number;
   /**
    * The tries of one replay (`withBackoff`'s options); the stored
-   * `Idempotency-Key` makes a POST retryable. @default { maxAttempts: 3 }
+   * `Idempotency-Key` makes a POST retryable. Its retry policy also
+   * decides a task's end: an answer it would try again is replayed later,
+   * one it would not (a status outside `retryOn`, `x-should-retry: false`,
+   * `shouldRetry`'s `false`) ends the task in `error`. @default { maxAttempts: 3 }
    */
   retry?: RetryOptions;
   /**
