@@ -5,31 +5,24 @@
 // test-output/ (look at them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { withBackoff } from 'wasm-backoff';
-import { axeViolations, serverAndBrowser, watchedPage } from '../support/browser.mjs';
+import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
+import { OUT, opener, startCall, allDone } from './page.mjs';
 import { serve, ROOT } from '../../scripts/serve.mjs';
 import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';
 import { PRESETS, STRATEGIES, JITTERS, JITTER_RATIO } from '../../js/gen/boundary.js';
 import { OUTAGE_POLICIES } from '../../www/outage.js';
 import { DEFAULT_SEED, STEP_ROW } from '../../www/overload.js';
-import { changes as controlChanges } from '../../bench/demo.mjs';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
 
 const ctx = serverAndBrowser();
-const OUT = 'test-output';
-mkdirSync(OUT, { recursive: true });
+const open = opener(ctx);
 
-async function open(query = '', viewport = { width: 1100, height: 900 }) {
-  const page = await watchedPage(ctx.browser, { viewport });
-  await page.goto(`${ctx.url}/www/${query}`);
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
-  return page;
-}
 /** What a section shows (its data-values), once nothing it shows is still being computed. */
 async function values(page, id) {
   await page.waitForSelector(`#${id}:not([data-pending="1"])`);
@@ -308,22 +301,10 @@ test('the overload view shows the step row of bench/overload.mjs --matrix: per s
   await page.close();
 });
 
-/** Starts a live call with `script` under policy `name`, steered by `steer` ('', 'hedge', 'failover'). */
-async function startCall(page, script, name = 'A', steer = '') {
-  await page.selectOption('#live-script', script);
-  await page.selectOption('#live-policy', name);
-  await page.selectOption('#live-steer', steer);
-  await page.click('#live-run');
-}
 const lanes = (page) =>
   page.$$eval('#live-lanes li', (ls) =>
     ls.map((l) => ({ ...l.dataset, attempts: JSON.parse(l.dataset.attempts), waits: JSON.parse(l.dataset.waits) })),
   );
-const allDone = (page) =>
-  page.waitForFunction(() => [...document.querySelectorAll('#live-lanes li')].every((l) => l.dataset.done === '1'), null, {
-    timeout: 20_000,
-  });
-
 /**
  * The waits (onRetry's delayMs, as the live lanes record them) of a
  * `withBackoff` call with options `o` in Node whose attempts answer
@@ -488,89 +469,4 @@ test('static hosting: from plain static files (www/ and pkg/, no /flaky route, n
   } finally {
     await statics.close();
   }
-});
-
-const SECTIONS = ['controls', 'schedule', 'distribution', 'storm', 'lanes', 'outage', 'overload', 'live', 'code'];
-/** A page with every section drawn: a small outage, the swimlanes mid-run, one live call done. */
-async function everything(viewport, colorScheme = 'light') {
-  const page = await watchedPage(ctx.browser, { viewport, colorScheme });
-  await page.goto(`${ctx.url}/www/?preset=decorrelated&C=20&K=5&T=2&runs=2`);
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
-  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
-  await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 20_000 });
-  await page.waitForSelector('#outage[data-done="1"]', { timeout: 30_000 });
-  await page.locator('#overload').scrollIntoViewIfNeeded();
-  await page.waitForSelector('#overload[data-done="1"]', { timeout: 30_000 });
-  await page.$eval('#lane-scrub', (e) => {
-    e.value = '700';
-    e.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-  await startCall(page, '429ra1,200');
-  await allDone(page);
-  return page;
-}
-
-test('polish: axe-core finds no serious or critical violation, light and dark; every section on screen; readable log ticks; phone width; keyboard', {
-  timeout: 120_000,
-}, async () => {
-  for (const scheme of ['light', 'dark']) {
-    const page = await everything({ width: 1100, height: 900 }, scheme);
-    assert.deepEqual(await axeViolations(page), [], `${scheme} mode`);
-    const suffix = scheme === 'dark' ? '-dark' : '';
-    for (const id of SECTIONS) await page.locator(`#${id}`).screenshot({ path: `${OUT}/demo-section-${id}${suffix}.png` });
-    await page.screenshot({ path: `${OUT}/demo-full${suffix}.png`, fullPage: true });
-    assert.deepEqual(
-      page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
-      [],
-    );
-    await page.close();
-  }
-  // A phone: nothing wider than the screen.
-  const phone = await everything({ width: 390, height: 844 });
-  assert.deepEqual(await phone.evaluate(() => [document.documentElement.scrollWidth, innerWidth]), [390, 390]);
-  await phone.screenshot({ path: `${OUT}/demo-phone.png`, fullPage: true });
-  for (const id of SECTIONS) await phone.locator(`#${id}`).screenshot({ path: `${OUT}/demo-phone-${id}.png` });
-  await phone.close();
-  // Log-scale ticks are round values with units: 1 ms, 10 ms, 100 ms, 1 s, 10 s (and 2, 5 between on a short span).
-  const page = await open('?log=1&retries=12&b.preset=ethernet');
-  const ticks = await page.$$eval('#schedule-chart .axis text[text-anchor="end"]', (ts) => ts.map((t) => t.textContent));
-  assert.ok(ticks.length >= 4, String(ticks));
-  for (const t of ticks) assert.match(t, /^(1|2|5|10|20|50|100|200|500) (µs|ms|s)$/, `log tick ${t}`);
-  assert.ok(ticks.includes('1 ms') && ticks.includes('1 s'), String(ticks));
-  await page.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule-log.png` });
-  // The keyboard alone: a preset by arrow key, the swimlanes stepped and scrubbed.
-  await page.focus('select[name="preset"]');
-  await page.keyboard.press('ArrowDown');
-  assert.equal(await page.$eval('select[name="preset"]', (e) => e.value), 'gcs');
-  assert.match(page.url(), /preset=gcs/);
-  await page.waitForSelector('#lanes[data-ready="1"]');
-  await page.focus('#lane-step');
-  await page.keyboard.press('Enter');
-  assert.ok(Number(await page.$eval('#lanes', (e) => e.dataset.now)) > 0);
-  await page.focus('#lane-scrub');
-  await page.keyboard.press('End');
-  assert.equal(await page.$eval('#lane-scrub', (e) => e.value), '1000');
-  assert.match(await page.$eval('#lane-scrub', (e) => e.getAttribute('aria-valuetext')), /^(.+) of \1$/);
-  await page.close();
-});
-
-test('every control change redraws the charts, without an error (how fast: bench/demo.mjs)', {
-  timeout: 120_000,
-}, async () => {
-  const page = await open();
-  // (the simulations of the first load done: what is measured is a control change)
-  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
-  await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
-  await page.evaluate(() => performance.clearMeasures('redraw'));
-  // Control changes of the default views: presets of A and B, numbers typed, jitter, the view.
-  const changes = controlChanges();
-  for (const [sel, v] of changes) {
-    if (sel.startsWith('select')) await page.selectOption(sel, v);
-    else await page.fill(sel, v);
-  }
-  await page.click('input[name="log"]');
-  const redraws = await page.evaluate(() => performance.getEntriesByName('redraw').map((e) => e.duration));
-  assert.ok(redraws.length >= changes.length, `${redraws.length} redraws for ${changes.length} changes`);
-  assert.deepEqual(page.problems, []);
-  await page.close();
 });
