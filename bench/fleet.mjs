@@ -233,6 +233,11 @@ export async function fleetSection({ quick = false, log = () => {} } = {}) {
     const rt = await roundTrip(quick ? 3 : 11, quick ? 200 : 1000);
     const f = (x) => Math.round(x).toLocaleString('en-US');
     const row = (name, x, ratio) => `| ${name} | ${f(x.sentDuring)} | ${f(x.receivedDown)} | ${f(x.drain)} | ${f(x.median)} | ${ratio} |`;
+    // (the short outage's row: what each budget carries through it)
+    const [shortPoint, shortRow] = budgets.find(([p]) => p.T && p.T < POINT.T) ?? budgets[0];
+    const short = { T: shortPoint.T, ...shortRow };
+    const calls = shortPoint.C * shortPoint.K;
+    const carried = (/** @type {{ failed: number }} */ x) => `${Math.round((100 * (calls - x.failed)) / calls)} %`;
     return [
       `Virtual time (www/outage.js: the package's real code, a fake origin with a ${RTT_MS} ms round trip): N = ${POINT.C} isolates × K = ${POINT.K} calls in flight when the origin goes down for ${POINT.T / 1000} s, the default schedule (exponential, full jitter, base 100 ms) and threshold (5 failures in a row), no attempt limit; means of ${runs} seeded runs. The shared gate's object (GateHub, the code GateObject runs) is in-process behind a modelled RPC of ${RPC_MS} ms each way.`,
       '',
@@ -243,7 +248,7 @@ export async function fleetSection({ quick = false, log = () => {} } = {}) {
       '',
       `Round trips to the object per run (all ${POINT.C} isolates, means): ${o.rpcs.report.toFixed(1)} \`report\`, ${o.rpcs.admit.toFixed(1)} \`admit\`, ${o.rpcs.probed.toFixed(1)} \`probed\` — ${((o.rpcs.report + o.rpcs.admit + o.rpcs.probed) / POINT.C).toFixed(1)} per isolate for the whole outage, none per call.`,
       '',
-      '**The retry budget** (part 4): the same model and schedule, the calls sent with `budget` and no attempt limit: a call whose retry the budget refuses ends on its 503 (counted as failed). The default budget (window 10 s, 10 retries/s floor, ratio 0.2): one budget for the fleet allows 100 + 0.2 × 1 000 first attempts = 300 retries per window; a RetryBudget per isolate allows 104 each (5 200 for the fleet). sharedBudget: each isolate asks the object (BudgetHub behind the modelled RPC) for a slice of credit.',
+      '**The retry budget** (part 4): the same model and schedule (a 503 retried on the throttling base, 10 × base = 1 s), the calls sent with `budget` and no attempt limit: a call whose retry the budget refuses ends on its 503 (counted as failed). The default budget (window 10 s, 10 retries/s floor, ratio 0.2): one budget for the fleet allows 100 + 0.2 × 1 000 first attempts = 300 retries per window; a RetryBudget per isolate allows 104 each (5 200 for the fleet). sharedBudget: each isolate asks the object (BudgetHub behind the modelled RPC) for a slice of credit.',
       '',
       '| N × K, outage | budget | retries sent during the outage | calls that failed (of 1 000) | round trips per isolate | retries ÷ per-isolate |',
       '|---|---|---:|---:|---:|---:|',
@@ -256,7 +261,7 @@ export async function fleetSection({ quick = false, log = () => {} } = {}) {
         ];
       }),
       '',
-      'The shared budget holds the fleet to its one budget, at about two round trips per isolate (its reserve at the first call, then a slice when its retries use it up; one when healthy). The cost: those 300 retries are spent in the first second (first come, first served), so no call outlasts a 2 s outage, where a RetryBudget per isolate carries about half the calls through it, at about 15 times the retries. A budget bounds the load; a shared gate (above) is what carries calls through an outage.',
+      `The shared budget holds the fleet to its one budget, at about two or three round trips per isolate (its reserve at the first call, then a slice when its retries use it up; one when healthy). The cost: those 300 retries are spent early (first come, first served), so ${carried(short.shared)} of the calls outlast a ${short.T / 1000} s outage, where a RetryBudget per isolate carries ${carried(short.per)} through it, at ${(short.per.sentDuring / short.shared.sentDuring).toFixed(1)} times the retries. A budget bounds the load; a shared gate (above) is what carries calls through an outage.`,
       '',
       '| cost of consulting the shared state | measured |',
       '|---|---:|',

@@ -197,6 +197,50 @@ pub trait Policy<O> {
         let _ = (attempt, outcome, proposal, hint_ms);
         Choice::Keep
     }
+
+    /// The base (ms, finite and >= 0) the schedule's next step is drawn on
+    /// before attempt `attempt`, which ended with `outcome`, is retried
+    /// ([`Backoff::next_delay_on`]): `None` for the schedule's own. A
+    /// throttled answer ([`crate::policy::throttled`]) may wait on a longer
+    /// base than a transient failure (the web crate's `throttle_base_ms`,
+    /// the JS drivers' `throttleBaseMs`). Default: the schedule's own.
+    ///
+    /// ```
+    /// use std::cell::RefCell;
+    /// use wasm_backoff_core::policy::{throttled, End};
+    /// use wasm_backoff_core::retry::*;
+    /// use wasm_backoff_core::{Config, Jitter};
+    /// // Statuses: a 429 or a 503 waits on a 1 s base, another failure on the schedule's 10 ms.
+    /// struct Statuses<'a>(&'a RefCell<Vec<f64>>);
+    /// impl Policy<u16> for Statuses<'_> {
+    ///     fn verdict(&mut self, _: u32, s: &u16) -> Verdict {
+    ///         if *s < 400 { Verdict::Stop(End::Success) } else { Verdict::Retry { hint_ms: None } }
+    ///     }
+    ///     fn notify(&mut self, _: &u16, pause: &Pause) {
+    ///         self.0.borrow_mut().push(pause.delay_ms);
+    ///     }
+    ///     fn base(&mut self, _: u32, s: &u16) -> Option<f64> {
+    ///         throttled(Some(*s)).then_some(1_000.0)
+    ///     }
+    /// }
+    ///
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let answers = [503, 500, 200];
+    ///     let waits = RefCell::new(Vec::new());
+    ///     let done = retry(|attempt: u32| async move { answers[attempt as usize - 1] })
+    ///         .with(Config::new().base_ms(10.0).factor(1.0).jitter(Jitter::None))
+    ///         .policy(Statuses(&waits))
+    ///         .drive(|_| async { Ok::<(), ()>(()) })
+    ///         .await
+    ///         .unwrap();
+    ///     assert_eq!((done.end, waits.into_inner()), (End::Success, vec![1_000.0, 10.0]));
+    /// }
+    /// ```
+    fn base(&mut self, attempt: u32, outcome: &O) -> Option<f64> {
+        let _ = (attempt, outcome);
+        None
+    }
 }
 
 impl<O, F: FnMut(u32, &O) -> Verdict> Policy<O> for F {
@@ -719,8 +763,9 @@ impl<C: Source<f64>, R: Source<u64>> Plan<C, R> {
             let end = match policy.verdict(attempt, &last) {
                 Verdict::Stop(end) => end,
                 Verdict::Retry { hint_ms } => {
+                    let base = policy.base(attempt, &last);
                     let choice = |p| policy.delay(attempt, &last, p, hint_ms);
-                    match self.pause(&mut backoff, attempt, hint_ms, start, choice) {
+                    match self.pause(&mut backoff, attempt, hint_ms, base, start, choice) {
                         Ok(pause) => {
                             policy.notify(&last, &pause);
                             drop(last); // (not held across the sleep)
@@ -740,14 +785,16 @@ impl<C: Source<f64>, R: Source<u64>> Plan<C, R> {
     }
 
     /// The wait before the retry of `attempt`, or why there is none: the
-    /// schedule's next delay (lifted to the server's `hint_ms`), then the
-    /// core's delay rules (exhausted, the server's wait too long, the
-    /// policy's `choice`, past the deadline: [`crate::policy::wait`]).
+    /// schedule's next delay (on the policy's `base` when it names one,
+    /// lifted to the server's `hint_ms`), then the core's delay rules
+    /// (exhausted, the server's wait too long, the policy's `choice`, past
+    /// the deadline: [`crate::policy::wait`]).
     fn pause(
         &mut self,
         backoff: &mut Option<Backoff<DefaultRng>>,
         attempt: u32,
         hint_ms: Option<f64>,
+        base: Option<f64>,
         start: f64,
         choice: impl FnOnce(f64) -> Choice,
     ) -> Result<Pause, End> {
@@ -755,9 +802,11 @@ impl<C: Source<f64>, R: Source<u64>> Plan<C, R> {
             Some(b) => b,
             None => backoff.insert(self.schedule()),
         };
-        let delay_ms = b
-            .next_delay()
-            .map(|d| hint_ms.map_or(d, |h| b.with_hint(d, h)));
+        let d = match base {
+            Some(on) => b.next_delay_on(on),
+            None => b.next_delay(),
+        };
+        let delay_ms = d.map(|d| hint_ms.map_or(d, |h| b.with_hint(d, h)));
         let w = Wait {
             delay_ms,
             hint_ms,

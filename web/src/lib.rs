@@ -92,7 +92,8 @@ use std::time::Duration;
 
 use js_sys::{Array, Function, JsString, Promise};
 use wasm_backoff_core::policy::{
-    advice, choose, verdict, End, Facts, IDEMPOTENT_METHODS, SHOULD_RETRY_HEADER,
+    advice, choose, honoured, throttled, verdict, End, Facts, IDEMPOTENT_METHODS,
+    SHOULD_RETRY_HEADER,
 };
 use wasm_backoff_core::retry::{retry, Pause, Policy, Verdict};
 use wasm_backoff_core::{
@@ -131,7 +132,7 @@ extern "C" {
 /// which the npm package follows too.
 pub use wasm_backoff_core::policy::{
     Choice, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_RETRY_AFTER_MS, DEFAULT_RETRY_ON,
-    SERVER_WAIT_STATUSES,
+    DEFAULT_THROTTLE_BASE_FACTOR, SERVER_WAIT_STATUSES, THROTTLE_STATUSES,
 };
 
 /// What [`Options::on_retry`] is told before each wait.
@@ -210,6 +211,8 @@ pub struct Options {
     retry_on: Vec<u16>,
     retry_non_idempotent: bool,
     max_retry_after_ms: f64,
+    clamp_retry_after: bool,
+    throttle_base_ms: Option<f64>,
     timeout_ms: Option<f64>,
     idle_timeout_ms: Option<f64>,
     max_elapsed_ms: Option<f64>,
@@ -233,6 +236,8 @@ impl fmt::Debug for Options {
             .field("retry_on", &self.retry_on)
             .field("retry_non_idempotent", &self.retry_non_idempotent)
             .field("max_retry_after_ms", &self.max_retry_after_ms)
+            .field("clamp_retry_after", &self.clamp_retry_after)
+            .field("throttle_base_ms", &self.throttle_base_ms)
             .field("timeout_ms", &self.timeout_ms)
             .field("idle_timeout_ms", &self.idle_timeout_ms)
             .field("max_elapsed_ms", &self.max_elapsed_ms)
@@ -250,14 +255,17 @@ impl Options {
     /// base 100 ms, factor 2, cap 20 s) with at most
     /// [`DEFAULT_MAX_ATTEMPTS`] (5) tries; [`DEFAULT_RETRY_ON`]; idempotent
     /// methods only; `Retry-After` up to [`DEFAULT_MAX_RETRY_AFTER_MS`]
-    /// (60 s); no timeout, no deadline; a seed from the platform's entropy;
-    /// no signal, no callbacks.
+    /// (60 s); a 429 or a 503 waits on 10 × the schedule's base; no timeout,
+    /// no deadline; a seed from the platform's entropy; no signal, no
+    /// callbacks.
     pub fn new() -> Self {
         Options {
             config: Config::new().max_attempts(Some(DEFAULT_MAX_ATTEMPTS)),
             retry_on: DEFAULT_RETRY_ON.to_vec(),
             retry_non_idempotent: false,
             max_retry_after_ms: DEFAULT_MAX_RETRY_AFTER_MS,
+            clamp_retry_after: false,
+            throttle_base_ms: None,
             timeout_ms: None,
             idle_timeout_ms: None,
             max_elapsed_ms: None,
@@ -302,6 +310,28 @@ impl Options {
     /// (infinity: no maximum), else [`FetchError::InvalidOption`].
     pub fn max_retry_after_ms(mut self, ms: f64) -> Self {
         self.max_retry_after_ms = ms;
+        self
+    }
+
+    /// A server-named wait over [`Options::max_retry_after_ms`] is waited
+    /// as that maximum (`true`: ky's and undici's rule, the npm package's
+    /// `retryAfterOverMax: 'clamp'`) rather than ending the call with that
+    /// response (`false`). Default `false`.
+    pub fn clamp_retry_after(mut self, yes: bool) -> Self {
+        self.clamp_retry_after = yes;
+        self
+    }
+
+    /// The base (ms) of the wait after a throttled answer (a 429 or a 503,
+    /// [`THROTTLE_STATUSES`], with or without a server-named wait): the
+    /// schedule's next step is drawn on it instead of the config's
+    /// `base_ms`, which transient failures keep (the AWS SDKs' two bases;
+    /// the npm package's `throttleBaseMs`, by the same core rule). Default:
+    /// [`DEFAULT_THROTTLE_BASE_FACTOR`] (10) × the config's `base_ms`, 1 s
+    /// with the defaults. A finite number ≥ 0, else
+    /// [`FetchError::InvalidOption`].
+    pub fn throttle_base_ms(mut self, ms: f64) -> Self {
+        self.throttle_base_ms = Some(ms);
         self
     }
 
@@ -399,6 +429,14 @@ impl Options {
         if bad(self.max_retry_after_ms, true) {
             return Err(FetchError::InvalidOption(
                 "max_retry_after_ms must be a number >= 0",
+            ));
+        }
+        if self
+            .throttle_base_ms
+            .is_some_and(|ms| bad(ms, true) || ms.is_infinite())
+        {
+            return Err(FetchError::InvalidOption(
+                "throttle_base_ms must be a finite number >= 0",
             ));
         }
         let finite = |ms: Option<f64>| ms.filter(|ms| ms.is_finite());
@@ -595,6 +633,9 @@ pub async fn fetch_with_backoff(
         signal,
         deadline: held.as_ref().map(|(ac, _)| ac),
         timeout_ms,
+        throttle_base_ms: options
+            .throttle_base_ms
+            .unwrap_or(DEFAULT_THROTTLE_BASE_FACTOR * options.config.base_ms),
         stop: Cell::new(None),
     };
     let calls = retry(|_| call.attempt(request))
@@ -633,6 +674,8 @@ struct Call<'a> {
     /// The hard deadline's controller, aborted by its timer.
     deadline: Option<&'a AbortController>,
     timeout_ms: Option<f64>,
+    /// The base of the wait after a throttled answer ([`Options::throttle_base_ms`]).
+    throttle_base_ms: f64,
     /// Why the call stopped, when the signal or the deadline aborted while
     /// [`Options::should_retry`] was asked: the policy can only say "stop",
     /// so it leaves the error here for [`fetch_with_backoff`] to return.
@@ -746,9 +789,20 @@ impl Policy<Outcome> for &Call<'_> {
         match verdict(&facts) {
             Some(end) => Verdict::Stop(end),
             None => Verdict::Retry {
-                hint_ms: retry_after_ms,
+                // (a wait over the maximum, clamped to it when asked: the core's rule)
+                hint_ms: honoured(
+                    retry_after_ms,
+                    self.options.max_retry_after_ms,
+                    self.options.clamp_retry_after,
+                ),
             },
         }
+    }
+
+    /// A throttled answer (a 429 or a 503) waits on the throttling base.
+    fn base(&mut self, _: u32, outcome: &Outcome) -> Option<f64> {
+        let (response, _, _) = parts(outcome);
+        throttled(response.map(Response::status)).then_some(self.throttle_base_ms)
     }
 
     /// Asks [`Options::delay`] (a callback that re-enters is not asked: the

@@ -166,13 +166,14 @@ async fn retries_503s_until_200() {
     assert_eq!(count(&p).await, 3);
     let seen = seen.borrow();
     assert_eq!(seen.len(), 2);
+    // (a 503 waits on the throttling base: 10 × base_ms, then doubled)
     assert_eq!(
         (seen[0].attempt, seen[0].status, seen[0].delay_ms),
-        (1, Some(503), 1.0)
+        (1, Some(503), 10.0)
     );
     assert_eq!(
         (seen[1].attempt, seen[1].status, seen[1].delay_ms),
-        (2, Some(503), 2.0)
+        (2, Some(503), 20.0)
     );
     assert!(seen[0].error.is_none() && seen[0].retry_after_ms.is_none());
     // on_retry is told the failed response itself.
@@ -282,7 +283,7 @@ async fn retry_after_zero_is_honoured_quickly() {
     assert_eq!(count(&p).await, 2);
     let seen = seen.borrow();
     assert_eq!(seen[0].retry_after_ms, Some(0.0));
-    assert_eq!(seen[0].delay_ms, 1.0); // the schedule's wait, above the hint
+    assert_eq!(seen[0].delay_ms, 10.0); // the schedule's wait (a 429's: the throttling base), above the hint
 }
 
 #[wasm_bindgen_test]
@@ -382,7 +383,7 @@ async fn invalid_retry_after_is_ignored() {
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(seen.borrow()[0].retry_after_ms, None);
-    assert_eq!(seen.borrow()[0].delay_ms, 1.0);
+    assert_eq!(seen.borrow()[0].delay_ms, 10.0); // (a 503's: the throttling base)
 }
 
 #[wasm_bindgen_test]
@@ -964,6 +965,7 @@ async fn no_wait_starts_that_would_end_past_the_deadline() {
                     .jitter(Jitter::None)
                     .max_attempts(Some(10)),
             )
+            .throttle_base_ms(200.0) // (the 503's wait: the schedule's 200 ms)
             .max_elapsed_ms(300.0),
     );
     let start = js_sys::Date::now();
@@ -1284,6 +1286,58 @@ async fn the_delay_hook_chooses_the_wait() {
         20.0,
         "on_retry is told the wait chosen"
     );
+}
+
+#[wasm_bindgen_test]
+async fn a_throttled_answer_waits_on_the_throttling_base() {
+    // base 1 ms: a 500 waits 1 ms, a 429 and a 503 (no Retry-After) 10 × 1 ms by default, or throttle_base_ms.
+    let p = path("throttle");
+    script(
+        &p,
+        r#"[{"status":500},{"status":429},{"status":503},{"status":200}]"#,
+    )
+    .await;
+    let (options, seen) = recording(
+        fast().config(
+            Config::new()
+                .base_ms(1.0)
+                .factor(1.0)
+                .jitter(Jitter::None)
+                .max_attempts(Some(5)),
+        ),
+    );
+    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let waits: Vec<f64> = seen.borrow().iter().map(|i| i.delay_ms).collect();
+    assert_eq!(waits, [1.0, 10.0, 10.0]);
+    let q = path("throttle-set");
+    script(&q, r#"[{"status":429},{"status":200}]"#).await;
+    let (options, seen) = recording(fast().throttle_base_ms(40.0));
+    fetch_with_backoff(&get(&q), &options).await.unwrap();
+    assert_eq!(seen.borrow()[0].delay_ms, 40.0);
+    let err = fetch_with_backoff(&get(&q), &fast().throttle_base_ms(f64::INFINITY))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, FetchError::InvalidOption(m) if m.starts_with("throttle_base_ms")));
+}
+
+#[wasm_bindgen_test]
+async fn a_server_wait_over_the_maximum_is_clamped_when_asked() {
+    // Retry-After: 120 s over a 30 ms maximum: the 429 is returned at once, or (clamped) waited as 30 ms.
+    let steps = r#"[{"status":429,"headers":{"retry-after":"120"}},{"status":200}]"#;
+    let p = path("over-max");
+    script(&p, steps).await;
+    let res = fetch_with_backoff(&get(&p), &fast().max_retry_after_ms(30.0))
+        .await
+        .unwrap();
+    assert_eq!((res.status(), count(&p).await), (429, 1));
+    let q = path("over-max-clamped");
+    script(&q, steps).await;
+    let (options, seen) = recording(fast().max_retry_after_ms(30.0).clamp_retry_after(true));
+    let res = fetch_with_backoff(&get(&q), &options).await.unwrap();
+    assert_eq!((res.status(), count(&q).await), (200, 2));
+    let waited = seen.borrow()[0].delay_ms;
+    assert!((30.0..=33.0).contains(&waited), "{waited}");
 }
 
 #[wasm_bindgen_test]
