@@ -929,17 +929,18 @@ async fn the_deadline_aborts_the_attempt_in_flight() {
 
 #[wasm_bindgen_test]
 async fn the_deadline_cuts_a_wait_short() {
-    // A 10 s wait and a 200 ms deadline: the wait is not started (it would
-    // end past the deadline), the 503 is returned at once.
+    // A 10 s wait and a 2 s deadline: the wait is not started (it would
+    // end past the deadline), the 503 is returned at once. (2 s: room for
+    // the attempt itself on a loaded machine; the wait would be 10 s.)
     let p = path("deadline-wait");
     script(&p, r#"{"status":503}"#).await;
     let options = Options::new()
         .config(Config::new().base_ms(10_000.0).jitter(Jitter::None))
-        .max_elapsed_ms(200.0);
+        .max_elapsed_ms(2_000.0);
     let (timers, start) = (pending_timers(), js_sys::Date::now());
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
     assert_eq!(res.status(), 503);
-    assert!(js_sys::Date::now() - start < 200.0);
+    assert!(js_sys::Date::now() - start < 2_000.0);
     assert_eq!(count(&p).await, 1);
     assert_eq!(
         pending_timers(),
@@ -950,10 +951,11 @@ async fn the_deadline_cuts_a_wait_short() {
 
 #[wasm_bindgen_test]
 async fn no_wait_starts_that_would_end_past_the_deadline() {
-    // Constant 200 ms waits, a 300 ms deadline: the first wait fits, the
+    // Constant 300 ms waits, a 500 ms deadline: the first wait fits, the
     // second would end past the deadline and is not started, so the second
     // 503 is the answer (not a deadline error, which a started wait would
-    // meet), before the deadline.
+    // meet), before the deadline. (500: room for two attempts on a loaded
+    // machine.)
     let p = path("deadline-waits");
     script(&p, r#"{"status":503,"body":"last"}"#).await;
     let (options, seen) = recording(
@@ -961,16 +963,16 @@ async fn no_wait_starts_that_would_end_past_the_deadline() {
             .config(
                 Config::new()
                     .strategy(Strategy::Constant)
-                    .base_ms(200.0)
+                    .base_ms(300.0)
                     .jitter(Jitter::None)
                     .max_attempts(Some(10)),
             )
-            .throttle_base_ms(200.0) // (the 503's wait: the schedule's 200 ms)
-            .max_elapsed_ms(300.0),
+            .throttle_base_ms(300.0) // (the 503's wait: the schedule's 300 ms)
+            .max_elapsed_ms(500.0),
     );
     let start = js_sys::Date::now();
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
-    assert!(js_sys::Date::now() - start < 300.0);
+    assert!(js_sys::Date::now() - start < 500.0);
     assert_eq!(
         (res.status(), text(&res).await),
         (503, String::from("last"))
