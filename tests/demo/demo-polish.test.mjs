@@ -17,12 +17,12 @@ const SECTIONS = ['controls', 'schedule', 'distribution', 'storm', 'lanes', 'out
 async function everything(viewport, colorScheme = 'light') {
   const page = await watchedPage(ctx.browser, { viewport, colorScheme });
   await page.goto(`${ctx.url}/www/?preset=decorrelated&C=20&K=5&T=2&runs=2`);
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
-  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
-  await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 20_000 });
-  await page.waitForSelector('#outage[data-done="1"]', { timeout: 30_000 });
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 60_000 });
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 60_000 });
+  await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 60_000 });
+  await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
   await page.locator('#overload').scrollIntoViewIfNeeded();
-  await page.waitForSelector('#overload[data-done="1"]', { timeout: 30_000 });
+  await page.waitForSelector('#overload[data-done="1"]', { timeout: 60_000 });
   await page.$eval('#lane-scrub', (e) => {
     e.value = '700';
     e.dispatchEvent(new Event('input', { bubbles: true }));
@@ -33,7 +33,7 @@ async function everything(viewport, colorScheme = 'light') {
 }
 
 test('polish: axe-core finds no serious or critical violation, light and dark; every section on screen; readable log ticks; phone width; keyboard', {
-  timeout: 120_000,
+  timeout: 240_000,
 }, async () => {
   for (const scheme of ['light', 'dark']) {
     const page = await everything({ width: 1100, height: 900 }, scheme);
@@ -77,11 +77,11 @@ test('polish: axe-core finds no serious or critical violation, light and dark; e
 });
 
 test('every control change redraws the charts, without an error (how fast: bench/demo.mjs)', {
-  timeout: 120_000,
+  timeout: 240_000,
 }, async () => {
   const page = await open();
   // (the simulations of the first load done: what is measured is a control change)
-  await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 60_000 });
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
   await page.evaluate(() => performance.clearMeasures('redraw'));
   // Control changes of the default views: presets of A and B, numbers typed, jitter, the view.

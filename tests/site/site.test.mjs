@@ -105,7 +105,7 @@ for (const page of RENDERED) {
 }
 
 test('the API reference (TypeDoc over types/): its index and each entry load with no console error; links resolve; axe-core light and dark', {
-  timeout: 90_000,
+  timeout: 180_000,
 }, async () => {
   for (const page of API) {
     for (const scheme of ['light', 'dark']) {
@@ -131,7 +131,7 @@ test('every #anchor a rendered page links to is a heading of its target page', (
   assert.ok(anchors.length > 5, 'some anchors checked');
 });
 
-test('offline after the first visit: with the server gone, every page loads from the Service Workers', { timeout: 90_000 }, async () => {
+test('offline after the first visit: with the server gone, every page loads from the Service Workers', { timeout: 180_000 }, async () => {
   const { FILES } = await import(pathToFileURL(path.join(ctx.out, 'precache.js')).href);
   const server = await serve({ mounts: [['/', ctx.out]], routes: {}, csp: null });
   const context = await ctx.browser.newContext();
