@@ -98,17 +98,22 @@ export function request(c, dispatch, opts, handler) {
   const key = c.idempotencyKey && !keyed && !c.methods.has(method) ? crypto.randomUUID() : undefined;
   const o = key ? { ...opts, headers: withKey(opts.headers, key) } : opts;
   const idempotent = c.methods.has(method) || c.retryNonIdempotent || keyed || !!key;
-  const job = new DispatchJob(c, dispatch, o, handler, idempotent);
   const ac = new AbortController();
+  const job = new DispatchJob(c, dispatch, o, handler, idempotent, ac.signal);
+  // The caller's abort: the loop's signal (a wait, an attempt in flight), and
+  // every attempt still open (the answer handed over, one held or drained).
   handler.onConnect((/** @type {unknown} */ why) => {
     ac.abort(why);
-    job.live?.(why); // (the answer handed over streams on: its attempt is aborted too)
+    job.end(why);
   });
   const start = () =>
     drive(new Call(c, ac.signal), job, job).then(
-      (/** @type {any} */ a) => a.commit?.(),
+      (/** @type {any} */ a) => {
+        a.commit?.();
+        job.end(undefined, a.abort); // (a retried answer still draining: let go)
+      },
       (err) => {
-        job.drop?.(); // (an answer held when the call ended otherwise: an abort, a hook that threw)
+        job.end(err); // (an answer held when the call ended otherwise: an abort, the deadline, a hook that threw)
         handler.onError(err);
       },
     );
@@ -135,7 +140,7 @@ export function request(c, dispatch, opts, handler) {
  * @property {string} text
  * @property {Uint8Array[]} chunks
  * @property {[string, unknown] | undefined} end 'complete' (trailers) or 'error' (the error), when it ended while held
- * @property {'hold' | 'pass' | 'drain'} mode
+ * @property {'hold' | 'pass' | 'drain' | 'gone'} mode held; handed to the caller; drained (retried); aborted, nothing more told
  */
 
 /**
@@ -144,11 +149,29 @@ export function request(c, dispatch, opts, handler) {
  * of an answer it retries (the loop's own drop cancels a Response body).
  */
 class DispatchJob {
-  /** @type {((why: unknown) => void) | undefined} aborts the attempt whose answer the caller has */
-  live;
   /** @type {(() => void) | undefined} drains the last answer, if it is held */
   drop;
+  /** undici's aborts of the attempts not ended yet (one in flight, held, handed over, or draining). */
+  open = new Set();
   pass = scheduled.pass;
+
+  /**
+   * @param {import('./undici.js').Options} c
+   * @param {import('./undici.js').Dispatch} dispatch
+   * @param {any} o the request's options, as dispatched
+   * @param {any} handler the caller's
+   * @param {boolean} idempotent
+   * @param {AbortSignal} signal the call's (the caller's abort)
+   */
+  constructor(c, dispatch, o, handler, idempotent, signal) {
+    this.c = c;
+    this.dispatch = dispatch;
+    this.o = o;
+    this.handler = handler;
+    this.idempotent = idempotent;
+    this.signal = signal;
+    this.replayable = replayable(o.body);
+  }
 
   /**
    * @param {Call} call
@@ -162,19 +185,13 @@ class DispatchJob {
   }
 
   /**
-   * @param {import('./undici.js').Options} c
-   * @param {import('./undici.js').Dispatch} dispatch
-   * @param {any} o the request's options, as dispatched
-   * @param {any} handler the caller's
-   * @param {boolean} idempotent
+   * Aborts the attempts still open with `why` (the caller's abort, the
+   * call's error), all but `keep` (the answer handed over).
+   * @param {unknown} why
+   * @param {unknown} [keep]
    */
-  constructor(c, dispatch, o, handler, idempotent) {
-    this.c = c;
-    this.dispatch = dispatch;
-    this.o = o;
-    this.handler = handler;
-    this.idempotent = idempotent;
-    this.replayable = replayable(o.body);
+  end(why, keep) {
+    for (const abort of this.open) if (abort !== keep) abort(why ?? new DOMException('the request ended', 'AbortError'));
   }
 
   /**
@@ -187,7 +204,7 @@ class DispatchJob {
     const o = await new Promise((resolve) => this.send(sig, release, resolve));
     if (o.failed) {
       call.alive(); // (the caller's abort or the deadline: the call ends with its reason)
-      o.network = network(o.error) && (!timeout?.signal.aborted || /** @type {any} */ (this.c).retryOnTimeout);
+      o.network ??= network(o.error) && (!timeout?.signal.aborted || /** @type {any} */ (this.c).retryOnTimeout);
     }
     return o;
   }
@@ -199,11 +216,9 @@ class DispatchJob {
    * @param {(o: any) => void} resolve
    */
   send(sig, release, resolve) {
-    const { c, handler } = this;
+    const { c, handler, open } = this;
     /** @type {((why: unknown) => void) | undefined} undici's abort of this attempt */
     let abort;
-    const onAbort = () => abort?.(sig?.reason);
-    sig?.addEventListener('abort', onAbort);
     let settled = false;
     const settle = (/** @type {any} */ o) => {
       settled = true;
@@ -211,20 +226,36 @@ class DispatchJob {
       release();
       resolve(o);
     };
+    // (an attempt still queued in undici has no abort yet: it fails now, and is aborted when it connects)
+    const onAbort = () => (abort ? abort(sig?.reason) : settled || settle({ failed: true, error: sig?.reason }));
+    sig?.addEventListener('abort', onAbort);
     /** @type {Held | undefined} */
     let held;
+    const done = () => abort && open.delete(abort);
+    /** The caller's handler threw: this attempt is aborted, the caller told once. */
+    const fail = (/** @type {Held} */ a, /** @type {unknown} */ e) => {
+      a.mode = 'gone';
+      abort?.(e);
+      done();
+      handler.onError(e);
+    };
     /** Hands the held answer to the caller's handler: its headers, what came after, then the rest as it comes. */
     const commit = () => {
       const a = /** @type {Held} */ (held);
       if (a.mode !== 'hold') return;
+      // (aborted between the verdict and now: nothing is handed over)
+      if (this.signal.aborted) return fail(a, this.signal.reason);
       a.mode = 'pass';
-      this.live = abort;
-      const go = handler.onHeaders(a.status, a.raw, a.resume, a.text) !== false;
-      for (const chunk of a.chunks) handler.onData(chunk);
-      if (a.end) return end(a.end);
-      if (go) a.resume();
+      try {
+        const go = handler.onHeaders(a.status, a.raw, a.resume, a.text) !== false;
+        for (const chunk of a.chunks) handler.onData(chunk);
+        if (a.end) return end(a.end);
+        if (go) a.resume();
+      } catch (e) {
+        fail(a, e);
+      }
     };
-    /** A retried answer: its body read and dropped (the connection kept). */
+    /** A retried answer: its body read and dropped (the connection kept; aborted if the call ends first). */
     const drain = () => {
       const a = /** @type {Held} */ (held);
       if (a.mode !== 'hold') return;
@@ -233,31 +264,32 @@ class DispatchJob {
       if (!a.end) a.resume();
     };
     const end = (/** @type {[string, any]} */ [how, v]) => {
-      this.live = undefined;
+      done();
       how === 'complete' ? handler.onComplete(v) : handler.onError(v);
+    };
+    /** The answer of a 101 (an upgrade) or a plain success: the caller's from its headers on. */
+    const pass = (/** @type {number} */ status) => {
+      held = { status, raw: [], resume() {}, text: '', chunks: [], end: undefined, mode: 'pass' };
+      settle({ failed: false, status, about: { status }, abort });
     };
     const mine = {
       onConnect: (/** @type {(why: unknown) => void} */ a) => {
         abort = a;
+        open.add(a);
         if (sig?.aborted) a(sig.reason);
       },
       /** @param {number} status @param {any[]} raw @param {() => void} resume @param {string} text */
       onHeaders: (status, raw, resume, text) => {
         const failure = status >= 400;
+        // (a plain success needs no verdict: it streams to the caller now)
+        if (!failure && !c.retryOn.has(status) && !c.shouldRetry) {
+          pass(status);
+          return handler.onHeaders(status, raw, resume, text);
+        }
         const h = failure ? answered(raw) : undefined;
         held = { status, raw, resume, text, chunks: [], end: undefined, mode: 'hold' };
         this.drop = drain;
-        const plain = !failure && !c.retryOn.has(status) && !c.shouldRetry;
-        settle({
-          failed: false,
-          status,
-          hintMs: h && serverWait(h),
-          advice: h && advice(h),
-          about: { status },
-          commit,
-        });
-        // (a plain success needs no verdict: it streams to the caller now)
-        if (plain) return ((held.mode = 'pass'), (this.live = abort), handler.onHeaders(status, raw, resume, text));
+        settle({ failed: false, status, hintMs: h && serverWait(h), advice: h && advice(h), about: { status }, abort, commit });
         return false;
       },
       onData: (/** @type {Uint8Array} */ chunk) => {
@@ -269,13 +301,20 @@ class DispatchJob {
       onComplete: (/** @type {any} */ trailers) => {
         if (held?.mode === 'pass') end(['complete', trailers]);
         else if (held?.mode === 'hold') held.end = ['complete', trailers];
+        else done();
       },
       onError: (/** @type {any} */ err) => {
-        if (!settled) return settle({ failed: true, error: err });
+        if (!settled) return (done(), settle({ failed: true, error: err }));
         if (held?.mode === 'pass') end(['error', err]);
         else if (held?.mode === 'hold') held.end = ['error', err];
+        else done();
       },
-      onUpgrade: (/** @type {any[]} */ ...a) => handler.onUpgrade?.(...a),
+      onUpgrade: (/** @type {any[]} */ ...a) => {
+        // (a 101: the answer, handed over as it is; the loop ends with it)
+        if (!settled) pass(101);
+        done();
+        return handler.onUpgrade?.(...a);
+      },
       onBodySent: (/** @type {any[]} */ ...a) => handler.onBodySent?.(...a),
       onRequestSent: () => handler.onRequestSent?.(),
       // (fetch's timing: the last attempt's start is the one that stays)
@@ -284,7 +323,8 @@ class DispatchJob {
     try {
       this.dispatch(this.o, mine);
     } catch (error) {
-      if (!settled) settle({ failed: true, error });
+      // (thrown before anything was sent: the request cannot be dispatched, trying again would not help)
+      if (!settled) settle({ failed: true, error, network: false });
     }
   }
 

@@ -200,7 +200,8 @@ pub trait Policy<O> {
 
     /// The base (ms, finite and >= 0) the schedule's next step is drawn on
     /// before attempt `attempt`, which ended with `outcome`, is retried
-    /// ([`Backoff::next_delay_on`]): `None` for the schedule's own. A
+    /// ([`Backoff::next_delay_on`]): `None` for the schedule's own (and so is
+    /// a base that is NaN, infinite or negative). A
     /// throttled answer ([`crate::policy::throttled`]) may wait on a longer
     /// base than a transient failure (the web crate's `throttle_base_ms`,
     /// the JS drivers' `throttleBaseMs`). Default: the schedule's own.
@@ -802,7 +803,8 @@ impl<C: Source<f64>, R: Source<u64>> Plan<C, R> {
             Some(b) => b,
             None => backoff.insert(self.schedule()),
         };
-        let d = match base {
+        // (a base that is no wait, NaN or negative, is ignored: the schedule's own)
+        let d = match base.filter(|on| on.is_finite() && *on >= 0.0) {
             Some(on) => b.next_delay_on(on),
             None => b.next_delay(),
         };

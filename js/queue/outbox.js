@@ -11,13 +11,17 @@ import { withBackoff } from '../fetch/index.js';
 import { TaskQueue } from './task-queue.js';
 import { IndexedDBStore } from './indexeddb-store.js';
 import { PermanentError } from './errors.js';
+import { advice, throttled } from '../policy.js';
 import { bounded } from './options.js';
 
 /**
  * Why a replay's tries ended on an answer that will never be taken: the
- * retry policy said no (its status is not retried, the server said
- * `x-should-retry: false`, or shouldRetry did). Any other end (tries,
- * deadline, budget, a server wait over the bound) leaves it for later.
+ * retry policy said no (its status is not retried, or the server said
+ * `x-should-retry: false`: 'not-retryable'; shouldRetry said no:
+ * 'vetoed', unless it was the `delay` hook that gave up). Any other end
+ * (tries, deadline, budget, a server wait over the bound) leaves it for
+ * later, and so does a throttled answer (429, 503): the server will take
+ * it another time (unless it said `x-should-retry: false`).
  */
 const NEVER = ['not-retryable', 'vetoed'];
 
@@ -48,8 +52,10 @@ export class Outbox {
   #queue;
   #max;
   #retry;
-  /** The caller's onDone (retry options): told too. @type {Function | undefined} */
+  /** The caller's onDone and delay (retry options): told too. @type {Function | undefined} */
   #done;
+  /** @type {Function | undefined} */
+  #delay;
 
   /** @param {import('../../types/outbox/index.js').OutboxOptions} [options] */
   constructor(options) {
@@ -62,6 +68,7 @@ export class Outbox {
     const retry = own(o.retry ?? { maxAttempts: 3 });
     this.#retry = withBackoff((input, init) => fetch(input, init), retry);
     this.#done = retry.onDone;
+    this.#delay = retry.delay;
     const q = own(o.queue);
     for (const k of OWN) if (q[k] !== undefined) throw new TypeError(`queue.${k} is set by the outbox`);
     this.#queue = new TaskQueue({
@@ -136,7 +143,8 @@ export class Outbox {
   /**
    * One replay: the stored request through withBackoff (`retry`). A 2xx or
    * 3xx ends the task. An answer the retry policy would try again (a
-   * status of `retry.retryOn`, a server's wait, `x-should-retry: true`), or
+   * status of `retry.retryOn`, a server's wait, `x-should-retry: true`), a
+   * throttled one (429, 503), one the `delay` hook gave up waiting for, or
    * a network failure, leaves it for a later replay once the replay's tries
    * are spent; one it would not (another 4xx or 5xx, `x-should-retry:
    * false`, shouldRetry's false) ends it in `error`: it would never succeed.
@@ -146,12 +154,23 @@ export class Outbox {
   async #replay(stored, signal) {
     const { method, url, headers, body } = stored;
     let why = '';
-    const done = this.#done;
-    const onDone = (/** @type {any} */ info) => ((why = info.reason), done?.(info));
-    const res = await this.#retry(url, { method, headers, body, signal }, { onDone });
+    let gaveUp = false;
+    const [done, delay] = [this.#done, this.#delay];
+    /** @type {Record<string, Function>} */
+    const hooks = { onDone: (/** @type {any} */ info) => ((why = info.reason), done?.(info)) };
+    // (the delay hook giving up ends this replay's tries, not the task)
+    if (delay)
+      hooks.delay = (/** @type {any} */ info) => {
+        const d = delay(info);
+        if (d === false) gaveUp = true;
+        return d;
+      };
+    const res = await this.#retry(url, { method, headers, body, signal }, hooks);
     await res.body?.cancel();
     if (res.status < 400) return;
     const error = `HTTP ${res.status} from ${method} ${url}`;
-    throw NEVER.includes(why) ? new PermanentError(error) : new Error(error);
+    // (the server's own `x-should-retry: false` ends it whatever the status)
+    const never = (NEVER.includes(why) && !gaveUp && !throttled(res.status)) || advice(res.headers) === false;
+    throw never ? new PermanentError(error) : new Error(error);
   }
 }

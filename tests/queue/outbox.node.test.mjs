@@ -116,6 +116,24 @@ test("the replay's retry policy decides: a 501 ends the task unless retryOn has 
   assert.deepEqual(told, ['exhausted'], "the caller's onDone is told too");
 });
 
+test('later, not never: a delay hook that gives up (a 500), a 429 outside a custom retryOn', async () => {
+  for (const [path, retry, step] of [
+    ['/gave-up', { maxAttempts: 3, baseMs: 1, delay: () => false }, { status: 500 }],
+    ['/busy-429', { maxAttempts: 2, baseMs: 1, retryOn: [503] }, { status: 429 }],
+  ]) {
+    srv.script(path, step);
+    const outbox = make({ retry });
+    const seen = [];
+    outbox.queue.addEventListener('error', () => seen.push('error'));
+    outbox.queue.addEventListener('retry', () => seen.push('retry'));
+    await outbox.add(post(path, '{}'));
+    outbox.start();
+    await until(path, () => seen.length > 0);
+    await outbox.stop();
+    assert.equal(seen[0], 'retry', `${path}: left for a later replay`);
+  }
+});
+
 test('fetch(): the answer when there is one; on a network failure the request is stored and the answer is 202', async () => {
   srv.script('/up', { status: 201 });
   const outbox = make();
