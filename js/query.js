@@ -19,23 +19,19 @@ import { MAX_RETRY_AFTER_MS } from './gen/policy.js';
  * The delay before retry `failures` of a schedule made from `rec` (a
  * `plan`), stepped there afresh, the last step lifted to the server's wait
  * `hintMs` by the core's rule; -1 when the schedule is exhausted. Stateless
- * (the schedule is freed before it returns): the adapters that are told the
- * failure count (`/query`) or keep no handle across a request (`/undici`).
- * The last step is drawn on `base` when given (the throttling base; < 0: that
- * multiple of the schedule's own, as `backoff_next` takes it).
+ * (the schedule is freed before it returns): the adapters are told the
+ * failure count and keep no handle between retries.
  * @param {number[]} rec
  * @param {boolean} seeded
  * @param {number} failures
  * @param {number} [hintMs]
- * @param {number} [base]
  */
-export function delayAt(rec, seeded, failures, hintMs, base = NaN) {
+export function delayAt(rec, seeded, failures, hintMs) {
   load(rec, seeded);
   const h = check(w.backoff_new());
   try {
     for (let i = 1; i < failures; i++) w.backoff_next(h, NaN, NaN);
-    // (the earlier steps on the schedule's own base: the count is all that carries over)
-    return w.backoff_next(h, hintMs ?? NaN, base);
+    return w.backoff_next(h, hintMs ?? NaN, NaN);
   } finally {
     w.backoff_free(h);
   }
