@@ -69,11 +69,12 @@ export const STREAM_SCENARIOS = {
   async 'idleTimeoutMs: a steady body is whole; a slow consumer is not a stall'({ fetchWithBackoff }, ctl) {
     const p = path('steady');
     await ctl.script(p, [{ size: SIZE }]);
-    const res = await fetchWithBackoff(ctl.base + p, undefined, { idleTimeoutMs: 100 });
+    // (400 ms: a loaded machine can pause a steady body's chunks 100 ms)
+    const res = await fetchWithBackoff(ctl.base + p, undefined, { idleTimeoutMs: 400 });
     const reader = res.body.getReader();
     const first = await reader.read();
     // (longer than the idle timeout, reading nothing)
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 600));
     const parts = [first.value];
     for (let r = await reader.read(); !r.done; r = await reader.read()) parts.push(r.value);
     const n = parts.reduce((s, v) => s + v.byteLength, 0);
@@ -87,7 +88,8 @@ export const STREAM_SCENARIOS = {
       { size: SIZE, headers: { 'x-second': 'yes' } },
     ]);
     const infos = [];
-    const res = await fetchWithBackoff(ctl.base + p, undefined, { ...FAST, firstChunkTimeoutMs: 150, onRetry: (i) => infos.push(i) });
+    // (400 ms: the second attempt's first chunk must beat it on a loaded machine)
+    const res = await fetchWithBackoff(ctl.base + p, undefined, { ...FAST, firstChunkTimeoutMs: 400, onRetry: (i) => infos.push(i) });
     check(res.status === 200 && res.headers.get('x-second') === 'yes', `status ${res.status}`);
     check(res.url === ctl.base + p, `url ${res.url}`);
     check((await ctl.count(p)) === 2, 'two attempts');
