@@ -65,11 +65,11 @@ export class Outbox {
     this.#max = bounded(o, 'maxBodyBytes', 1_048_576, 0, true);
     // A replay's own tries, a few at once (its key makes a POST retryable);
     // the queue's backoff spaces the replays. Checked now.
-    const retry = own(o.retry ?? { maxAttempts: 3 });
+    const retry = own(o.retry ?? { maxAttempts: 3 }, 'retry');
     this.#retry = withBackoff((input, init) => fetch(input, init), retry);
     this.#done = retry.onDone;
     this.#delay = retry.delay;
-    const q = own(o.queue);
+    const q = own(o.queue, 'queue');
     for (const k of OWN) if (q[k] !== undefined) throw new TypeError(`queue.${k} is set by the outbox`);
     this.#queue = new TaskQueue({
       ...q,

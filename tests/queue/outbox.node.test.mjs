@@ -154,4 +154,9 @@ test('options are checked by the constructor', () => {
   assert.throws(() => new Outbox({ name: '', queue: { store: new MemoryStore() } }), { name: 'TypeError', message: /^name/ });
   assert.throws(() => new Outbox({ queue: { store: new MemoryStore(), syncTag: 'x' } }), { name: 'TypeError', message: /^queue\.syncTag/ });
   assert.throws(() => new Outbox({ retry: { baseMs: -1 }, queue: { store: new MemoryStore() } }), RangeError);
+  assert.throws(() => new Outbox({ retry: 3, queue: { store: new MemoryStore() } }), {
+    name: 'TypeError',
+    message: 'retry must be an object',
+  });
+  assert.throws(() => new Outbox({ queue: 'idb' }), { name: 'TypeError', message: 'queue must be an object' });
 });
