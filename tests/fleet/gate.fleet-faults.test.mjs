@@ -321,8 +321,9 @@ async function onTime(mf, path, what) {
     answered(call(mf, 'b', `/calls?n=1&max=5&abortMs=300&path=${path}`)),
   ]);
   console.log(`  ${what}: deadline ${JSON.stringify(dl)}; abort ${JSON.stringify(ab)}`);
-  assert.ok(late(dl.out?.[0]) && dl.out[0].ms < 500 + 200, `${what}: a 500 ms deadline: ${JSON.stringify(dl)}`);
-  assert.ok(ab.out?.[0].error === 'TimeoutError' && ab.out[0].ms < 300 + 200, `${what}: an abort at 300 ms: ${JSON.stringify(ab)}`);
+  // (the object answers in 5 s or 60 s: a second's slack on a loaded machine still tells them apart)
+  assert.ok(late(dl.out?.[0]) && dl.out[0].ms < 500 + 1000, `${what}: a 500 ms deadline: ${JSON.stringify(dl)}`);
+  assert.ok(ab.out?.[0].error === 'TimeoutError' && ab.out[0].ms < 300 + 1000, `${what}: an abort at 300 ms: ${JSON.stringify(ab)}`);
   return [dl, ab];
 }
 
