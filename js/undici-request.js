@@ -16,6 +16,7 @@ import { Call, drive } from './engine/loop.js';
 import { scheduled } from './engine/schedule.js';
 import { judge } from './engine/judge.js';
 import { attemptSignal } from './engine/signal.js';
+import { attemptValue } from './fetch/request.js';
 
 /** undici's codes of a request that did not fail on the network: aborted by its caller, or refused (the core's list). */
 const NOT_NETWORK = /^(?:UND_ERR_ABORTED|ABORT_ERR|UND_ERR_REQ_CONTENT_LENGTH_MISMATCH)$/;
@@ -96,7 +97,7 @@ export function request(c, dispatch, opts, handler) {
   const method = String(opts.method ?? 'GET').toUpperCase();
   const keyed = header(opts.headers, 'idempotency-key') !== null;
   const key = c.idempotencyKey && !keyed && !c.methods.has(method) ? crypto.randomUUID() : undefined;
-  const o = key ? { ...opts, headers: withKey(opts.headers, key) } : opts;
+  const o = key ? { ...opts, headers: withHeader(opts.headers, 'idempotency-key', key) } : opts;
   const idempotent = c.methods.has(method) || c.retryNonIdempotent || keyed || !!key;
   const ac = new AbortController();
   const job = new DispatchJob(c, dispatch, o, handler, idempotent, ac.signal);
@@ -201,7 +202,7 @@ class DispatchJob {
    */
   async attempt(call) {
     const [sig, release, timeout] = attemptSignal(call, false);
-    const o = await new Promise((resolve) => this.send(sig, release, resolve));
+    const o = await new Promise((resolve) => this.send(call.n, sig, release, resolve));
     if (o.failed) {
       call.alive(); // (the caller's abort or the deadline: the call ends with its reason)
       o.network ??= network(o.error) && (!timeout?.signal.aborted || /** @type {any} */ (this.c).retryOnTimeout);
@@ -211,11 +212,12 @@ class DispatchJob {
 
   /**
    * Dispatches the request with a handler of this attempt's.
+   * @param {number} k the attempt (1 for the first: its `attemptHeader`)
    * @param {AbortSignal | undefined} sig the attempt's signal (the caller's, the deadline, timeoutMs)
    * @param {() => void} release lets go of its timers and listeners
    * @param {(o: any) => void} resolve
    */
-  send(sig, release, resolve) {
+  send(k, sig, release, resolve) {
     const { c, handler, open } = this;
     /** @type {((why: unknown) => void) | undefined} undici's abort of this attempt */
     let abort;
@@ -321,7 +323,8 @@ class DispatchJob {
       onResponseStarted: () => handler.onResponseStarted?.(),
     };
     try {
-      this.dispatch(this.o, mine);
+      const name = c.attemptHeader;
+      this.dispatch(name ? { ...this.o, headers: withHeader(this.o.headers, name, attemptValue(c, k)) } : this.o, mine);
     } catch (error) {
       // (thrown before anything was sent: the request cannot be dispatched, trying again would not help)
       if (!settled) settle({ failed: true, error, network: false });
@@ -343,13 +346,18 @@ class DispatchJob {
 }
 
 /**
- * The headers with an `idempotency-key`, in the form they came in.
+ * The headers with `name` set to `value` (any of the request's own under
+ * that name replaced, as Headers.set does): a record stays a record; an
+ * array (undici's flat name, value, …) or another iterable of pairs (a Map,
+ * Headers) becomes a flat array, a form undici always takes.
  * @param {any} h
- * @param {string} key
+ * @param {string} name
+ * @param {string} value
  */
-function withKey(h, key) {
-  if (h == null) return { 'idempotency-key': key };
-  if (Array.isArray(h)) return Array.isArray(h[0]) ? [...h, ['idempotency-key', key]] : [...h, 'idempotency-key', key];
-  if (Symbol.iterator in h) return [...h, ['idempotency-key', key]];
-  return { ...h, 'idempotency-key': key };
+function withHeader(h, name, value) {
+  if (h == null) return { [name]: value };
+  const other = (/** @type {[unknown, unknown]} */ [k]) => String(k).toLowerCase() !== name.toLowerCase();
+  if (!Array.isArray(h) && !(Symbol.iterator in h)) return { ...Object.fromEntries(Object.entries(h).filter(other)), [name]: value };
+  const pairs = Array.isArray(h) ? h.flatMap((v, i) => (i % 2 ? [] : [[v, h[i + 1]]])) : [...h];
+  return [...pairs.filter(other).flat(), name, value];
 }

@@ -17,6 +17,14 @@ import { attemptSignal } from '../engine/signal.js';
  * The request as it stands: `input`/`init` (replaced when beforeRetry
  * returns a Request), and the headers beforeRetry set over them.
  */
+/**
+ * The attempt header's value for attempt `k`, as AWS's `amz-sdk-request`
+ * (`attempt=2; max=5`): the fetch driver's and the undici entry's.
+ * @param {{ max: number }} c
+ * @param {number} k
+ */
+export const attemptValue = (c, k) => `attempt=${k}${c.max < Infinity ? `; max=${c.max}` : ''}`;
+
 export class FetchJob {
   /** Headers changed by beforeRetry (over the request's). @type {Headers | undefined} */
   changed;
@@ -70,7 +78,7 @@ export class FetchJob {
     let o = this.init;
     if (key || c.attemptHeader || changed) {
       const hh = new Headers(changed ?? this.headers);
-      if (c.attemptHeader) hh.set(c.attemptHeader, `attempt=${k}${c.max < Infinity ? `; max=${c.max}` : ''}`);
+      if (c.attemptHeader) hh.set(c.attemptHeader, attemptValue(c, k));
       if (key) hh.set('idempotency-key', key);
       o = { ...o, headers: hh };
     }

@@ -121,6 +121,42 @@ test("undici's setGlobalDispatcher(retryDispatcher(new Agent())): Node's fetch r
   }
 });
 
+test("attemptHeader names each attempt, replacing the caller's own, in each form undici takes headers", async () => {
+  const agent = new Agent();
+  const dispatcher = agent.compose(retryInterceptor({ baseMs: 5, maxAttempts: 3, attemptHeader: 'Amz-Sdk-Request', idempotencyKey: true }));
+  const forms = {
+    record: { 'amz-sdk-request': 'mine', 'x-kept': 'yes' },
+    flat: ['AMZ-SDK-REQUEST', 'mine', 'x-kept', 'yes'],
+    pairs: new Map([
+      ['amz-sdk-request', 'mine'],
+      ['x-kept', 'yes'],
+    ]),
+  };
+  try {
+    for (const [form, headers] of Object.entries(forms)) {
+      const p = `/attempt-${form}`;
+      srv.script(p, [{ status: 503 }, { status: 503 }, { status: 200, body: 'ok' }]);
+      const res = await request(`${srv.url}${p}`, { method: 'POST', body: 'x', headers, dispatcher });
+      assert.equal(res.statusCode, 200, form);
+      await res.body.dump();
+      const seen = srv.requests.filter((r) => r.path === p).map((r) => r.headers);
+      assert.deepEqual(
+        seen.map((h) => h['amz-sdk-request']),
+        ['attempt=1; max=3', 'attempt=2; max=3', 'attempt=3; max=3'],
+        form,
+      );
+      assert.ok(
+        seen.every((h) => h['x-kept'] === 'yes'),
+        `${form}: the other headers kept`,
+      );
+      const keys = new Set(seen.map((h) => h['idempotency-key']));
+      assert.ok(keys.size === 1 && !keys.has(undefined), `${form}: one idempotency key on every attempt`);
+    }
+  } finally {
+    await agent.close();
+  }
+});
+
 test("retryInterceptor with Agent.compose: undici's request retries", async () => {
   const agent = new Agent();
   const dispatcher = agent.compose(retryInterceptor({ baseMs: 5, retryOn: [503] }));
@@ -138,12 +174,14 @@ test("retryInterceptor with Agent.compose: undici's request retries", async () =
 test('options are checked at once, naming the option', async () => {
   assert.throws(() => retryInterceptor({ baseMs: -1 }), RangeError);
   assert.throws(() => retryInterceptor({ retryOn: [700] }), RangeError);
-  for (const k of ['beforeRetry', 'gate', 'pace', 'attemptHeader', 'signal', 'hedge', 'endpoints', 'telemetry'])
+  for (const k of ['beforeRetry', 'gate', 'pace', 'signal', 'hedge', 'endpoints', 'telemetry'])
     assert.throws(() => retryInterceptor({ [k]: {} }), {
       name: 'TypeError',
       message: new RegExp(`^${k} is not an option of wasm-backoff/undici`),
     });
   assert.throws(() => retryInterceptor({ onRetry: 1 }), { name: 'TypeError', message: /^onRetry/ });
+  assert.throws(() => retryInterceptor({ attemptHeader: 'Idempotency-Key' }), { name: 'RangeError', message: /^attemptHeader/ });
+  assert.throws(() => retryInterceptor({ attemptHeader: 3 }), { name: 'TypeError', message: /^attemptHeader/ });
   assert.throws(() => retryInterceptor({ timeoutMs: -1 }), { name: 'RangeError', message: /^timeoutMs/ });
   assert.throws(() => retryInterceptor({ maxBufferBytes: -1 }), { name: 'RangeError', message: /^maxBufferBytes/ });
   assert.throws(() => retryDispatcher({}, {}), { name: 'TypeError', message: /^dispatcher/ });

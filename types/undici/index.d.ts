@@ -16,11 +16,11 @@ export { BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
  * message starting with the option's name. Each request runs the fetch
  * driver's retry loop, so its hooks (`shouldRetry`, `onRetry`, `onDone`,
  * `delay`), `timeoutMs` (until an answer's headers), `budget`,
- * `throttleBaseMs`, `retryOnTimeout` and `retryAfterOverMax` work as they
- * do there; the hooks get no `response` (a dispatcher has none: `status`
- * tells). `beforeRetry`, `gate`, `pace`, `hedge`, `endpoints`,
- * `attemptHeader`, `telemetry` and `signal` have no meaning at a dispatcher
- * and throw a `TypeError` (use fetch's own `signal`).
+ * `throttleBaseMs`, `retryOnTimeout`, `retryAfterOverMax` and
+ * `attemptHeader` work as they do there; the hooks get no `response` (a
+ * dispatcher has none: `status` tells). `beforeRetry`, `gate`, `pace`,
+ * `hedge`, `endpoints`, `telemetry` and `signal` have no meaning at a
+ * dispatcher and throw a `TypeError` (use fetch's own `signal`).
  *
  * A retried answer (a status of `retryOn`, or 413, 429 or 503 with a
  * server-named wait, or a network failure before any answer) is drained and
@@ -31,7 +31,16 @@ export interface UndiciRetryOptions
   extends BackoffOptions,
     Pick<
       RetryOptions,
-      'timeoutMs' | 'budget' | 'shouldRetry' | 'onRetry' | 'onDone' | 'delay' | 'throttleBaseMs' | 'retryOnTimeout' | 'retryAfterOverMax'
+      | 'timeoutMs'
+      | 'budget'
+      | 'shouldRetry'
+      | 'onRetry'
+      | 'onDone'
+      | 'delay'
+      | 'throttleBaseMs'
+      | 'retryOnTimeout'
+      | 'retryAfterOverMax'
+      | 'attemptHeader'
     > {
   /**
    * Statuses retried, each an integer in [100, 599]; a server's

@@ -168,6 +168,8 @@ streamFetch('https://example.com', { method: 'PUT', body: async () => 'x' });
 retryInterceptor({ beforeRetry: () => undefined });
 // @ts-expect-error a gate is not an option at a dispatcher
 retryInterceptor({ gate: {} });
+// @ts-expect-error attemptHeader is a header name
+retryInterceptor({ attemptHeader: true });
 export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];
 
 // @ts-expect-error tracer is an OpenTelemetry Tracer, not a string

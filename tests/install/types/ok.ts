@@ -347,6 +347,7 @@ export async function undiciRetries(agent: DispatcherLike) {
     throttleBaseMs: 500,
     retryOnTimeout: false,
     retryAfterOverMax: 'clamp',
+    attemptHeader: 'amz-sdk-request',
   });
   const dispatch: Dispatch = retryInterceptor()(agent.dispatch);
   void [undo, d.dispatcher, d.dispatch, dispatch];
