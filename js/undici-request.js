@@ -10,7 +10,7 @@
 // is the attempt's error. The caller's abort reaches the attempt in flight,
 // the answer it was handed, or the wait between two (the loop's signal).
 import { replayable, advice } from './policy.js';
-import { serverWait } from './retry-after.js';
+import { serverWait, spentWait } from './retry-after.js';
 import { REFUSED_REQUEST } from './gen/policy.js';
 import { Call, drive } from './engine/loop.js';
 import { scheduled } from './engine/schedule.js';
@@ -88,12 +88,15 @@ async function buffered(body, bound) {
 /**
  * Runs one request: `handler` (the caller's, undici's legacy interface)
  * sees one connection (`onConnect` once, at the start) and one answer.
+ * `paced` (the interceptor's): until when each origin said no request
+ * remains (epoch ms), as a withBackoff client's.
  * @param {import('./undici.js').Options} c
  * @param {import('./undici.js').Dispatch} dispatch
  * @param {any} opts
  * @param {any} handler
+ * @param {Map<string, number>} paced
  */
-export function request(c, dispatch, opts, handler) {
+export function request(c, dispatch, opts, handler, paced) {
   const method = String(opts.method ?? 'GET').toUpperCase();
   const keyed = header(opts.headers, 'idempotency-key') !== null;
   const key = c.idempotencyKey && !keyed && !c.methods.has(method) ? crypto.randomUUID() : undefined;
@@ -107,8 +110,13 @@ export function request(c, dispatch, opts, handler) {
     ac.abort(why);
     job.end(why);
   });
+  // A success saying no request remains holds the origin's next requests until the reset (`pace`).
+  const origin = String(opts.origin);
+  if (c.pace) job.pace = (/** @type {number} */ ms) => paced.set(origin, Date.now() + ms);
+  const call = new Call(c, ac.signal);
+  if (c.pace) call.hold = () => (paced.get(origin) ?? 0) - Date.now();
   const start = () =>
-    drive(new Call(c, ac.signal), job, job).then(
+    drive(call, job, job).then(
       (/** @type {any} */ a) => {
         a.commit?.();
         job.end(undefined, a.abort); // (a retried answer still draining: let go)
@@ -152,6 +160,8 @@ export function request(c, dispatch, opts, handler) {
 class DispatchJob {
   /** @type {(() => void) | undefined} drains the last answer, if it is held */
   drop;
+  /** @type {((ms: number) => void) | undefined} paces the origin's next requests (request's `paced`) */
+  pace;
   /** undici's aborts of the attempts not ended yet (one in flight, held, handed over, or draining). */
   open = new Set();
   pass = scheduled.pass;
@@ -283,6 +293,8 @@ class DispatchJob {
       /** @param {number} status @param {any[]} raw @param {() => void} resume @param {string} text */
       onHeaders: (status, raw, resume, text) => {
         const failure = status >= 400;
+        const ms = !failure && this.pace ? spentWait(answered(raw)) : undefined;
+        if (ms !== undefined) /** @type {Function} */ (this.pace)(ms);
         // (a plain success needs no verdict: it streams to the caller now)
         if (!failure && !c.retryOn.has(status) && !c.shouldRetry) {
           pass(status);

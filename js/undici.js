@@ -13,7 +13,7 @@ import { snapshot, config } from './fetch/options.js';
 import { request } from './undici-request.js';
 
 /** The fetch driver's options that have no meaning at a dispatcher (refused rather than ignored). */
-const NOT_HERE = ['gate', 'beforeRetry', 'signal', 'pace', 'hedge', 'endpoints', 'telemetry'];
+const NOT_HERE = ['gate', 'beforeRetry', 'signal', 'hedge', 'endpoints', 'telemetry'];
 
 /** The global dispatcher's key, shared by Node's fetch and every copy of undici (its `setGlobalDispatcher`). */
 const GLOBAL = Symbol.for('undici.globalDispatcher.1');
@@ -43,8 +43,10 @@ function read(options) {
  */
 export function retryInterceptor(options) {
   const c = read(options);
+  // (per interceptor, as per withBackoff client: until when each origin said no request remains)
+  const paced = new Map();
   return (dispatch) => (opts, handler) => {
-    request(c, dispatch, opts, handler);
+    request(c, dispatch, opts, handler, paced);
     return true;
   };
 }

@@ -157,6 +157,35 @@ test("attemptHeader names each attempt, replacing the caller's own, in each form
   }
 });
 
+test("pace: a success saying no request remains holds that origin's next request until the reset; pace: false does not", async () => {
+  const agent = new Agent();
+  try {
+    const send = async (dispatcher, p) => (await request(`${srv.url}${p}`, { dispatcher })).body.text();
+    const spent = { status: 200, headers: { 'x-ratelimit-remaining': '0', 'retry-after-ms': '250' } };
+    const paced = agent.compose(retryInterceptor({ baseMs: 5 }));
+    srv.script('/paced', [spent, { status: 200 }]);
+    await send(paced, '/paced');
+    await send(paced, '/paced');
+    assert.ok(gaps('/paced')[0] >= 240, `held until the reset: ${gaps('/paced')} ms`);
+    // An abort while held rejects at once with its reason, and sends nothing.
+    srv.script('/held', [{ ...spent, headers: { ...spent.headers, 'retry-after-ms': '5000' } }]);
+    await send(paced, '/held');
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error('stop')), 20);
+    const t0 = Date.now();
+    await assert.rejects(request(`${srv.url}/held`, { dispatcher: paced, signal: ac.signal }), /stop|abort/i);
+    assert.ok(Date.now() - t0 < 2000 && srv.count('/held') === 1, `aborted while held, after ${Date.now() - t0} ms`);
+    // (a 3 s reset: two requests in a row stay far below it)
+    const unpaced = agent.compose(retryInterceptor({ baseMs: 5, pace: false }));
+    srv.script('/unpaced', [{ ...spent, headers: { ...spent.headers, 'retry-after-ms': '3000' } }, { status: 200 }]);
+    await send(unpaced, '/unpaced');
+    await send(unpaced, '/unpaced');
+    assert.ok(gaps('/unpaced')[0] < 2000, `pace: false: ${gaps('/unpaced')} ms`);
+  } finally {
+    await agent.close();
+  }
+});
+
 test("retryInterceptor with Agent.compose: undici's request retries", async () => {
   const agent = new Agent();
   const dispatcher = agent.compose(retryInterceptor({ baseMs: 5, retryOn: [503] }));
@@ -174,7 +203,7 @@ test("retryInterceptor with Agent.compose: undici's request retries", async () =
 test('options are checked at once, naming the option', async () => {
   assert.throws(() => retryInterceptor({ baseMs: -1 }), RangeError);
   assert.throws(() => retryInterceptor({ retryOn: [700] }), RangeError);
-  for (const k of ['beforeRetry', 'gate', 'pace', 'signal', 'hedge', 'endpoints', 'telemetry'])
+  for (const k of ['beforeRetry', 'gate', 'signal', 'hedge', 'endpoints', 'telemetry'])
     assert.throws(() => retryInterceptor({ [k]: {} }), {
       name: 'TypeError',
       message: new RegExp(`^${k} is not an option of wasm-backoff/undici`),
@@ -182,6 +211,7 @@ test('options are checked at once, naming the option', async () => {
   assert.throws(() => retryInterceptor({ onRetry: 1 }), { name: 'TypeError', message: /^onRetry/ });
   assert.throws(() => retryInterceptor({ attemptHeader: 'Idempotency-Key' }), { name: 'RangeError', message: /^attemptHeader/ });
   assert.throws(() => retryInterceptor({ attemptHeader: 3 }), { name: 'TypeError', message: /^attemptHeader/ });
+  assert.throws(() => retryInterceptor({ pace: 'yes' }), { name: 'TypeError', message: /^pace/ });
   assert.throws(() => retryInterceptor({ timeoutMs: -1 }), { name: 'RangeError', message: /^timeoutMs/ });
   assert.throws(() => retryInterceptor({ maxBufferBytes: -1 }), { name: 'RangeError', message: /^maxBufferBytes/ });
   assert.throws(() => retryDispatcher({}, {}), { name: 'TypeError', message: /^dispatcher/ });

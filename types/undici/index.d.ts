@@ -18,9 +18,9 @@ export { BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
  * `delay`), `timeoutMs` (until an answer's headers), `budget`,
  * `throttleBaseMs`, `retryOnTimeout`, `retryAfterOverMax` and
  * `attemptHeader` work as they do there; the hooks get no `response` (a
- * dispatcher has none: `status` tells). `beforeRetry`, `gate`, `pace`,
- * `hedge`, `endpoints`, `telemetry` and `signal` have no meaning at a
- * dispatcher and throw a `TypeError` (use fetch's own `signal`).
+ * dispatcher has none: `status` tells). `beforeRetry`, `gate`, `hedge`,
+ * `endpoints`, `telemetry` and `signal` have no meaning at a dispatcher
+ * and throw a `TypeError` (use fetch's own `signal`).
  *
  * A retried answer (a status of `retryOn`, or 413, 429 or 503 with a
  * server-named wait, or a network failure before any answer) is drained and
@@ -42,6 +42,16 @@ export interface UndiciRetryOptions
       | 'retryAfterOverMax'
       | 'attemptHeader'
     > {
+  /**
+   * A success saying no request remains (`RateLimit-Remaining: 0`,
+   * `X-RateLimit-Remaining: 0`, `RateLimit`'s `r=0`) with a reset holds
+   * the next requests to that origin until the reset, as a `withBackoff`
+   * client's do: each interceptor (each `retryDispatcher`,
+   * `retryGlobalFetch`) keeps its own origins. An abort while held rejects
+   * at once. `false`: never held.
+   * @default true
+   */
+  pace?: boolean;
   /**
    * Statuses retried, each an integer in [100, 599]; a server's
    * `x-should-retry: true | false` overrules them, as for the fetch driver.

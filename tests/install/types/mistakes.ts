@@ -170,6 +170,8 @@ retryInterceptor({ beforeRetry: () => undefined });
 retryInterceptor({ gate: {} });
 // @ts-expect-error attemptHeader is a header name
 retryInterceptor({ attemptHeader: true });
+// @ts-expect-error pace is a boolean
+retryInterceptor({ pace: 'yes' });
 export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];
 
 // @ts-expect-error tracer is an OpenTelemetry Tracer, not a string

@@ -348,6 +348,7 @@ export async function undiciRetries(agent: DispatcherLike) {
     retryOnTimeout: false,
     retryAfterOverMax: 'clamp',
     attemptHeader: 'amz-sdk-request',
+    pace: false,
   });
   const dispatch: Dispatch = retryInterceptor()(agent.dispatch);
   void [undo, d.dispatcher, d.dispatch, dispatch];
