@@ -513,7 +513,7 @@ function counting(inner) {
   return s;
 }
 
-test('a backlog of 5 000 tasks: a pass reads only the records it can act on (linear, not quadratic)', async () => {
+test('a backlog of 5 000 tasks: a pass reads only the records it can act on (linear, not quadratic)', async (t) => {
   const n = 5000;
   const store = counting(new MemoryStore());
   const q = new TaskQueue({ store, handler() {}, pollMs: 1000 });
@@ -529,8 +529,9 @@ test('a backlog of 5 000 tasks: a pass reads only the records it can act on (lin
   // Each pass reads at most concurrency + 1 records of each state; before the
   // fix every pass read every active record (about n²/8 = 3 million here).
   assert.ok(store.read <= 20 * n, `${store.read} records read to process ${n} tasks`);
-  // 6.6 to 10.5 s before the fix on this machine (2 shared cores); about 0.3 s after.
-  assert.ok(ms < 5000, `${n} tasks took ${ms} ms`);
+  // (the count above is the test: time is only reported, tests do not fail
+  // on timing; 6.6 to 10.5 s before the fix on 2 shared cores, ~0.3 s after)
+  t.diagnostic(`${n} tasks took ${ms} ms`);
 });
 
 test('a handler rejecting with a value that is no Error (a null-prototype object, a throwing getter): a normal failure', async () => {
