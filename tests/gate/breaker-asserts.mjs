@@ -21,9 +21,10 @@ export function assertLimiterAlone(r) {
 
 /**
  * A gate with `limit: 'adaptive'` after 30 warm-up calls and a 429 naming
- * 300 ms: the next first attempt reached the server (arrival times `at`)
- * within one token at the throttled rate, not after the named 300 ms (a
- * server-named wait delays the retry of the call that got it, nothing else).
+ * 1 s: the next first attempt reached the server (arrival times `at`)
+ * within one token at the throttled rate (tens of ms), not after the named
+ * 1 s (a server-named wait delays the retry of the call that got it,
+ * nothing else); 800 ms leaves a loaded machine room.
  */
 export function assertThrottledGap(r, at, t) {
   assert.ok(
@@ -34,5 +35,5 @@ export function assertThrottledGap(r, at, t) {
   assert.equal(at.length, 32);
   const gap = at[31] - at[30];
   t.diagnostic(`429 → next first attempt: ${gap.toFixed(0)} ms`);
-  assert.ok(gap < 250, `the next first attempt went ${gap.toFixed(0)} ms after the 429: the named 300 ms paused it`);
+  assert.ok(gap < 800, `the next first attempt went ${gap.toFixed(0)} ms after the 429: the named 1 s paused it`);
 }
