@@ -72,7 +72,8 @@ async function noUnhandled(mf) {
 test("fail-fast through the object: past the fleet's threshold every isolate refuses at once, nothing sent; after the round one probe closes it", {
   timeout: 20_000,
 }, async () => {
-  const mf = fleet({ env: { MODE: 'fail-fast', BASE_MS: '1500' } });
+  // (a 3 s round: the checks below must run within it, on a loaded machine too)
+  const mf = fleet({ env: { MODE: 'fail-fast', BASE_MS: '3000' } });
   let up = false;
   srv.script('/ff', () => (up ? { status: 200, body: 'ok' } : { status: 503 }));
   // a sees 3 failures (the fleet's threshold): its report trips the object.
@@ -95,11 +96,11 @@ test("fail-fast through the object: past the fleet's threshold every isolate ref
   // Now every isolate refuses at once, with the object's round's remaining wait.
   const refused = await Promise.all(ISOLATES.map((n) => call(mf, n, '/calls?n=2&max=5&path=/ff')));
   const took = performance.now() - t0;
-  assert.ok(took < 1400, `${took.toFixed(0)} ms: still within the round (a loaded machine?)`);
+  assert.ok(took < 2800, `${took.toFixed(0)} ms: still within the round (a loaded machine?)`);
   for (const r of refused) {
     for (const o of r.out) {
       assert.equal(o.error, 'BrokenCircuitError', JSON.stringify(r));
-      assert.ok(o.retryAfterMs > 0 && o.retryAfterMs <= 1500, JSON.stringify(o));
+      assert.ok(o.retryAfterMs > 0 && o.retryAfterMs <= 3000, JSON.stringify(o));
     }
   }
   assert.equal(srv.count('/ff'), 7, 'nothing sent while open');
