@@ -10,13 +10,13 @@
 // is the attempt's error. The caller's abort reaches the attempt in flight,
 // the answer it was handed, or the wait between two (the loop's signal).
 import { replayable, advice } from './policy.js';
-import { serverWait, spentWait } from './retry-after.js';
+import { serverWait } from './retry-after.js';
 import { REFUSED_REQUEST } from './gen/policy.js';
 import { Call, drive } from './engine/loop.js';
 import { scheduled } from './engine/schedule.js';
 import { judge } from './engine/judge.js';
 import { attemptSignal } from './engine/signal.js';
-import { attemptValue } from './fetch/request.js';
+import { attemptValue, paceMs } from './fetch/request.js';
 
 /** undici's codes of a request that did not fail on the network: aborted by its caller, or refused (the core's list). */
 const NOT_NETWORK = /^(?:UND_ERR_ABORTED|ABORT_ERR|UND_ERR_REQ_CONTENT_LENGTH_MISMATCH)$/;
@@ -25,21 +25,67 @@ const NOT_NETWORK = /^(?:UND_ERR_ABORTED|ABORT_ERR|UND_ERR_REQ_CONTENT_LENGTH_MI
 const network = (err) => err?.name !== 'AbortError' && !NOT_NETWORK.test(err?.code) && !REFUSED_REQUEST.test(err?.code);
 
 /**
- * The request's headers as undici takes them (a record, a flat array of
- * names and values, or an iterable of pairs), one lower-case name's value.
+ * The request's headers in one of undici's two forms, read once: a record
+ * as it is; a flat array of names and values as it is (an odd one too,
+ * for undici to refuse); fetch-style pairs, or another iterable of pairs
+ * (a Map, Headers, a generator, read here once), as a flat array.
+ * @param {any} h
+ */
+function flatten(h) {
+  if (h == null || typeof h !== 'object') return h;
+  if (Array.isArray(h)) return Array.isArray(h[0]) ? h.flat() : h;
+  return Symbol.iterator in h ? [...h].flat() : h;
+}
+
+/**
+ * The (flattened) headers' pairs, a value undici would skip (undefined)
+ * left out.
+ * @param {any} h
+ * @returns {[unknown, unknown][]}
+ */
+function pairs(h) {
+  if (h == null) return [];
+  /** @type {[unknown, unknown][]} */
+  const all = Array.isArray(h) ? h.flatMap((v, i) => (i % 2 ? [] : [[v, h[i + 1]]])) : Object.entries(h);
+  return all.filter(([, v]) => v !== undefined);
+}
+
+/**
+ * One lower-case name's value in the (flattened) headers, or null.
  * @param {any} h
  * @param {string} name
  */
 function header(h, name) {
-  if (h == null) return null;
-  const pairs =
-    Array.isArray(h) && !Array.isArray(h[0])
-      ? h.flatMap((v, i) => (i % 2 ? [] : [[v, h[i + 1]]]))
-      : Symbol.iterator in h
-        ? [...h]
-        : Object.entries(h);
-  for (const [k, v] of pairs) if (String(k).toLowerCase() === name) return String(v);
+  for (const [k, v] of pairs(h)) if (String(k).toLowerCase() === name) return String(v);
   return null;
+}
+
+/**
+ * The (flattened) headers with `name` set to `value` (any of the request's
+ * own under that name replaced, as Headers.set does), in their form.
+ * @param {any} h
+ * @param {string} name
+ * @param {string} value
+ */
+function withHeader(h, name, value) {
+  // (an odd flat array is left for undici to refuse, not mended)
+  if (Array.isArray(h) && h.length % 2) return h;
+  const other = (/** @type {[unknown, unknown]} */ [k]) => String(k).toLowerCase() !== name.toLowerCase();
+  const kept = pairs(h).filter(other);
+  return Array.isArray(h) ? [...kept.flat(), name, value] : { ...Object.fromEntries(kept), [name]: value };
+}
+
+/**
+ * The origin a request is paced by: `opts.origin` (a string or a URL) as
+ * URL's origin, so that 'http://a:80/' and 'http://A' are one.
+ * @param {unknown} origin
+ */
+function originOf(origin) {
+  try {
+    return new URL(String(origin)).origin;
+  } catch {
+    return String(origin);
+  }
 }
 
 /**
@@ -98,9 +144,10 @@ async function buffered(body, bound) {
  */
 export function request(c, dispatch, opts, handler, paced) {
   const method = String(opts.method ?? 'GET').toUpperCase();
-  const keyed = header(opts.headers, 'idempotency-key') !== null;
+  const headers = flatten(opts.headers);
+  const keyed = header(headers, 'idempotency-key') !== null;
   const key = c.idempotencyKey && !keyed && !c.methods.has(method) ? crypto.randomUUID() : undefined;
-  const o = key ? { ...opts, headers: withHeader(opts.headers, 'idempotency-key', key) } : opts;
+  const o = { ...opts, headers: key ? withHeader(headers, 'idempotency-key', key) : headers };
   const idempotent = c.methods.has(method) || c.retryNonIdempotent || keyed || !!key;
   const ac = new AbortController();
   const job = new DispatchJob(c, dispatch, o, handler, idempotent, ac.signal);
@@ -111,12 +158,19 @@ export function request(c, dispatch, opts, handler, paced) {
     job.end(why);
   });
   // A success saying no request remains holds the origin's next requests until the reset (`pace`).
-  const origin = String(opts.origin);
+  const origin = originOf(opts.origin);
   if (c.pace) job.pace = (/** @type {number} */ ms) => paced.set(origin, Date.now() + ms);
-  const call = new Call(c, ac.signal);
-  if (c.pace) call.hold = () => (paced.get(origin) ?? 0) - Date.now();
-  const start = () =>
-    drive(call, job, job).then(
+  /** How long this origin asks to hold; a past entry is let go (the map keeps only the origins holding). */
+  const hold = () => {
+    const left = (paced.get(origin) ?? 0) - Date.now();
+    if (left <= 0) paced.delete(origin);
+    return left;
+  };
+  // (the call, its deadline's timer with it, starts once the body is read: a body that fails leaves nothing behind)
+  const start = () => {
+    const call = new Call(c, ac.signal);
+    if (c.pace) call.hold = hold;
+    return drive(call, job, job).then(
       (/** @type {any} */ a) => {
         a.commit?.();
         job.end(undefined, a.abort); // (a retried answer still draining: let go)
@@ -126,6 +180,7 @@ export function request(c, dispatch, opts, handler, paced) {
         handler.onError(err);
       },
     );
+  };
   // A body read once is read first (up to the bound), so that a retry can send it again.
   if (!job.replayable && idempotent && o.body != null && Symbol.asyncIterator in o.body) {
     buffered(o.body, c.maxBufferBytes).then(
@@ -293,7 +348,7 @@ class DispatchJob {
       /** @param {number} status @param {any[]} raw @param {() => void} resume @param {string} text */
       onHeaders: (status, raw, resume, text) => {
         const failure = status >= 400;
-        const ms = !failure && this.pace ? spentWait(answered(raw)) : undefined;
+        const ms = !failure && this.pace ? paceMs(c, answered(raw)) : undefined;
         if (ms !== undefined) /** @type {Function} */ (this.pace)(ms);
         // (a plain success needs no verdict: it streams to the caller now)
         if (!failure && !c.retryOn.has(status) && !c.shouldRetry) {
@@ -355,21 +410,4 @@ class DispatchJob {
   result(o) {
     return o;
   }
-}
-
-/**
- * The headers with `name` set to `value` (any of the request's own under
- * that name replaced, as Headers.set does): a record stays a record; an
- * array (undici's flat name, value, …) or another iterable of pairs (a Map,
- * Headers) becomes a flat array, a form undici always takes.
- * @param {any} h
- * @param {string} name
- * @param {string} value
- */
-function withHeader(h, name, value) {
-  if (h == null) return { [name]: value };
-  const other = (/** @type {[unknown, unknown]} */ [k]) => String(k).toLowerCase() !== name.toLowerCase();
-  if (!Array.isArray(h) && !(Symbol.iterator in h)) return { ...Object.fromEntries(Object.entries(h).filter(other)), [name]: value };
-  const pairs = Array.isArray(h) ? h.flatMap((v, i) => (i % 2 ? [] : [[v, h[i + 1]]])) : [...h];
-  return [...pairs.filter(other).flat(), name, value];
 }

@@ -368,7 +368,10 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * `r=0`) and a reset (`RateLimit-Reset`, `X-RateLimit-Reset`, `RateLimit`'s
    * `t`, …: what {@link serverWait} reads) holds the next calls to that
    * target until the reset, before their first attempt (cut short by their
-   * signal and deadline). The target is the gate's key with a `gate`, else
+   * signal and deadline). A reset past `maxRetryAfterMs` holds nothing (the
+   * next call goes and the server's answer decides), unless
+   * `retryAfterOverMax: 'clamp'`, which holds `maxRetryAfterMs`. The
+   * target is the gate's key with a `gate`, else
    * the request's origin within one `withBackoff` client (`extend` makes a
    * new client); `fetchWithBackoff`, which keeps nothing between calls,
    * paces only through a gate. @default true

@@ -8,15 +8,10 @@
 // POST, or drops the caller's key, makes it non-idempotent from then on.
 import { abortable } from '../hooks.js';
 import { serverWait, spentWait } from '../retry-after.js';
-import { advice, isNetworkError, replayable } from '../policy.js';
+import { advice, isNetworkError, replayable, honoured } from '../policy.js';
 import { judge } from '../engine/judge.js';
 import { attemptSignal } from '../engine/signal.js';
 
-/**
- * The job of one fetch call (the engine's Job: attempt, judge, before).
- * The request as it stands: `input`/`init` (replaced when beforeRetry
- * returns a Request), and the headers beforeRetry set over them.
- */
 /**
  * The attempt header's value for attempt `k`, as AWS's `amz-sdk-request`
  * (`attempt=2; max=5`): the fetch driver's and the undici entry's.
@@ -25,6 +20,25 @@ import { attemptSignal } from '../engine/signal.js';
  */
 export const attemptValue = (c, k) => `attempt=${k}${c.max < Infinity ? `; max=${c.max}` : ''}`;
 
+/**
+ * How long a success's headers ask the target's next calls to hold (`pace`):
+ * the wait until the reset when no request remains, as a server-named wait
+ * is honoured: over `maxRetryAfterMs` it is not waited (the next call goes,
+ * and the server's answer decides), unless `retryAfterOverMax: 'clamp'`
+ * (then `maxRetryAfterMs`). The fetch driver's and the undici entry's.
+ * @param {{ maxRetryAfterMs: number, clamp: boolean }} c
+ * @param {{ get(name: string): string | null }} h
+ */
+export function paceMs(c, h) {
+  const ms = honoured(spentWait(h), c.maxRetryAfterMs, c.clamp);
+  return ms !== undefined && ms <= c.maxRetryAfterMs ? ms : undefined;
+}
+
+/**
+ * The job of one fetch call (the engine's Job: attempt, judge, before).
+ * The request as it stands: `input`/`init` (replaced when beforeRetry
+ * returns a Request), and the headers beforeRetry set over them.
+ */
 export class FetchJob {
   /** Headers changed by beforeRetry (over the request's). @type {Headers | undefined} */
   changed;
@@ -103,7 +117,7 @@ export class FetchJob {
       const s = res.status;
       const h = res.headers;
       if (s < 400) {
-        const ms = this.pace && spentWait(h);
+        const ms = this.pace && paceMs(this.c, h);
         if (ms !== undefined) /** @type {Function} */ (this.pace)(ms);
         return { failed: false, res, status: s };
       }

@@ -154,6 +154,13 @@ export const WAIT_SCENARIOS = {
     await (await g(ctl.base + q)).text();
     await (await g(ctl.base + q)).text();
     check((await gap(ctl, q)) < 2000, `pace: false: ${await gap(ctl, q)} ms`);
+    // A reset past maxRetryAfterMs is not waited (the next call goes; the server's answer decides).
+    const m = path('paced-over-max');
+    await ctl.script(m, [{ status: 200, headers: { 'x-ratelimit-remaining': '0', 'retry-after-ms': '3000' } }, { status: 200 }]);
+    const capped = withBackoff(fetch, { ...FAST, maxRetryAfterMs: 200 });
+    await (await capped(ctl.base + m)).text();
+    await (await capped(ctl.base + m)).text();
+    check((await gap(ctl, m)) < 2000, `a reset past maxRetryAfterMs: ${await gap(ctl, m)} ms`);
     // An abort while held rejects at once with its reason.
     const r = path('paced-abort');
     await ctl.script(r, [{ status: 200, headers: { 'x-ratelimit-remaining': '0', 'retry-after-ms': '5000' } }]);

@@ -47,8 +47,9 @@ export interface UndiciRetryOptions
    * `X-RateLimit-Remaining: 0`, `RateLimit`'s `r=0`) with a reset holds
    * the next requests to that origin until the reset, as a `withBackoff`
    * client's do: each interceptor (each `retryDispatcher`,
-   * `retryGlobalFetch`) keeps its own origins. An abort while held rejects
-   * at once. `false`: never held.
+   * `retryGlobalFetch`) keeps its own origins. A reset past
+   * `maxRetryAfterMs` holds nothing (unless `retryAfterOverMax: 'clamp'`).
+   * An abort while held rejects at once. `false`: never held.
    * @default true
    */
   pace?: boolean;
