@@ -28,6 +28,21 @@ export function isPermanent(/** @type {any} */ error) {
   }
 }
 
+/**
+ * The wait a failure names (`error.retryAfterMs`: a server's Retry-After,
+ * as the fetch driver's errors and the outbox's carry it), in ms; 0 when
+ * it names none (or reading it throws).
+ * @param {any} error
+ */
+export function waitOf(error) {
+  try {
+    const ms = error?.retryAfterMs;
+    return typeof ms === 'number' && ms > 0 && ms < Infinity ? ms : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** A failure as `lastError` records it: its message, else the value as a string; never throws. */
 export function describe(/** @type {any} */ error) {
   try {

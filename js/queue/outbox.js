@@ -11,7 +11,8 @@ import { withBackoff } from '../fetch/index.js';
 import { TaskQueue } from './task-queue.js';
 import { IndexedDBStore } from './indexeddb-store.js';
 import { PermanentError } from './errors.js';
-import { advice, throttled } from '../policy.js';
+import { advice, throttled, isNetworkError, METHODS } from '../policy.js';
+import { serverWait } from '../retry-after.js';
 import { bounded } from './options.js';
 
 /**
@@ -29,21 +30,40 @@ const NEVER = ['not-retryable', 'vetoed'];
 const OWN = ['handler', 'syncTag'];
 
 /**
- * A request's body, read now (after the bound is checked): an ArrayBuffer,
- * or null for none. Over `max` bytes: a RangeError, nothing read further.
+ * A request's body, read now: an ArrayBuffer, or null for none. Over `max`
+ * bytes (declared, or counted as it is read): a RangeError, and the body is
+ * cancelled there, nothing read further.
  * @param {Request} request
  * @param {number} max
  */
 async function bodyOf(request, max) {
   const declared = Number(request.headers.get('content-length'));
-  const over = (/** @type {number} */ n) =>
+  const over = (/** @type {string} */ n) =>
     new RangeError(`maxBodyBytes: the request body (${n} bytes) is over the outbox's bound (${max} bytes): not stored`);
-  if (declared > max) throw over(declared);
+  if (declared > max) throw over(String(declared));
   if (request.body === null) return null;
-  const body = await request.arrayBuffer();
-  if (body.byteLength > max) throw over(body.byteLength);
-  return body;
+  const reader = request.body.getReader();
+  /** @type {Uint8Array[]} */
+  const chunks = [];
+  let size = 0;
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      throw over(`at least ${size}`);
+    }
+    chunks.push(r.value);
+  }
+  const body = new Uint8Array(size);
+  for (let i = 0, at = 0; i < chunks.length; at += chunks[i++].byteLength) body.set(chunks[i], at);
+  return body.buffer;
 }
+
+/**
+ * The idempotency key a request carries (an empty value is none).
+ * @param {Headers} headers
+ */
+const keyOf = (headers) => headers.get('idempotency-key') || undefined;
 
 /** The stored request of a task: what a replay sends. */
 /** @typedef {{ method: string, url: string, headers: [string, string][], body: ArrayBuffer | null }} StoredRequest */
@@ -56,6 +76,8 @@ export class Outbox {
   #done;
   /** @type {Function | undefined} */
   #delay;
+  /** The caller's retry.maxElapsedMs (a replay's is at most its lease's). @type {number} */
+  #elapsed;
 
   /** @param {import('../../types/outbox/index.js').OutboxOptions} [options] */
   constructor(options) {
@@ -69,14 +91,20 @@ export class Outbox {
     this.#retry = withBackoff((input, init) => fetch(input, init), retry);
     this.#done = retry.onDone;
     this.#delay = retry.delay;
+    this.#elapsed = retry.maxElapsedMs ?? Infinity;
     const q = own(o.queue, 'queue');
     for (const k of OWN) if (q[k] !== undefined) throw new TypeError(`queue.${k} is set by the outbox`);
+    // (not at the first add: where there is no IndexedDB, say so now)
+    if (q.store === undefined && typeof indexedDB === 'undefined')
+      throw new TypeError('queue.store is needed where there is no IndexedDB (new MemoryStore(), a DurableObjectStore, …)');
     this.#queue = new TaskQueue({
       ...q,
       store: q.store ?? new IndexedDBStore({ name }),
       syncTag: name,
-      handler: (/** @type {{ payload: StoredRequest }} */ task, /** @type {{ signal: AbortSignal }} */ { signal }) =>
-        this.#replay(task.payload, signal),
+      handler: (
+        /** @type {{ payload: StoredRequest }} */ task,
+        /** @type {{ signal: AbortSignal, completeBy: number }} */ { signal, completeBy },
+      ) => this.#replay(task.payload, signal, completeBy),
     });
   }
 
@@ -105,7 +133,7 @@ export class Outbox {
     if (!(request instanceof Request)) throw new TypeError('request must be a Request');
     const body = await bodyOf(request, this.#max);
     const headers = new Headers(request.headers);
-    const key = headers.get('idempotency-key') ?? crypto.randomUUID();
+    const key = keyOf(headers) ?? crypto.randomUUID();
     headers.set('idempotency-key', key);
     /** @type {[string, string][]} */
     const pairs = [];
@@ -120,16 +148,26 @@ export class Outbox {
   /**
    * `fetch(request)` now, once; on a network failure the request is stored
    * instead and the answer is `202 Accepted` with its id in `Outbox-Id`
-   * (for a Service Worker's `respondWith`). A request whose body is over
-   * the bound is not stored: the network failure is the answer.
+   * (for a Service Worker's `respondWith`). A request whose method is not
+   * idempotent is sent with the `Idempotency-Key` it will be replayed
+   * under (its own, else a new one), so that a server which took the
+   * first send before the connection broke can tell the replay apart. A
+   * request fetch refused (not a network failure), or whose body is over
+   * the bound, is not stored: the failure is the answer.
    * @param {Request} request
    */
   async fetch(request) {
+    if (!(request instanceof Request)) throw new TypeError('request must be a Request');
+    if (!METHODS.includes(request.method.toUpperCase()) && !keyOf(request.headers)) {
+      const headers = new Headers(request.headers);
+      headers.set('idempotency-key', crypto.randomUUID());
+      request = new Request(request, { headers });
+    }
     const copy = request.clone();
     try {
       return await fetch(request);
     } catch (error) {
-      if (request.signal?.aborted) throw error;
+      if (request.signal?.aborted || !isNetworkError(error)) throw error;
       let id;
       try {
         id = await this.add(copy);
@@ -150,13 +188,14 @@ export class Outbox {
    * false`, shouldRetry's false) ends it in `error`: it would never succeed.
    * @param {StoredRequest} stored
    * @param {AbortSignal} signal
+   * @param {number} completeBy the lease's end
    */
-  async #replay(stored, signal) {
+  async #replay(stored, signal, completeBy) {
     const { method, url, headers, body } = stored;
     let why = '';
     let gaveUp = false;
     const [done, delay] = [this.#done, this.#delay];
-    /** @type {Record<string, Function>} */
+    /** @type {Record<string, any>} */
     const hooks = { onDone: (/** @type {any} */ info) => ((why = info.reason), done?.(info)) };
     // (the delay hook giving up ends this replay's tries, not the task)
     if (delay)
@@ -165,12 +204,17 @@ export class Outbox {
         if (d === false) gaveUp = true;
         return d;
       };
+    // (the replay's tries end before the lease: a server's wait that would
+    // outlast it is the queue's to wait, not this replay's)
+    hooks.maxElapsedMs = Math.max(0, Math.min(this.#elapsed, completeBy - Date.now() - 100));
     const res = await this.#retry(url, { method, headers, body, signal }, hooks);
     await res.body?.cancel();
     if (res.status < 400) return;
     const error = `HTTP ${res.status} from ${method} ${url}`;
     // (the server's own `x-should-retry: false` ends it whatever the status)
     const never = (NEVER.includes(why) && !gaveUp && !throttled(res.status)) || advice(res.headers) === false;
-    throw never ? new PermanentError(error) : new Error(error);
+    if (never) throw new PermanentError(error);
+    // (a later replay waits what the server named: the queue's next attempt is not due before it)
+    throw Object.assign(new Error(error), { retryAfterMs: serverWait(res.headers) });
   }
 }

@@ -17,7 +17,7 @@ import { readTasks, reporter } from './read.js';
 import { bounded, finalStates, storeOf } from './options.js';
 import { Transitions } from './transitions.js';
 import { backgroundSync } from './background-sync.js';
-import { COMPENSATE_LATE, LEASE_EXPIRED, RETENTION, describe, isPermanent, timeout } from './errors.js';
+import { COMPENSATE_LATE, LEASE_EXPIRED, RETENTION, describe, isPermanent, timeout, waitOf } from './errors.js';
 import { clone, isTask, nonEmpty, randomId } from './record.js';
 import { TaskEvent } from './task-event.js';
 /** @typedef {import('./record.js').TaskRecord} TaskRecord */
@@ -372,6 +372,9 @@ export class TaskQueue extends EventTarget {
         if (!outcome.ok) {
           const permanent = isPermanent(error);
           const n = /** @type {TaskRecord | undefined} */ (this.#t.step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now));
+          // (a wait the failure names, e.g. a server's Retry-After: the retry is not due before it)
+          const wait = waitOf(error);
+          if (n?.state === 'pending' && wait > n.nextAttemptAt - now) n.nextAttemptAt = now + wait;
           if (n) await this.#fail(rec, n, error, now, permanent ? 'permanent' : 'maxFailures');
           return;
         }

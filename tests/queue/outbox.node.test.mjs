@@ -67,7 +67,7 @@ test('a body over maxBodyBytes is refused with a RangeError naming the bound, no
   const outbox = make({ maxBodyBytes: 10 });
   await assert.rejects(outbox.add(post('/x', 'x'.repeat(11))), {
     name: 'RangeError',
-    message: /^maxBodyBytes: the request body \(11 bytes\) is over the outbox's bound \(10 bytes\)/,
+    message: /^maxBodyBytes: the request body \((?:at least )?11 bytes\) is over the outbox's bound \(10 bytes\)/,
   });
   assert.equal((await outbox.queue.store.active()).length, 0);
   assert.ok(await outbox.add(post('/x', 'x'.repeat(10))), 'at the bound: stored');
@@ -146,7 +146,79 @@ test('fetch(): the answer when there is one; on a network failure the request is
   assert.equal(new TextDecoder().decode((await outbox.queue.get(id)).payload.body), '{"a":1}');
 });
 
+test("a throttled replay's next try waits the server's Retry-After; a wait past the lease ends the replay, not the lease", async () => {
+  // One try a replay: the 429's Retry-After (1 s) is the queue's next delay, not its own 5 ms.
+  srv.script('/ra', [{ status: 429, headers: { 'retry-after': '1' } }, { status: 201 }]);
+  const outbox = make({ retry: { baseMs: 1, maxAttempts: 1 } });
+  const id = await outbox.add(post('/ra', '{}'));
+  const retried = once(outbox, 'retry');
+  const processed = once(outbox, 'processed');
+  outbox.start();
+  const r = await retried;
+  assert.ok(r.delayMs >= 900, `the next replay in ${r.delayMs} ms`);
+  assert.equal((await processed).task.id, id);
+  await outbox.stop();
+  const at = srv.requests.filter((q) => q.path === '/ra').map((q) => q.at);
+  assert.ok(at.length === 2 && at[1] - at[0] >= 950, `requests at ${at}`);
+  // A 2 s wait inside a 1 s lease: the replay ends on its deadline (its 429), the queue waits the 2 s.
+  srv.script('/ra-lease', [{ status: 429, headers: { 'retry-after': '2' } }, { status: 201 }]);
+  const leased = make({ retry: { baseMs: 1, maxAttempts: 3 }, queue: { leaseMs: 1000 } });
+  await leased.add(post('/ra-lease', '{}'));
+  const again = once(leased, 'retry');
+  leased.start();
+  const e = await again;
+  await leased.stop();
+  assert.match(String(e.error?.message), /^HTTP 429/, 'the answer, not the lease, ended the replay');
+  assert.ok(e.delayMs >= 1900, `the next replay in ${e.delayMs} ms`);
+  assert.equal(srv.count('/ra-lease'), 1);
+});
+
+test('fetch(): a POST is sent with the key it will be replayed under; what fetch refuses is not stored', async () => {
+  srv.script('/once', [{ reset: true }, { status: 201 }]);
+  const outbox = make();
+  const res = await outbox.fetch(post('/once', '{"order":1}'));
+  assert.equal(res.status, 202);
+  const id = res.headers.get('outbox-id');
+  const done = once(outbox, 'processed');
+  outbox.start();
+  await done;
+  await outbox.stop();
+  const keys = srv.requests.filter((q) => q.path === '/once').map((q) => q.headers['idempotency-key']);
+  assert.deepEqual(keys, [id, id], 'the first send and the replay carry one key');
+  // A request fetch refuses to send (not a network failure): its error, nothing stored.
+  const refused = new Request(`${srv.url}/refused`, { method: 'POST', body: 'x', headers: { connection: 'upgrade' } });
+  await assert.rejects(outbox.fetch(refused), TypeError);
+  assert.equal((await outbox.queue.store.active()).length, 0);
+  assert.equal(srv.count('/refused'), 0);
+  await assert.rejects(outbox.fetch(`${srv.url}/x`), { name: 'TypeError', message: 'request must be a Request' });
+  // An empty Idempotency-Key is none: the task gets a key of its own.
+  assert.match(await outbox.add(post('/x', '{}', { 'idempotency-key': '' })), /^[0-9a-f-]{36}$/);
+});
+
+test('maxBodyBytes: a streamed body is cancelled once it passes the bound, not read to its end', async () => {
+  const outbox = make({ maxBodyBytes: 1024 });
+  let pulled = 0;
+  const chunk = new Uint8Array(64 * 1024);
+  let cancelled = false;
+  const body = new ReadableStream({
+    pull(c) {
+      if (pulled >= 64 << 20) return c.close();
+      pulled += chunk.length;
+      c.enqueue(chunk);
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  await assert.rejects(outbox.add(new Request(`${srv.url}/big`, { method: 'POST', body, duplex: 'half' })), {
+    name: 'RangeError',
+    message: /^maxBodyBytes: the request body \(at least 65536 bytes\)/,
+  });
+  assert.ok(cancelled && pulled <= 256 * 1024, `read ${pulled} bytes of 64 MiB`);
+});
+
 test('options are checked by the constructor', () => {
+  assert.throws(() => new Outbox(), { name: 'TypeError', message: /^queue\.store is needed where there is no IndexedDB/ });
   assert.throws(() => new Outbox({ maxBodyBytes: -1, queue: { store: new MemoryStore() } }), {
     name: 'RangeError',
     message: /^maxBodyBytes/,

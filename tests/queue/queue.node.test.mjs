@@ -943,3 +943,36 @@ test('an id that is not a well-formed string (a lone surrogate) is refused with 
   assert.equal(await q.enqueue(1, { id: 'order-\ud83d\ude00' }), 'order-\ud83d\ude00', 'a surrogate pair is well-formed');
   await assert.rejects(q.enqueue(1, { id: 7 }), (e) => e instanceof TypeError && /^id must be a non-empty string/.test(e.message));
 });
+
+test("a failure naming a wait (error.retryAfterMs, a server's Retry-After) makes the retry due no sooner; a wait that is no number changes nothing", async () => {
+  const tries = [];
+  const q = new TaskQueue({
+    handler(task) {
+      tries.push([task.payload, Date.now()]);
+      if (tries.filter(([p]) => p === task.payload).length > 1) return;
+      if (task.payload === 'named') throw Object.assign(new Error('429'), { retryAfterMs: 400 });
+      // (a getter that throws, and a string: no wait named)
+      throw Object.defineProperty(new Error('odd'), 'retryAfterMs', {
+        get() {
+          throw new Error('no');
+        },
+      });
+    },
+    backoff: { baseMs: 5, jitter: 'none' },
+    pollMs: 10,
+  });
+  const log = record(q);
+  const ids = [await q.enqueue('named'), await q.enqueue('odd')];
+  q.start();
+  const recs = await settled(q.store, ids);
+  await q.stop();
+  assert.deepEqual(
+    recs.map((r) => r.state),
+    ['processed', 'processed'],
+  );
+  const delay = (id) => log.find((e) => e.type === 'retry' && e.id === id).delayMs;
+  assert.ok(delay(ids[0]) >= 395, `named: next try in ${delay(ids[0])} ms`);
+  assert.ok(delay(ids[1]) < 100, `odd: next try in ${delay(ids[1])} ms (its backoff)`);
+  const at = tries.filter(([p]) => p === 'named').map(([, t]) => t);
+  assert.ok(at[1] - at[0] >= 390, `tried again after ${at[1] - at[0]} ms`);
+});

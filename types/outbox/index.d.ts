@@ -31,7 +31,8 @@ export interface OutboxOptions {
   name?: string;
   /**
    * The largest body stored, in bytes (an integer >= 0): a longer one is
-   * refused with a `RangeError` (`maxBodyBytes: …`), never truncated.
+   * refused with a `RangeError` (`maxBodyBytes: …`), never truncated; a
+   * streamed body is cancelled as soon as it passes the bound.
    * @default 1048576 (1 MiB)
    */
   maxBodyBytes?: number;
@@ -41,13 +42,17 @@ export interface OutboxOptions {
    * decides a task's end: an answer it would try again is replayed later
    * (and so is a 429 or a 503 without `x-should-retry: false`, and one whose wait `delay` gave up on), one
    * it would not (a status outside `retryOn`, `x-should-retry: false`,
-   * `shouldRetry`'s `false`) ends the task in `error`. @default { maxAttempts: 3 }
+   * `shouldRetry`'s `false`) ends the task in `error`. A later replay is not
+   * due before the wait the last answer named (its `Retry-After`, …), and a
+   * replay's tries end before the queue's lease (`maxElapsedMs` is at most
+   * what is left of it): a longer wait is the queue's. @default { maxAttempts: 3 }
    */
   retry?: RetryOptions;
   /**
    * The task queue's options (its backoff between replays, `maxFailures`,
    * `maxRetentionMs`, …): not `handler` nor `syncTag`, which the outbox sets
-   * (a `TypeError`). @default { store: new IndexedDBStore({ name }) } and the queue's defaults
+   * (a `TypeError`). Where there is no IndexedDB (Node, Deno, workerd),
+   * `store` is required (a `TypeError` naming `queue.store`). @default { store: new IndexedDBStore({ name }) } and the queue's defaults
    */
   queue?: Omit<TaskQueueOptions<StoredRequest>, 'handler' | 'syncTag'>;
 }
@@ -75,8 +80,13 @@ export class Outbox {
   /**
    * `fetch(request)` now, once; on a network failure the request is stored
    * and the answer is `202 Accepted` with its id in the `Outbox-Id` header
-   * (for a Service Worker's `event.respondWith`). A request that cannot be
-   * stored (its body over the bound) rejects with the network failure.
+   * (for a Service Worker's `event.respondWith`). A request whose method is
+   * not idempotent goes out with the `Idempotency-Key` it would be replayed
+   * under (its own, else a new UUID), so a server that took it before the
+   * connection broke can drop the replay. A request fetch refused (not a
+   * network failure) rejects with that error, and one that cannot be stored
+   * (its body over the bound) with the network failure: neither is stored.
+   * Not a `Request`: a `TypeError`.
    */
   fetch(request: Request): Promise<Response>;
 }

@@ -212,8 +212,10 @@ export interface TaskQueueOptions<P = unknown> {
   /**
    * Does the work; resolve = processed, reject = a retryable failure, reject
    * with a {@link PermanentError} (or any error with `permanent: true`) =
-   * `error` at once. Must be idempotent: a task whose lease expired mid-run
-   * runs again.
+   * `error` at once. A failure whose error names a wait (`retryAfterMs`, a
+   * number of ms: a server's `Retry-After`, as the fetch driver's errors
+   * carry it) is retried no sooner than that, whatever the backoff says.
+   * Must be idempotent: a task whose lease expired mid-run runs again.
    */
   handler: (task: TaskRecord<P>, context: TaskContext) => Promise<unknown> | unknown;
   /** Where the records live. @default new MemoryStore() */
