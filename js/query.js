@@ -11,7 +11,7 @@
 import { own, fn, ms, statuses } from './options.js';
 import { w, load, check } from './wasm.js';
 import { plan } from './backoff.js';
-import { verdict, timing, RETRY_ON } from './policy.js';
+import { verdict, timing, advice, RETRY_ON } from './policy.js';
 import { headersOf, serverWait } from './retry-after.js';
 import { MAX_RETRY_AFTER_MS } from './gen/policy.js';
 
@@ -38,18 +38,19 @@ export function delayAt(rec, seeded, failures, hintMs) {
 }
 
 /**
- * The HTTP status and server-named wait an error carries: the error is a
- * `Response`, or has `response: { status, headers }` (ky, axios, ofetch),
- * or `status` and `headers` of its own (the OpenAI and Anthropic SDKs, a
- * thrown Response). Neither for anything else (a network failure).
+ * The HTTP status, server-named wait and `x-should-retry` advice an error
+ * carries: the error is a `Response`, or has `response: { status, headers }`
+ * (ky, axios, ofetch), or `status` and `headers` of its own (the OpenAI and
+ * Anthropic SDKs, a thrown Response). None for anything else (a network
+ * failure).
  * @param {any} error
- * @returns {{ status?: number, hintMs?: number }}
+ * @returns {{ status?: number, hintMs?: number, advice?: boolean }}
  */
 export function failure(error) {
   const r = error?.response != null && typeof error.response === 'object' ? error.response : error;
   const status = typeof r?.status === 'number' ? r.status : undefined;
   const headers = status !== undefined && status >= 400 ? headersOf(r.headers) : undefined;
-  return { status, hintMs: headers && serverWait(headers) };
+  return { status, hintMs: headers && serverWait(headers), advice: headers && advice(headers) };
 }
 
 /**
@@ -73,11 +74,11 @@ function policy(options) {
    */
   return (failures, error) => {
     if (!(failures >= 1 && failures < max)) return 'exhausted';
-    const { status, hintMs } = failure(error);
+    const { status, hintMs, advice } = failure(error);
     const wants = shouldRetry?.({ attempt: failures, error, status, retryAfterMs: hintMs });
     if (wants !== undefined && typeof wants !== 'boolean') throw new TypeError('shouldRetry must return a boolean or undefined');
     const failed = status === undefined;
-    const why = verdict({ failed, network: failed, status, hintMs, retryOn, idempotent: true, replayable: true, wants });
+    const why = verdict({ failed, network: failed, status, hintMs, advice, retryOn, idempotent: true, replayable: true, wants });
     if (why) return why;
     const delayMs = delayAt(rec, seeded, failures, hintMs);
     return timing({ delayMs, hintMs, maxRetryAfterMs, elapsedMs: 0, maxElapsedMs: Infinity }) || delayMs;

@@ -110,6 +110,21 @@ test('TanStack Query: a server wait over maxRetryAfterMs, a 404, and the last at
   client.clear();
 });
 
+test('TanStack Query: x-should-retry overrules the status, as in the fetch driver', async () => {
+  const client = new QueryClient();
+  srv.script('/never', { status: 503, headers: { 'x-should-retry': 'false' } });
+  srv.script('/conflict', [
+    { status: 409, headers: { 'x-should-retry': 'true' } },
+    { status: 200, body: 'ok' },
+  ]);
+  const q = queryRetry({ baseMs: 1, maxAttempts: 3 });
+  await assert.rejects(client.fetchQuery({ queryKey: ['never'], queryFn: getText('/never'), ...q }), /HTTP 503/);
+  assert.equal(srv.count('/never'), 1, 'a 503 the server says not to retry is not');
+  assert.equal(await client.fetchQuery({ queryKey: ['conflict'], queryFn: getText('/conflict'), ...q }), 'ok');
+  assert.equal(srv.count('/conflict'), 2, 'a 409 the server says to retry is');
+  client.clear();
+});
+
 test('TanStack Query: a network failure is retried', async () => {
   const q = queryRetry({ baseMs: 1, maxAttempts: 2 });
   let n = 0;

@@ -33,7 +33,9 @@ export interface QueryRetryInfo {
  * object with `get(name)`, as `AxiosHeaders`) or a plain record, in any case.
  * An error with no numeric `status` (a network failure, a bug, a parse
  * error) is retried; one with a status is retried when the status is in
- * `retryOn`, or is 413, 429 or 503 with a server-named wait.
+ * `retryOn`, or is 413, 429 or 503 with a server-named wait; the server's
+ * `x-should-retry: true | false` overrules the status, as for the fetch
+ * driver (the OpenAI and Anthropic APIs send it).
  */
 export interface QueryRetryOptions extends Omit<BackoffOptions, 'maxElapsedMs' | 'maxAttempts'> {
   /**
