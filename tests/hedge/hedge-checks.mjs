@@ -37,6 +37,21 @@ export const SCENARIOS = {
     check(done.won === 2 && done.hedges === 1 && done.attempts === 2 && done.reason === 'success', JSON.stringify(done));
   },
 
+  async "a loser is aborted on the network: its connection closes (no options; the caller's signal)"({ fetchWithBackoff, hedge }, a) {
+    for (const init of [undefined, { signal: new AbortController().signal }]) {
+      const p = path('loser');
+      await a.script(p, [{ hang: true }, { status: 200, body: 'fast' }]);
+      const res = await fetchWithBackoff(a.base + p, init, { hedge: hedge({ delayMs: 20 }) });
+      check((await res.text()) === 'fast', `status ${res.status}`);
+      let seen = [];
+      for (let i = 0; i < 100 && !seen[0]?.closed; i++) {
+        await sleep(20);
+        seen = await a.requests(p);
+      }
+      check(seen.length === 2 && seen[0].closed && !seen[1].closed, `signal ${!!init}: ${JSON.stringify(seen.map((r) => r.closed))}`);
+    }
+  },
+
   async 'a fast answer sends no hedge'({ fetchWithBackoff, hedge }, a) {
     const p = path('fast');
     await a.script(p, [{ status: 200, body: 'ok' }]);
