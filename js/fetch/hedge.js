@@ -12,7 +12,8 @@
 // when every racer has failed, the loop backs off and races again.
 //
 // A hedge is sent only while the request may be sent twice (its method, an
-// idempotency key, or retryNonIdempotent), the budget grants a retry, and
+// idempotency key, or retryNonIdempotent) and its body can be (not a
+// ReadableStream, nor a body the stream entry feeds), the budget grants a retry, and
 // the gate (if any) has the target's circuit closed: extra load only while
 // the target looks healthy, bounded by the budget.
 import { own } from '../options.js';
@@ -102,7 +103,8 @@ export class Hedged {
    */
   attempt(call) {
     const { job, h } = this;
-    if (!job.idempotent()) return job.attempt(call);
+    // (a body sent once, a ReadableStream, is not raced: a copy could not send it)
+    if (!job.idempotent() || !job.body) return job.attempt(call);
     return new Promise((resolve, reject) => {
       /** @type {Set<AbortController>} */
       const live = new Set();

@@ -78,6 +78,8 @@ export class StreamJob extends FetchJob {
     else if (b == null && this.isReq && input.body) this.pending = input.body;
     // (the body is ours to send: no clone, no tee of the caller's)
     this.feeds = !!(this.factory || this.replay || this.pending);
+    // (a body fed by us is not hedged, js/fetch/hedge.js: its racers would share one source)
+    this.body &&= !this.feeds;
   }
 
   /** A Request whose body we send is passed as it is (its body replaced by ours). */

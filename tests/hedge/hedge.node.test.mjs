@@ -55,3 +55,22 @@ test("losers are aborted and their bodies cancelled; the caller's signal keeps n
   assert.equal(sent[0].signal.aborted, false, "the winner's signal is live");
   assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
 });
+
+test('a ReadableStream body is not hedged: the call succeeds as without hedge', async () => {
+  sa.script('/once', [{ status: 200, body: 'slow', delayMs: 150 }]);
+  let done;
+  const body = new ReadableStream({
+    start(ctl) {
+      ctl.enqueue(new TextEncoder().encode('sent once'));
+      ctl.close();
+    },
+  });
+  const init = { method: 'PUT', body, duplex: 'half' };
+  const res = await main.fetchWithBackoff(`${sa.url}/once`, init, { hedge: hedge({ delayMs: 20 }), onDone: (d) => (done = d) });
+  assert.equal(await res.text(), 'slow');
+  assert.deepEqual([done.hedges ?? 0, done.attempts], [0, 1]);
+  assert.deepEqual(
+    sa.requests.filter((r) => r.path === '/once').map((r) => r.body),
+    ['sent once'],
+  );
+});

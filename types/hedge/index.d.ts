@@ -25,7 +25,9 @@ export interface Hedge {
  * Hedging for the `hedge` option of `fetchWithBackoff` / `withBackoff`:
  * when the attempt has not answered within `delayMs`, the same request goes
  * out again (up to `maxHedges` more); the first answer that ends the call
- * wins, the others are aborted and their bodies cancelled.
+ * wins, the others are aborted and their bodies cancelled. Only a request
+ * that may be sent twice is hedged: an idempotent one whose body can be sent
+ * again (not a `ReadableStream`, nor a body `wasm-backoff/stream` feeds).
  * @throws {TypeError | RangeError} naming the offending option (`delayMs` < 0 or not finite, `maxHedges` outside [1, 10]).
  */
 export function hedge(options: HedgeOptions): Hedge;
