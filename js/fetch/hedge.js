@@ -63,6 +63,8 @@ export class Hedged {
     this.h = h;
     this.healthy = healthy;
     this.before = job.before && ((/** @type {any} */ call, /** @type {any} */ o) => job.before(call, o));
+    // (the stream entry's: the body's idleTimeoutMs)
+    this.result = /** @type {any} */ (job).result?.bind(job);
     /** Hedges sent so far, over the call's rounds. */
     this.sent = 0;
   }
