@@ -17,6 +17,7 @@
 // the gate (if any) has the target's circuit closed: extra load only while
 // the target looks healthy, bounded by the budget.
 import { own } from '../options.js';
+import { MAX_TIMER } from '../gen/boundary.js';
 
 /**
  * The `hedge` option of the fetch driver (what `hedge(options)` of
@@ -134,7 +135,8 @@ export class Hedged {
         const sub = Object.create(call);
         sub.n = n;
         sub.signal = call.signal ? AbortSignal.any([call.signal, ac.signal]) : ac.signal;
-        if (hedges < h.maxHedges) timer = setTimeout(next, h.delayMs);
+        // (a timer's longest: past it, setTimeout would fire at once)
+        if (hedges < h.maxHedges) timer = setTimeout(next, Math.min(h.delayMs, MAX_TIMER));
         job.attempt
           .call(hedges ? this.fresh() : job, sub)
           .then(async (o) => {

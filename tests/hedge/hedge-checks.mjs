@@ -63,6 +63,15 @@ export const SCENARIOS = {
     check(done.won === 1 && done.hedges === 0 && done.attempts === 1, JSON.stringify(done));
   },
 
+  async 'a delayMs past the longest timer (2^31 ms) sends no hedge'({ fetchWithBackoff, hedge }, a) {
+    const p = path('huge');
+    await a.script(p, [{ status: 200, body: 'ok', delayMs: 150 }]);
+    let done;
+    const res = await fetchWithBackoff(a.base + p, undefined, { hedge: hedge({ delayMs: 2 ** 31 }), onDone: (d) => (done = d) });
+    check(res.status === 200 && (await res.text()) === 'ok', `status ${res.status}`);
+    check((await a.count(p)) === 1 && done.hedges === 0, `server saw ${await a.count(p)}: ${JSON.stringify(done)}`);
+  },
+
   async 'a retryable answer with no racer left ends the race: the call backs off as usual'({ fetchWithBackoff, hedge }, a) {
     const p = path('503');
     await a.script(p, [{ status: 503 }, { status: 200, body: 'second' }]);

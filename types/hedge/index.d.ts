@@ -8,7 +8,8 @@ export interface HedgeOptions {
    * How long the attempts out may go unanswered before the next hedge is
    * sent, in ms (finite, >= 0; 0 sends every hedge at once). Set it near
    * the latency percentile to cut (the 95th: about 5 % of calls then send
-   * one more request).
+   * one more request). Past 2^31 - 1 ms (a timer's longest, about 24.8
+   * days) it is that: in effect, no hedge.
    */
   delayMs: number;
   /** Hedges per attempt, beyond the attempt itself (an integer in [1, 10]). @default 1 */
