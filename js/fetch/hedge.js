@@ -34,7 +34,7 @@ export function hedge(options) {
   if (!(typeof delayMs === 'number' && delayMs >= 0 && delayMs < Infinity)) bad(delayMs, 'delayMs must be a finite number >= 0');
   if (!(Number.isInteger(maxHedges) && maxHedges >= 1 && maxHedges <= 10)) bad(maxHedges, 'maxHedges must be an integer in [1, 10]');
   const h = { delayMs, maxHedges };
-  return Object.freeze({
+  const made = Object.freeze({
     ...h,
     /**
      * @param {import('./request.js').FetchJob} job
@@ -42,6 +42,8 @@ export function hedge(options) {
      */
     wrap: (job, healthy) => new Hedged(job, h, healthy),
   });
+  // (the .d.ts's Hedge carries a type-only mark of what hedge() made)
+  return /** @type {typeof made & import('../../types/hedge/index.js').Hedge} */ (made);
 }
 
 /** A browser's window or worker (navigator.onLine: neither Node, Deno, Bun nor workerd has it). */

@@ -16,10 +16,18 @@ export interface HedgeOptions {
   maxHedges?: number;
 }
 
-/** The `hedge` option's value: its settings, checked (frozen). */
+/** Type-only: marks a {@link Hedge} as made by {@link hedge} (no such property at run time). */
+declare const made: unique symbol;
+
+/**
+ * The `hedge` option's value: its settings, checked (frozen). Only
+ * {@link hedge} makes one: a hand-written object is a type error here, as
+ * it is a `TypeError` at run time.
+ */
 export interface Hedge {
   readonly delayMs: number;
   readonly maxHedges: number;
+  readonly [made]: true;
 }
 
 /**
@@ -32,3 +40,6 @@ export interface Hedge {
  * @throws {TypeError | RangeError} naming the offending option (`delayMs` < 0 or not finite, `maxHedges` outside [1, 10]).
  */
 export function hedge(options: HedgeOptions): Hedge;
+
+// (only what is exported above: `made` stays private to this file)
+export {};
