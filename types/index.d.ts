@@ -410,7 +410,8 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * An answer worth a retry waits for the racers still out; when none is
    * left, the call backs off as usual and races again. Only requests that
    * may be sent twice (an idempotent method, an `Idempotency-Key`,
-   * `idempotencyKey` or `retryNonIdempotent`) hedge. Each hedge takes a
+   * `idempotencyKey` or `retryNonIdempotent`) whose body can be sent again
+   * (not a `ReadableStream`) hedge. Each hedge takes a
    * retry from `budget`, and none is sent unless `gate` has the target's
    * circuit closed. `onDone` tells `won` and `hedges`. Anything else throws
    * a `TypeError`.

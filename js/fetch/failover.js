@@ -45,7 +45,7 @@ export function failover(endpoints) {
   });
   if (new Set(list.map((e) => e.origin)).size < list.length) throw new RangeError('endpoints must not repeat an origin');
   const eps = { list, weighted };
-  return Object.freeze({
+  const made = Object.freeze({
     endpoints: Object.freeze(list.map((e) => e.origin)),
     weighted,
     /**
@@ -56,6 +56,8 @@ export function failover(endpoints) {
      */
     lane: (c, job, call, scheduled) => new Failover(c, job, call, eps, scheduled),
   });
+  // (the .d.ts's Failover carries a type-only mark of what failover() made)
+  return /** @type {typeof made & import('../../types/failover/index.js').Failover} */ (made);
 }
 
 /**

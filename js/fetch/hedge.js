@@ -12,10 +12,12 @@
 // when every racer has failed, the loop backs off and races again.
 //
 // A hedge is sent only while the request may be sent twice (its method, an
-// idempotency key, or retryNonIdempotent), the budget grants a retry, and
+// idempotency key, or retryNonIdempotent) and its body can be (not a
+// ReadableStream, nor a body the stream entry feeds), the budget grants a retry, and
 // the gate (if any) has the target's circuit closed: extra load only while
 // the target looks healthy, bounded by the budget.
 import { own } from '../options.js';
+import { MAX_TIMER } from '../gen/boundary.js';
 
 /**
  * The `hedge` option of the fetch driver (what `hedge(options)` of
@@ -32,7 +34,7 @@ export function hedge(options) {
   if (!(typeof delayMs === 'number' && delayMs >= 0 && delayMs < Infinity)) bad(delayMs, 'delayMs must be a finite number >= 0');
   if (!(Number.isInteger(maxHedges) && maxHedges >= 1 && maxHedges <= 10)) bad(maxHedges, 'maxHedges must be an integer in [1, 10]');
   const h = { delayMs, maxHedges };
-  return Object.freeze({
+  const made = Object.freeze({
     ...h,
     /**
      * @param {import('./request.js').FetchJob} job
@@ -40,6 +42,8 @@ export function hedge(options) {
      */
     wrap: (job, healthy) => new Hedged(job, h, healthy),
   });
+  // (the .d.ts's Hedge carries a type-only mark of what hedge() made)
+  return /** @type {typeof made & import('../../types/hedge/index.js').Hedge} */ (made);
 }
 
 /** A browser's window or worker (navigator.onLine: neither Node, Deno, Bun nor workerd has it). */
@@ -62,6 +66,8 @@ export class Hedged {
     this.h = h;
     this.healthy = healthy;
     this.before = job.before && ((/** @type {any} */ call, /** @type {any} */ o) => job.before(call, o));
+    // (the stream entry's: the body's idleTimeoutMs)
+    this.result = /** @type {any} */ (job).result?.bind(job);
     /** Hedges sent so far, over the call's rounds. */
     this.sent = 0;
   }
@@ -102,7 +108,8 @@ export class Hedged {
    */
   attempt(call) {
     const { job, h } = this;
-    if (!job.idempotent()) return job.attempt(call);
+    // (a body sent once, a ReadableStream, is not raced: a copy could not send it)
+    if (!job.idempotent() || !job.body) return job.attempt(call);
     return new Promise((resolve, reject) => {
       /** @type {Set<AbortController>} */
       const live = new Set();
@@ -130,7 +137,8 @@ export class Hedged {
         const sub = Object.create(call);
         sub.n = n;
         sub.signal = call.signal ? AbortSignal.any([call.signal, ac.signal]) : ac.signal;
-        if (hedges < h.maxHedges) timer = setTimeout(next, h.delayMs);
+        // (a timer's longest: past it, setTimeout would fire at once)
+        if (hedges < h.maxHedges) timer = setTimeout(next, Math.min(h.delayMs, MAX_TIMER));
         job.attempt
           .call(hedges ? this.fresh() : job, sub)
           .then(async (o) => {

@@ -81,7 +81,7 @@ export class FetchJob {
   }
 
   /**
-   * fetch's arguments for attempt `k` (its headers, and `sig` unless it is the caller's `signal`).
+   * fetch's arguments for attempt `k` (its headers, and `sig` unless it is `signal`, the one the request carries).
    * @param {number} k
    * @param {AbortSignal | undefined} sig
    * @param {AbortSignal | undefined} signal
@@ -112,8 +112,10 @@ export class FetchJob {
     try {
       // (called as a plain function: workerd's fetch refuses another `this`)
       const send = this.send;
-      const p = send(...this.args(call.n, sig, call.signal));
-      const res = await (sig === call.signal ? p : abortable(p, sig));
+      // (compared with the signal the request carries: a hedge's racer has its own, js/fetch/hedge.js)
+      const own = this.init?.signal ?? (this.isReq ? this.input.signal : undefined);
+      const p = send(...this.args(call.n, sig, own));
+      const res = await (sig === own ? p : abortable(p, sig));
       const s = res.status;
       const h = res.headers;
       if (s < 400) {

@@ -23,12 +23,18 @@ import { resumer, validator } from './resume.js';
  */
 export function read(o, c) {
   const bytes = o.replayBufferBytes;
-  return Object.assign(c, {
+  const s = Object.assign(c, {
     idleMs: finite(ms(o, 'idleTimeoutMs', undefined, true)),
     firstMs: finite(ms(o, 'firstChunkTimeoutMs', undefined, true)),
     resume: flag(o, 'resume'),
     replayBytes: bytes === undefined ? REPLAY_BYTES : integer(bytes, 'replayBufferBytes', 0, 2 ** 31),
   });
+  // The answer read ahead (firstChunkTimeoutMs) and the call resumed are
+  // the job's, one per call: racers would share them (idleTimeoutMs is per answer).
+  if (c.hedge && (s.firstMs !== undefined || s.resume)) {
+    throw new TypeError(`hedge and ${s.resume ? 'resume' : 'firstChunkTimeoutMs'} cannot be used together`);
+  }
+  return s;
 }
 
 /** @typedef {ReturnType<typeof read>} StreamConfig */
@@ -78,6 +84,8 @@ export class StreamJob extends FetchJob {
     else if (b == null && this.isReq && input.body) this.pending = input.body;
     // (the body is ours to send: no clone, no tee of the caller's)
     this.feeds = !!(this.factory || this.replay || this.pending);
+    // (a body fed by us is not hedged, js/fetch/hedge.js: its racers would share one source)
+    this.body &&= !this.feeds;
   }
 
   /** A Request whose body we send is passed as it is (its body replaced by ours). */

@@ -37,6 +37,21 @@ export const SCENARIOS = {
     check(done.won === 2 && done.hedges === 1 && done.attempts === 2 && done.reason === 'success', JSON.stringify(done));
   },
 
+  async "a loser is aborted on the network: its connection closes (no options; the caller's signal)"({ fetchWithBackoff, hedge }, a) {
+    for (const init of [undefined, { signal: new AbortController().signal }]) {
+      const p = path('loser');
+      await a.script(p, [{ hang: true }, { status: 200, body: 'fast' }]);
+      const res = await fetchWithBackoff(a.base + p, init, { hedge: hedge({ delayMs: 20 }) });
+      check((await res.text()) === 'fast', `status ${res.status}`);
+      let seen = [];
+      for (let i = 0; i < 100 && !seen[0]?.closed; i++) {
+        await sleep(20);
+        seen = await a.requests(p);
+      }
+      check(seen.length === 2 && seen[0].closed && !seen[1].closed, `signal ${!!init}: ${JSON.stringify(seen.map((r) => r.closed))}`);
+    }
+  },
+
   async 'a fast answer sends no hedge'({ fetchWithBackoff, hedge }, a) {
     const p = path('fast');
     await a.script(p, [{ status: 200, body: 'ok' }]);
@@ -46,6 +61,15 @@ export const SCENARIOS = {
     await sleep(350); // (past the hedge's delay: nothing more may go out)
     check((await a.count(p)) === 1, `server saw ${await a.count(p)}`);
     check(done.won === 1 && done.hedges === 0 && done.attempts === 1, JSON.stringify(done));
+  },
+
+  async 'a delayMs past the longest timer (2^31 ms) sends no hedge'({ fetchWithBackoff, hedge }, a) {
+    const p = path('huge');
+    await a.script(p, [{ status: 200, body: 'ok', delayMs: 150 }]);
+    let done;
+    const res = await fetchWithBackoff(a.base + p, undefined, { hedge: hedge({ delayMs: 2 ** 31 }), onDone: (d) => (done = d) });
+    check(res.status === 200 && (await res.text()) === 'ok', `status ${res.status}`);
+    check((await a.count(p)) === 1 && done.hedges === 0, `server saw ${await a.count(p)}: ${JSON.stringify(done)}`);
   },
 
   async 'a retryable answer with no racer left ends the race: the call backs off as usual'({ fetchWithBackoff, hedge }, a) {

@@ -8,6 +8,7 @@ import { getEventListeners } from 'node:events';
 import * as main from 'wasm-backoff';
 import { createGate } from 'wasm-backoff/gate';
 import { hedge } from 'wasm-backoff/hedge';
+import * as stream from 'wasm-backoff/stream';
 import { failover } from 'wasm-backoff/failover';
 import { startScripted } from '../server/scripted.mjs';
 import { control } from '../fetch/fetch-checks.mjs';
@@ -54,4 +55,39 @@ test("losers are aborted and their bodies cancelled; the caller's signal keeps n
   assert.equal(sent[hung].signal.aborted, true, 'the hung racer was aborted');
   assert.equal(sent[0].signal.aborted, false, "the winner's signal is live");
   assert.equal(getEventListeners(ac.signal, 'abort').length, 0);
+});
+
+test('a ReadableStream body is not hedged: the call succeeds as without hedge', async () => {
+  sa.script('/once', [{ status: 200, body: 'slow', delayMs: 150 }]);
+  let done;
+  const body = new ReadableStream({
+    start(ctl) {
+      ctl.enqueue(new TextEncoder().encode('sent once'));
+      ctl.close();
+    },
+  });
+  const init = { method: 'PUT', body, duplex: 'half' };
+  const res = await main.fetchWithBackoff(`${sa.url}/once`, init, { hedge: hedge({ delayMs: 20 }), onDone: (d) => (done = d) });
+  assert.equal(await res.text(), 'slow');
+  assert.deepEqual([done.hedges ?? 0, done.attempts], [0, 1]);
+  assert.deepEqual(
+    sa.requests.filter((r) => r.path === '/once').map((r) => r.body),
+    ['sent once'],
+  );
+});
+
+test('wasm-backoff/stream: hedge keeps idleTimeoutMs; with firstChunkTimeoutMs or resume it throws', async () => {
+  sa.script('/stall', { size: 100_000, stallAfter: 1000 });
+  const res = await stream.fetchWithBackoff(`${sa.url}/stall`, undefined, { hedge: hedge({ delayMs: 5000 }), idleTimeoutMs: 50 });
+  const got = await Promise.race([res.arrayBuffer().catch((e) => e), new Promise((r) => setTimeout(r, 2000, 'hung'))]);
+  assert.equal(got?.name, 'TimeoutError', `the stalled body ended with ${got}`);
+  const h = hedge({ delayMs: 50 });
+  for (const [k, v] of [
+    ['firstChunkTimeoutMs', 100],
+    ['resume', true],
+  ]) {
+    const name = new RegExp(`hedge and ${k}`);
+    await assert.rejects(stream.fetchWithBackoff(`${sa.url}/stall`, undefined, { hedge: h, [k]: v }), { name: 'TypeError', message: name });
+    assert.throws(() => stream.withBackoff(fetch, { hedge: h, [k]: v }), { name: 'TypeError', message: name });
+  }
 });

@@ -38,7 +38,8 @@
 // socket), range (answer `Range: bytes=N-` with 206 and its Content-Range,
 // unless an `If-Range` differs from the step's ETag / Last-Modified header:
 // then 200 and the whole body). Each logged request records `sent`, the
-// body bytes written.
+// body bytes written, and `closed` (true once its connection closed before
+// the answer was sent in full: the client aborted it).
 //
 // Separate process (for tests whose client runs in another runtime):
 //   node tests/server/scripted.mjs [--port N] [--exit-with-stdin]
@@ -360,6 +361,8 @@ export async function startScripted({ port = 0 } = {}) {
       if (isControl) return control(req, res, url, body);
 
       const rec = log(req, url, body);
+      // (the client went away before the answer was sent: an abort reached the network)
+      res.on('close', () => (rec.closed = !res.writableFinished));
       const next = scripts.get(url.pathname) ?? scripts.get('*');
       if (!next) return send(res, 404, `no script for ${url.pathname}`);
       let step;

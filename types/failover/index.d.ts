@@ -15,11 +15,19 @@ export type Endpoint =
       weight?: number;
     };
 
-/** The `endpoints` option's value: the origins, checked, in order (frozen). */
+/** Type-only: marks a {@link Failover} as made by {@link failover} (no such property at run time). */
+declare const made: unique symbol;
+
+/**
+ * The `endpoints` option's value: the origins, checked, in order (frozen).
+ * Only {@link failover} makes one: a hand-written object or array is a type
+ * error here, as it is a `TypeError` at run time.
+ */
 export interface Failover {
   readonly endpoints: readonly string[];
   /** First attempts are drawn by weight (else the first usable endpoint is preferred). */
   readonly weighted: boolean;
+  readonly [made]: true;
 }
 
 /**
@@ -31,3 +39,6 @@ export interface Failover {
  * @throws {TypeError | RangeError} naming the option: not an array, empty, not absolute http(s) origins, repeated origins, weights <= 0.
  */
 export function failover(endpoints: Endpoint[]): Failover;
+
+// (only what is exported above: `made` stays private to this file)
+export {};

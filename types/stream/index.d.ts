@@ -22,6 +22,7 @@ export interface RetryOptions extends BaseOptions {
    * clock): then the body errors with a `TimeoutError` DOMException (or,
    * with `resume`, the rest is asked for). Covers the first chunk too
    * unless `firstChunkTimeoutMs` is set. No timer outlives the body.
+   * With `hedge`, it applies to the answer that won.
    * @default undefined (none)
    */
   idleTimeoutMs?: number;
@@ -30,7 +31,8 @@ export interface RetryOptions extends BaseOptions {
    * (counted from its headers): a body silent for longer is a failed
    * attempt, retried as a timeout (`timeoutMs`'s rules). The returned
    * `Response` replays that chunk, then streams the rest; its status,
-   * headers, `url` and `redirected` are the answer's.
+   * headers, `url` and `redirected` are the answer's. Not with `hedge`
+   * (a `TypeError`: the chunk read ahead is the call's, not each racer's).
    * @default undefined (the call resolves at the headers)
    */
   firstChunkTimeoutMs?: number;
@@ -43,7 +45,8 @@ export interface RetryOptions extends BaseOptions {
    * is spliced into the same stream. Each resume is an attempt of the
    * call: the schedule goes on, and `maxAttempts`, `maxElapsedMs`, the
    * budget and the gate apply. Anything else errors the body (a
-   * `ResumeError`): bytes of two versions are never spliced.
+   * `ResumeError`): bytes of two versions are never spliced. Not with
+   * `hedge` (a `TypeError`).
    * @default false
    */
   resume?: boolean;

@@ -12,6 +12,8 @@ import { TaskQueue, enqueueTo } from 'wasm-backoff/queue';
 import { queryRetry, swrRetry } from 'wasm-backoff/query';
 import { fetchWithBackoff as streamFetch } from 'wasm-backoff/stream';
 import { retryInterceptor } from 'wasm-backoff/undici';
+import { hedge, type Hedge } from 'wasm-backoff/hedge';
+import { failover, type Failover } from 'wasm-backoff/failover';
 // @ts-expect-error the calculator-only entry has no fetch driver
 import { fetchWithBackoff as notThere } from 'wasm-backoff/backoff';
 // @ts-expect-error the statistics entry has no fetch driver
@@ -163,6 +165,21 @@ fetchWithBackoff('https://example.com', undefined, { idleTimeoutMs: 5_000 });
 streamFetch('https://example.com', undefined, { resume: 'yes' });
 // @ts-expect-error a body function returns a body, not a promise of one
 streamFetch('https://example.com', { method: 'PUT', body: async () => 'x' });
+// ---- wasm-backoff/hedge, wasm-backoff/failover ----
+// @ts-expect-error hedge is made by hedge(options), not written by hand
+withBackoff(fetch, { hedge: { delayMs: 50, maxHedges: 1 } });
+// @ts-expect-error a hand-written object is not a Hedge
+const handHedge: Hedge = { delayMs: 50, maxHedges: 1 };
+// @ts-expect-error hedge takes hedge()'s result, not its options
+fetchWithBackoff('https://example.com', undefined, { hedge: { delayMs: 50 } });
+// @ts-expect-error endpoints is made by failover(endpoints), not a plain array
+withBackoff(fetch, { endpoints: ['https://a.example', 'https://b.example'] });
+// @ts-expect-error a hand-written object is not a Failover
+const handFailover: Failover = { endpoints: ['https://a.example'], weighted: false };
+// @ts-expect-error delayMs is a number
+hedge({ delayMs: '50' });
+// @ts-expect-error failover takes an array of endpoints
+failover('https://a.example');
 // ---- wasm-backoff/undici ----
 // @ts-expect-error beforeRetry has no meaning at a dispatcher (no Request to change)
 retryInterceptor({ beforeRetry: () => undefined });
@@ -172,7 +189,7 @@ retryInterceptor({ gate: {} });
 retryInterceptor({ attemptHeader: true });
 // @ts-expect-error pace is a boolean
 retryInterceptor({ pace: 'yes' });
-export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait];
+export const used = [notThere, alsoNotThere, internal, createGate, s, n, arr, r, count, wait, handHedge, handFailover];
 
 // @ts-expect-error tracer is an OpenTelemetry Tracer, not a string
 instrument({}, { tracer: 'app' });

@@ -388,3 +388,19 @@ export async function streams() {
   const stream: Response = await api('https://example.com/up', { method: 'PUT', body: new ReadableStream() });
   void [res, up, stream, api.extend({ resume: true })];
 }
+
+// ---- wasm-backoff/hedge, wasm-backoff/failover ----
+import { hedge, type Hedge, type HedgeOptions } from 'wasm-backoff/hedge';
+import { failover, type Failover, type Endpoint } from 'wasm-backoff/failover';
+export async function hedgedAndFailover() {
+  const ho: HedgeOptions = { delayMs: 50, maxHedges: 2 };
+  const h: Hedge = hedge(ho);
+  const eps: Endpoint[] = ['https://a.example', new URL('https://b.example'), { url: 'https://c.example', weight: 2 }];
+  const fo: Failover = failover(eps);
+  const api = withBackoff(fetch, { hedge: h, endpoints: fo });
+  const res: Response = await api('https://a.example/x', undefined, { hedge: hedge({ delayMs: 10 }) });
+  const more: Response = await fetchWithBackoff('https://a.example/x', undefined, { endpoints: failover(['https://a.example']) });
+  const delay: number = h.delayMs;
+  const origins: readonly string[] = fo.endpoints;
+  void [res, more, delay, origins, fo.weighted, h.maxHedges];
+}
