@@ -60,12 +60,13 @@ test('20 callers sharing createLimiter() hold a token bucket of 200 req/s (no co
   const rate = l.rate;
   l.free();
   assert.equal(errors.length, 0, `acquire() refused ${errors.length} times: ${errors[0]?.message} (${ok.length} successes, rate ${rate})`);
-  // (2 s at 200 req/s is 400 plus the burst; a loaded machine may not send that fast, hence 0.25×; the limiter this replaced sent about 20)
-  assert.ok(ok.length >= 100, `${ok.length} successes in 2 s (${throttled} 429s), rate ${rate}`);
-  // (no collapse: the floor is 0.5 req/s, where the limiter this replaced sat after 2 s. The rate follows what the
-  // server took, at most 1.25× the successes measured: with the whole suite running beside this test the loopback
-  // server took less, and the rate was 40 once in the suite, while 150-220 alone)
-  assert.ok(rate >= 20, `the rate after 2 s: ${rate}`);
+  // What is asserted is the absence of a collapse, not a speed (tests do not fail on timing; bench/overload.mjs
+  // measures goodput): the limiter this replaced sent about 20 in 2 s and sat at its floor, 0.5 req/s. 2 s at
+  // 200 req/s is 400 plus the burst alone; in the full suite on 2 cores the loopback server took far less (92
+  // successes and a rate of 25 once, the rate following what the server took), hence 2× the old count and 10×
+  // the floor.
+  assert.ok(ok.length >= 40, `${ok.length} successes in 2 s (${throttled} 429s), rate ${rate}`);
+  assert.ok(rate >= 5, `the rate after 2 s: ${rate}`);
 });
 
 test("20 callers through one gate with limit: 'adaptive' hold the capacity; Retry-After: 1 pauses no other call", async () => {
@@ -80,8 +81,11 @@ test("20 callers through one gate with limit: 'adaptive' hold the capacity; Retr
   });
   gate.free();
   assert.equal(errors.length, 0, String(errors[0]));
-  // (0.25× of 2 s at 200 req/s: a loaded machine's loopback; a limiter pausing every call for each Retry-After sends a few dozen)
-  assert.ok(ok.length >= 100, `${ok.length} successes in 2 s`);
+  // A limiter pausing every call for each Retry-After: 1 leaves a second with no success; this one keeps
+  // sending (what it sends depends on the machine: 2 s at 200 req/s is 400, the suite on 2 cores far less).
+  const at = ok.toSorted((x, y) => x - y);
+  const gap = Math.max(...at.map((t, i) => t - (at[i - 1] ?? 0)));
+  assert.ok(ok.length >= 40 && gap < 700, `${ok.length} successes in 2 s, the longest gap between two ${gap.toFixed(0)} ms`);
 });
 
 test('30 callers with maxElapsedMs 300 against 20 req/s: the calls that can make it are sent, goodput does not stall (issue 25 #22)', async () => {
