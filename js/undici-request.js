@@ -92,13 +92,7 @@ function originOf(origin) {
  * The answer's raw headers (name, value, name, value… as Buffers or strings) as `get(name)`.
  * @param {any[]} raw
  */
-const answered = (raw) => ({
-  /** @param {string} name */
-  get(name) {
-    for (let i = 0; i < raw.length; i += 2) if (String(raw[i]).toLowerCase() === name) return String(raw[i + 1]);
-    return null;
-  },
-});
+const answered = (raw) => ({ get: (/** @type {string} */ name) => header(raw, name) });
 
 /**
  * A body that is read once (a stream, an async iterable, fetch's own
@@ -126,9 +120,7 @@ async function buffered(body, bound) {
         for (let x = await it.next(); !x.done; x = await it.next()) yield x.value;
       })();
   }
-  const all = new Uint8Array(size);
-  for (let i = 0, at = 0; i < chunks.length; at += chunks[i++].byteLength) all.set(chunks[i], at);
-  return all;
+  return new Uint8Array(await new Blob(/** @type {BlobPart[]} */ (chunks)).arrayBuffer());
 }
 
 /**
@@ -158,18 +150,21 @@ export function request(c, dispatch, opts, handler, paced) {
     job.end(why);
   });
   // A success saying no request remains holds the origin's next requests until the reset (`pace`).
-  const origin = originOf(opts.origin);
-  if (c.pace) job.pace = (/** @type {number} */ ms) => paced.set(origin, Date.now() + ms);
-  /** How long this origin asks to hold; a past entry is let go (the map keeps only the origins holding). */
-  const hold = () => {
-    const left = (paced.get(origin) ?? 0) - Date.now();
-    if (left <= 0) paced.delete(origin);
-    return left;
-  };
+  /** @type {(() => number) | undefined} how long this origin asks to hold; a past entry is let go */
+  let hold;
+  if (c.pace) {
+    const origin = originOf(opts.origin);
+    job.pace = (/** @type {number} */ ms) => paced.set(origin, Date.now() + ms);
+    hold = () => {
+      const left = (paced.get(origin) ?? 0) - Date.now();
+      if (left <= 0) paced.delete(origin);
+      return left;
+    };
+  }
   // (the call, its deadline's timer with it, starts once the body is read: a body that fails leaves nothing behind)
   const start = () => {
     const call = new Call(c, ac.signal);
-    if (c.pace) call.hold = hold;
+    call.hold = hold;
     return drive(call, job, job).then(
       (/** @type {any} */ a) => {
         a.commit?.();

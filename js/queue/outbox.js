@@ -54,9 +54,7 @@ async function bodyOf(request, max) {
     }
     chunks.push(r.value);
   }
-  const body = new Uint8Array(size);
-  for (let i = 0, at = 0; i < chunks.length; at += chunks[i++].byteLength) body.set(chunks[i], at);
-  return body.buffer;
+  return new Blob(/** @type {BlobPart[]} */ (chunks)).arrayBuffer();
 }
 
 /**
