@@ -135,7 +135,9 @@ export class Live {
     const f = withBackoff(traced, {
       ...o,
       maxAttempts: o.maxAttempts ?? 5,
-      timeoutMs: script.includes('hang') ? 500 : undefined,
+      // (a hung attempt ends at its timeout; a hedged call's hedge, at 300 ms, is what ends it, the
+      // timeout only a backstop: 2 s leaves the hedge's answer room on a slow machine)
+      timeoutMs: script.includes('hang') ? (steer === 'hedge' ? 2000 : 500) : undefined,
       hedge: steer === 'hedge' ? hedge({ delayMs: 300 }) : undefined,
       endpoints: steer === 'failover' ? failover([PRIMARY, BACKUP]) : undefined,
       onRetry: (i) => {
