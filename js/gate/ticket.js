@@ -191,7 +191,8 @@ export class Ticket {
     if (!why && call.c.budget && !call.c.budget.withdraw(Date.now())) why = 'budget';
     o.hintMs = ra;
     const end = this.settle(!!o.hurt, !why, ra);
-    call.delayMs = why || end ? 0 : this.waitMs();
+    // (what onRetry is told: below the threshold its own backoff, else the target's round)
+    call.delayMs = why || end ? 0 : this.state === T_NEW ? Math.max(this.delayMs, this.s.until - Date.now(), 0) : this.waitMs();
     return why || end;
   }
 

@@ -69,7 +69,7 @@ test('20 callers sharing createLimiter() hold a token bucket of 200 req/s (no co
   assert.ok(rate >= 5, `the rate after 2 s: ${rate}`);
 });
 
-test("20 callers through one gate with limit: 'adaptive' hold the capacity; Retry-After: 1 pauses no other call", async () => {
+test("20 callers through one gate with limit: 'adaptive' hold the capacity of a server answering Retry-After: 1", async () => {
   const p = path('bucket-ra');
   srv.script(p, { rate: 200, burst: 20, headers: { 'retry-after': '1' } });
   const gate = createGate({ limit: 'adaptive', consecutive: Infinity });
@@ -81,11 +81,45 @@ test("20 callers through one gate with limit: 'adaptive' hold the capacity; Retr
   });
   gate.free();
   assert.equal(errors.length, 0, String(errors[0]));
-  // A limiter pausing every call for each Retry-After: 1 leaves a second with no success; this one keeps
-  // sending (what it sends depends on the machine: 2 s at 200 req/s is 400, the suite on 2 cores far less).
-  const at = ok.toSorted((x, y) => x - y);
-  const gap = Math.max(...at.map((t, i) => t - (at[i - 1] ?? 0)));
-  assert.ok(ok.length >= 40 && gap < 700, `${ok.length} successes in 2 s, the longest gap between two ${gap.toFixed(0)} ms`);
+  // No collapse to the floor (what it sends depends on the machine: 2 s at 200 req/s is 400, the suite on 2 cores
+  // far less). A gap with no success is no sign of a pause here: the second wave of the 20 loops can find the
+  // bucket empty and wait its own Retry-After, all 20 at once; the test below tells a pause apart.
+  assert.ok(ok.length >= 40, `${ok.length} successes in 2 s`);
+});
+
+test("one call's Retry-After: 10 through a gate with limit: 'adaptive' pauses no other call to that server", async () => {
+  const p = path('ra-one');
+  let sent = 0;
+  srv.script(p, (req) =>
+    req.headers['x-who'] === 'a' && sent++ === 0 ? { status: 429, headers: { 'retry-after': '10' } } : { status: 200, body: 'ok' },
+  );
+  const gate = createGate({ limit: 'adaptive', consecutive: Infinity });
+  const f = withBackoff(fetch, { maxAttempts: 3, gate });
+  // (a measured send rate first, as an app that has been running has: the limiter slows to a share of it)
+  for (let i = 0; i < 5; i++) await Promise.all(Array.from({ length: 10 }, () => f(url(p)).then((r) => r.arrayBuffer())));
+  let waiting;
+  const retrying = new Promise((r) => {
+    waiting = r;
+  });
+  const stop = new AbortController();
+  const a = f(url(p), { headers: { 'x-who': 'a' }, signal: stop.signal }, { onRetry: (info) => waiting(info.delayMs) });
+  const settled = a.then(
+    () => 'resolved',
+    (e) => e.name,
+  );
+  const told = await retrying;
+  assert.ok(told >= 10_000 && told < 11_000, `onRetry is told the wait about to start, the Retry-After: ${told}`);
+  const t = performance.now();
+  const others = await Promise.all(Array.from({ length: 19 }, () => f(url(p)).then((r) => r.status)));
+  const took = performance.now() - t;
+  stop.abort();
+  assert.equal(await settled, 'AbortError');
+  gate.free();
+  assert.deepEqual(new Set(others), new Set([200]));
+  // A gate that paused the server for the Retry-After would answer the 19 after 10 s; 5 s is the margin for a
+  // loaded machine (they take milliseconds). And the told call was not retried.
+  assert.ok(took < 5000, `the 19 other calls took ${took.toFixed(0)} ms`);
+  assert.equal(srv.requests.filter((r) => r.path === p && r.headers['x-who'] === 'a').length, 1);
 });
 
 test('30 callers with maxElapsedMs 300 against 20 req/s: the calls that can make it are sent, goodput does not stall (issue 25 #22)', async () => {
