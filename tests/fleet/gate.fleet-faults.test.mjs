@@ -269,6 +269,8 @@ test("a request that ends before its failure report is answered (no flush handed
   const cut = await call(mf, 'a', '/cut?path=/cut');
   assert.equal(cut.status, 503);
   const t0 = performance.now();
+  // (a call that waited for the lost report would end when flush() gives it up, at 1 s: the bounds below
+  // leave a loaded machine half a second and still tell that apart)
   const [dl, ab, fl] = await Promise.all([
     answered(call(mf, 'a', '/calls?n=1&max=1&ms=300&path=/fine')),
     answered(call(mf, 'a', '/calls?n=1&max=1&abortMs=200&path=/fine')),
@@ -277,9 +279,9 @@ test("a request that ends before its failure report is answered (no flush handed
   console.log(
     `  ${(performance.now() - t0).toFixed(0)} ms; deadline ${JSON.stringify(dl)}; abort ${JSON.stringify(ab)}; flush ${JSON.stringify(fl)}`,
   );
-  assert.ok(late(dl.out?.[0]) && dl.out[0].ms < 300 + 200, `a 300 ms deadline: ${JSON.stringify(dl)}`);
+  assert.ok(late(dl.out?.[0]) && dl.out[0].ms < 300 + 500, `a 300 ms deadline: ${JSON.stringify(dl)}`);
   assert.equal(ab.out?.[0].error, 'TimeoutError', JSON.stringify(ab));
-  assert.ok(ab.out[0].ms < 200 + 200, `an abort at 200 ms: ${JSON.stringify(ab)}`);
+  assert.ok(ab.out[0].ms < 200 + 500, `an abort at 200 ms: ${JSON.stringify(ab)}`);
   assert.ok(fl.ms < 1000 + 500, `flush() gives up the lost report (1 s): ${JSON.stringify(fl)}`);
   // The lost report is given up: the isolate's calls go straight out again.
   const after = await answered(call(mf, 'a', '/calls?n=2&max=1&path=/fine'));
@@ -288,7 +290,7 @@ test("a request that ends before its failure report is answered (no flush handed
     [200, 200],
     JSON.stringify(after),
   );
-  for (const o of after.out) assert.ok(o.ms < 200, JSON.stringify(after));
+  for (const o of after.out) assert.ok(o.ms < 600, JSON.stringify(after));
   assert.equal(srv.count('/fine'), 2, 'the calls cut by their deadline or abort sent nothing');
   await noUnhandled(mf);
   await dispose(mf);
