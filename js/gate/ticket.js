@@ -191,14 +191,17 @@ export class Ticket {
     if (!why && call.c.budget && !call.c.budget.withdraw(Date.now())) why = 'budget';
     o.hintMs = ra;
     const end = this.settle(!!o.hurt, !why, ra);
-    // (what onRetry is told: below the threshold its own backoff, else the target's round)
-    call.delayMs = why || end ? 0 : this.state === T_NEW ? Math.max(this.delayMs, this.s.until - Date.now(), 0) : this.waitMs();
+    call.delayMs = why || end ? 0 : this.waitMs();
     return why || end;
   }
 
-  /** How long the target's current round still waits, in ms (0 when not waiting). */
+  /**
+   * How long this call waits before its next pass, in ms: its own backoff
+   * below the threshold, else what the target's round still waits (0: none).
+   * What onRetry is told, and a held call's poll.
+   */
   waitMs() {
     op(this.s, w.gate_status);
-    return Math.max(0, this.s.st[GATE_WAKE] - Date.now());
+    return Math.max(this.delayMs, this.s.st[GATE_WAKE] - Date.now());
   }
 }
