@@ -355,7 +355,8 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
   /**
    * A header naming the attempt on every request, as the AWS SDKs'
    * `amz-sdk-request`: `attempt=2; max=5` (`; max` only with a limit), so
-   * that servers can tell retries from new traffic. The idempotency key's
+   * that servers can tell retries from new traffic. With `hedge`, racers are
+   * numbered too and `max` is `maxAttempts` × (1 + `maxHedges`). The idempotency key's
    * name, a forbidden request header of the Fetch standard (`Host`,
    * `Connection`, `Sec-…`, …) or one undici refuses (`Expect`,
    * `Transfer-Encoding`, `Upgrade`, `Keep-Alive`) throws a `RangeError`.

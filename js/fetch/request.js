@@ -14,11 +14,16 @@ import { attemptSignal } from '../engine/signal.js';
 
 /**
  * The attempt header's value for attempt `k`, as AWS's `amz-sdk-request`
- * (`attempt=2; max=5`): the fetch driver's and the undici entry's.
- * @param {{ max: number }} c
+ * (`attempt=2; max=5`): the fetch driver's and the undici entry's. With
+ * `hedge`, each racer is numbered, so `max` is the most requests the call
+ * may send: `maxAttempts` rounds of one request and up to `maxHedges` more.
+ * @param {{ max: number, hedge?: { maxHedges: number } }} c
  * @param {number} k
  */
-export const attemptValue = (c, k) => `attempt=${k}${c.max < Infinity ? `; max=${c.max}` : ''}`;
+export const attemptValue = (c, k) => {
+  const m = c.max * (1 + (c.hedge?.maxHedges ?? 0));
+  return `attempt=${k}${m < Infinity ? `; max=${m}` : ''}`;
+};
 
 /**
  * How long a success's headers ask the target's next calls to hold (`pace`):

@@ -52,6 +52,17 @@ export const SCENARIOS = {
     }
   },
 
+  async 'each racer carries its own number in attemptHeader; max counts the hedges the call may send'({ withBackoff, hedge }, a) {
+    const p = path('numbered');
+    await a.script(p, [{ hang: true }, { status: 200, body: 'fast' }]);
+    const f = withBackoff(fetch, { ...FAST, maxAttempts: 3, attemptHeader: 'x-attempt', hedge: hedge({ delayMs: 30, maxHedges: 1 }) });
+    const res = await f(a.base + p);
+    check((await res.text()) === 'fast', `status ${res.status}`);
+    const sent = (await a.requests(p)).map((r) => r.headers['x-attempt']);
+    // (3 rounds of a request and its hedge: at most 6 requests, never `attempt=2; max=1`-like numbers)
+    check(JSON.stringify(sent) === '["attempt=1; max=6","attempt=2; max=6"]', JSON.stringify(sent));
+  },
+
   async 'a fast answer sends no hedge'({ fetchWithBackoff, hedge }, a) {
     const p = path('fast');
     await a.script(p, [{ status: 200, body: 'ok' }]);
