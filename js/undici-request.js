@@ -16,7 +16,7 @@ import { Call, drive } from './engine/loop.js';
 import { scheduled } from './engine/schedule.js';
 import { judge } from './engine/judge.js';
 import { attemptSignal } from './engine/signal.js';
-import { attemptValue, paceMs } from './fetch/request.js';
+import { attemptValue, paceMs, paceFor } from './fetch/request.js';
 
 /** undici's codes of a request that did not fail on the network: aborted by its caller, or refused (the core's list). */
 const NOT_NETWORK = /^(?:UND_ERR_ABORTED|ABORT_ERR|UND_ERR_REQ_CONTENT_LENGTH_MISMATCH)$/;
@@ -150,16 +150,12 @@ export function request(c, dispatch, opts, handler, paced) {
     job.end(why);
   });
   // A success saying no request remains holds the origin's next requests until the reset (`pace`).
-  /** @type {(() => number) | undefined} how long this origin asks to hold; a past entry is let go */
+  /** @type {(() => number) | undefined} how long this origin asks to hold */
   let hold;
   if (c.pace) {
     const origin = originOf(opts.origin);
-    job.pace = (/** @type {number} */ ms) => paced.set(origin, Date.now() + ms);
-    hold = () => {
-      const left = (paced.get(origin) ?? 0) - Date.now();
-      if (left <= 0) paced.delete(origin);
-      return left;
-    };
+    job.pace = (/** @type {number} */ ms) => paceFor(paced, origin, ms);
+    hold = () => (paced.get(origin) ?? 0) - Date.now();
   }
   // (the call, its deadline's timer with it, starts once the body is read: a body that fails leaves nothing behind)
   const start = () => {

@@ -14,7 +14,7 @@ import { Call, drive } from '../engine/loop.js';
 import { scheduled } from '../engine/schedule.js';
 import { task } from '../engine/task.js';
 import { EXT, config, merge, snapshot } from './options.js';
-import { FetchJob } from './request.js';
+import { FetchJob, paceFor } from './request.js';
 
 export { parseRetryAfter, serverWait };
 
@@ -70,7 +70,7 @@ function run(c, input, init, send, paced) {
     if (gate) c.pace && gate.pace && (job.pace = (ms) => gate.pace(key, ms));
     else if (key !== undefined && key !== false) {
       const at = /** @type {Map<string, number>} */ (paced);
-      job.pace = (ms) => at.set(key, Date.now() + ms);
+      job.pace = (ms) => paceFor(at, key, ms);
       cl.hold = () => (at.get(key) ?? 0) - Date.now();
     }
     // (failover: a lane per endpoint, each keyed by its origin; pacing stays the request's own origin's)

@@ -40,6 +40,21 @@ export function paceMs(c, h) {
 }
 
 /**
+ * Holds `key`'s next calls for `ms` in `at` (until when each origin said no
+ * request remains: a withBackoff client's, the undici interceptor's), and
+ * lets go of the entries past: the map keeps only the origins holding now,
+ * not every origin a long-lived client ever paced.
+ * @param {Map<string, number>} at
+ * @param {string} key
+ * @param {number} ms
+ */
+export function paceFor(at, key, ms) {
+  const now = Date.now();
+  for (const [k, t] of at) if (t <= now) at.delete(k);
+  at.set(key, now + ms);
+}
+
+/**
  * The job of one fetch call (the engine's Job: attempt, judge, before).
  * The request as it stands: `input`/`init` (replaced when beforeRetry
  * returns a Request), and the headers beforeRetry set over them.

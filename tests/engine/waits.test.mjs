@@ -12,6 +12,7 @@ import { scheduled } from '../../js/engine/schedule.js';
 import { task } from '../../js/engine/task.js';
 import { config, snapshot } from '../../js/fetch/options.js';
 import { withBackoff } from '../../js/fetch/index.js';
+import { paceFor } from '../../js/fetch/request.js';
 import { createGate } from '../../js/gate/index.js';
 import { Backoff } from '../../js/backoff.js';
 import { install } from './clock.mjs';
@@ -326,6 +327,19 @@ test('pacing: a success saying none remains holds the client’s next call to th
   const held = g('http://c.test/b');
   await clock.run(held);
   assert.equal(t.log.at(-1)[0] - t.log[0][0], 5000);
+});
+
+test('pacing: the per-origin record keeps only the origins holding now (a client that paced 200 origins does not keep them)', async () => {
+  const at = new Map();
+  for (let i = 0; i < 200; i++) {
+    paceFor(at, `http://o${i}.test`, 1000);
+    await clock.tick(2000);
+  }
+  assert.equal(at.size, 1, 'the last one only');
+  paceFor(at, 'http://x.test', 5000);
+  paceFor(at, 'http://x.test', 3000);
+  assert.deepEqual([...at.keys()], ['http://x.test'], 'the past entry let go, the origin paced again kept once');
+  assert.equal(at.get('http://x.test'), Date.now() + 3000);
 });
 
 test('pacing: an abort while held rejects at once and leaves no timer; the deadline cuts a hold short', async () => {
