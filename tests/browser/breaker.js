@@ -7,8 +7,8 @@ import { withBackoff } from '/pkg/index.js';
 import { BrokenCircuitError, createGate, createLimiter } from '/pkg/gate/index.js';
 import { limiterAlone } from '/tests/gate/breaker-checks.mjs';
 
-/** The breaker whose state trip() saves and resume() takes up (one round: 700 ms, no jitter). */
-const CARRIED = { consecutive: 1, mode: 'fail-fast', baseMs: 700, maxDelayMs: 700, jitter: 'none' };
+/** The breaker whose state trip() saves and resume() takes up (one round: 2 s, no jitter: room for a loaded machine between the two requests). */
+const CARRIED = { consecutive: 1, mode: 'fail-fast', baseMs: 2000, maxDelayMs: 2000, jitter: 'none' };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** What the test needs of a rejection (JSON has no Infinity: retryAfterMs as a string then). */

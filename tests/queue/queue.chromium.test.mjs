@@ -147,11 +147,11 @@ test('a page closed in the middle of a task: the other page recovers it after co
 test('a reload: pending tasks persist and resume, one interrupted mid-task is recovered', { timeout: 30_000 }, async () => {
   const context = await ctx.browser.newContext();
   try {
-    const options = { db: 'reload', leaseMs: 600, concurrency: 1, backoff: { baseMs: 10 }, pollMs: 50 };
+    const options = { db: 'reload', leaseMs: 2000, concurrency: 1, backoff: { baseMs: 10 }, pollMs: 50 };
     const page = await openPage(context, 'R');
     await page.evaluate((o) => window.qt.make(o), options);
-    // r5 runs long enough (300 ms, within the lease) for the reload to land in the middle of it.
-    const items = Array.from({ length: 20 }, (_, i) => [`r${i}`, { ms: i === 5 ? 300 : 30 }]);
+    // r5 runs long enough (1.2 s, within the lease) for the reload to land in the middle of it on a loaded machine.
+    const items = Array.from({ length: 20 }, (_, i) => [`r${i}`, { ms: i === 5 ? 1200 : 30 }]);
     const ids = new Set(items.map(([id]) => id));
     await page.evaluate((it) => window.qt.enqueue(it), items); // not started: only stored
 
@@ -334,9 +334,10 @@ test('IndexedDB: maxRetentionMs ends a task too old to run, notBefore delays one
   const context = await ctx.browser.newContext();
   try {
     const page = await openPage(context, 'P');
-    await page.evaluate((o) => window.qt.make(o), { db: 'retention', maxRetentionMs: 300, pollMs: 4000 });
+    // (retention 1.5 s from creation: 'delayed' below, due at 150 ms, has 1.35 s to be claimed on a loaded machine)
+    await page.evaluate((o) => window.qt.make(o), { db: 'retention', maxRetentionMs: 1500, pollMs: 4000 });
     await page.evaluate(() => window.qt.enqueue([['stale', { quiet: true }]]));
-    await sleep(350); // the queue is not running: 'stale' outlives its retention unclaimed
+    await sleep(1600); // the queue is not running: 'stale' outlives its retention unclaimed
     await page.evaluate(() => window.qt.start());
     const t0 = Date.now();
     await page.evaluate(() =>

@@ -55,9 +55,11 @@ test('delayMs delays the answer', async () => {
 });
 
 test('requests are counted on arrival, before the delay', async () => {
-  srv.script('/slow', [{ delayMs: 200 }]);
-  const p = get('/slow');
-  await until('the request to be counted', () => srv.count('/slow') === 1, 150);
+  srv.script('/slow', [{ delayMs: 2000 }]);
+  let answered = false;
+  const p = get('/slow').then(() => (answered = true));
+  await until('the request to be counted', () => srv.count('/slow') === 1);
+  assert.equal(answered, false, 'counted while its answer is still 2 s away');
   await p;
 });
 

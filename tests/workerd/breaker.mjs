@@ -8,8 +8,8 @@ import { withBackoff } from '../../pkg/workerd.js';
 import { BrokenCircuitError, createGate, createLimiter } from '../../pkg/gate/workerd.js';
 import { limiterAlone } from '../gate/breaker-checks.mjs';
 
-/** The breaker whose state /trip saves and /resume takes up (one round: 700 ms, no jitter). */
-const CARRIED = { consecutive: 1, mode: 'fail-fast', baseMs: 700, maxDelayMs: 700, jitter: 'none' };
+/** The breaker whose state /trip saves and /resume takes up (one round: 2 s, no jitter: room for a loaded machine between the two requests). */
+const CARRIED = { consecutive: 1, mode: 'fail-fast', baseMs: 2000, maxDelayMs: 2000, jitter: 'none' };
 
 /** What the test needs of a rejection (JSON has no Infinity: retryAfterMs as a string then). */
 const describe = (e) => ({
