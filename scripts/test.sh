@@ -35,7 +35,7 @@ run() { "$@" 2>&1 | tee -a "$log"; }
 # The JS test files: every tests/**/*.test.mjs (a new folder needs no line
 # here), the engine's unit tests first. Two runners, one file at a time
 # each (node --test runs one file at a time). The second, niced, takes the
-# files that spend CPU rather than wait and assert no timing: 100 000 calls
+# files that spend CPU rather than wait and assert no timing: 40 000 calls
 # and 10 000 concurrent ones, the docs site, the tarball, bundler and
 # example builds, the demo's polish; the first takes the rest (its tests
 # wait on timers and must not starve). The first's output streams, the
