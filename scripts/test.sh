@@ -37,11 +37,11 @@ run() { "$@" 2>&1 | tee -a "$log"; }
 # each (node --test runs one file at a time). The second, niced, takes the
 # files that spend CPU rather than wait and assert no timing: 40 000 calls
 # and 10 000 concurrent ones, the docs site, the tarball, bundler and
-# example builds, the demo's polish; the first takes the rest (its tests
-# wait on timers and must not starve). The first's output streams, the
-# second's follows it.
+# example builds, the demo's model views and polish; the first takes the
+# rest (its tests wait on timers and must not starve). The first's output
+# streams, the second's follows it.
 mapfile -t files < <(find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort | awk '/^tests\/engine\//' ; find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort | awk '!/^tests\/engine\//')
-heavy='^tests/(fetch/fetch\.(memory|load)\.test\.mjs|site/|bundlers/|install/|example/|demo/demo-polish\.test\.mjs)'
+heavy='^tests/(fetch/fetch\.(memory|load)\.test\.mjs|site/|bundlers/|install/|example/|demo/demo-(polish|models)\.test\.mjs)'
 mapfile -t first < <(printf '%s\n' "${files[@]}" | grep -Ev "$heavy")
 mapfile -t second < <(printf '%s\n' "${files[@]}" | grep -E "$heavy")
 second_runner() {

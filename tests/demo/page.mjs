@@ -1,6 +1,6 @@
-// What the demo's tests share (tests/demo/demo.test.mjs and
-// demo-polish.test.mjs, two files so that the second, CPU-bound and timed
-// by nothing, runs in the niced runner beside the rest: scripts/test.sh).
+// What the demo's tests share (tests/demo/demo.test.mjs, the live calls,
+// and demo-models.test.mjs and demo-polish.test.mjs, CPU-bound and timed by
+// nothing, which run in the niced runner beside the rest: scripts/test.sh).
 import { mkdirSync } from 'node:fs';
 import { watchedPage } from '../support/browser.mjs';
 

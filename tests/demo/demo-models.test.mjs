@@ -1,0 +1,311 @@
+// The demo page's model views end to end in Chromium, under its strict CSP.
+// Every view is driven from the page and what it shows is checked against
+// the library computed here in Node: the schedules and histograms of
+// policies A and B, the storm curves and their verdict, the swimlanes, the
+// outage and overload models. Deterministic and CPU-bound (seeded models,
+// no real-time assertion), so this file runs in the niced runner
+// (scripts/test.sh), with timeouts for a CPU it shares (the models take
+// ~30 s of Chromium at full speed); the live calls are tests/demo/demo.test.mjs.
+// Screenshots of each view go to test-output/ (look at them).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import { Backoff, backoffStats } from 'wasm-backoff/stats';
+import { serverAndBrowser } from '../support/browser.mjs';
+import { OUT, opener } from './page.mjs';
+import { ROOT } from '../../scripts/serve.mjs';
+import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
+import { options, DEFAULT_B } from '../../www/state.js';
+import { PRESETS, STRATEGIES, JITTERS, JITTER_RATIO } from '../../js/gen/boundary.js';
+import { OUTAGE_POLICIES } from '../../www/outage.js';
+import { DEFAULT_SEED, STEP_ROW } from '../../www/overload.js';
+import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
+
+const ctx = serverAndBrowser();
+const opened = opener(ctx);
+/** The demo page, its waits sized for the niced runner (a model's view may take a while on a shared CPU). */
+const open = async (/** @type {any[]} */ ...a) => {
+  const page = await opened(...a);
+  page.setDefaultTimeout(120_000);
+  return page;
+};
+
+/** What a section shows (its data-values), once nothing it shows is still being computed. */
+async function values(page, id) {
+  await page.waitForSelector(`#${id}:not([data-pending="1"])`);
+  return JSON.parse(await page.$eval(`#${id}`, (e) => e.dataset.values));
+}
+const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
+
+/** The schedule view of policy `fields` checked against backoffStats and a seeded Backoff in Node. */
+function checkSchedule(shown, fields, what) {
+  const o = options(fields);
+  for (const s of shown.stats) {
+    const want = backoffStats(o, s.n);
+    // Exact laws agree to the bit; sampled ones (decorrelated) come from the same seeded draws.
+    for (const k of ['min', 'max', 'p50', 'p90', 'mean']) near(s[k], want[k], `${what} retry ${s.n} ${k}`);
+  }
+  const b = new Backoff(o);
+  for (const [i, d] of shown.path.entries()) assert.equal(d, b.next(), `${what} seeded run, retry ${i + 1}`);
+}
+
+test('A and B: every preset against another redraws both schedules with the library values; the URL holds both', {
+  timeout: 300_000,
+}, async () => {
+  const page = await open();
+  // The pickers offer the library's lists (src/schema.rs, from the core), in A and B alike.
+  const shown = (name) => page.$$eval(`select[name="${name}"] option`, (os) => os.map((o) => o.value));
+  for (const p of ['', 'b.']) {
+    assert.deepEqual(await shown(`${p}preset`), ['', ...PRESETS], `${p}preset picker`);
+    assert.deepEqual(await shown(`${p}strategy`), ['', ...STRATEGIES], `${p}strategy picker`);
+    assert.deepEqual(await shown(`${p}jitter`), ['', ...JITTERS.slice(0, JITTER_RATIO), 'ratio', 'add'], `${p}jitter picker`);
+  }
+  for (const [i, preset] of PRESETS.entries()) {
+    const other = PRESETS[(i + 4) % PRESETS.length];
+    await page.selectOption('select[name="preset"]', preset);
+    await page.selectOption('select[name="b.preset"]', other);
+    const v = await values(page, 'schedule');
+    assert.ok(v.A.stats.length >= 1 && v.B.stats.length >= 1, preset);
+    checkSchedule(v.A, { preset }, `A ${preset}`);
+    checkSchedule(v.B, { ...DEFAULT_B, preset: other }, `B ${other}`);
+    assert.match(page.url(), new RegExp(`preset=${preset}.*b\\.preset=${other}`));
+    if (preset === 'gcs') await page.screenshot({ path: `${OUT}/demo-controls.png` });
+  }
+  // A shared URL restores both policies and the view.
+  const shared = await open('?preset=grpc&b.strategy=linear&b.baseMs=300&retries=8&log=1');
+  assert.equal(await shared.$eval('select[name="preset"]', (e) => e.value), 'grpc');
+  assert.equal(await shared.$eval('input[name="b.baseMs"]', (e) => e.value), '300');
+  const v = await values(shared, 'schedule');
+  assert.equal(v.A.stats.length, 8);
+  checkSchedule(v.B, { strategy: 'linear', baseMs: '300' }, 'shared B');
+  await shared.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule.png` });
+  // A bad value shows the library's own message, naming the policy, instead of breaking the page.
+  await shared.fill('input[name="b.baseMs"]', '-5');
+  assert.equal(await shared.$eval('#error', (e) => e.textContent), 'Policy B: RangeError: baseMs must be a finite number >= 0');
+  assert.deepEqual([...page.problems, ...shared.problems], []);
+  await page.close();
+  await shared.close();
+});
+
+test("the histograms of A and B are the library's draws, binned alike; full jitter gets its exact density", {
+  timeout: 300_000,
+}, async () => {
+  const page = await open('?jitter=full&b.jitter=equal&b.baseMs=300&hist=4');
+  const v = await values(page, 'distribution');
+  assert.equal(v.attempt, 4);
+  for (const [name, fields] of [
+    ['A', { jitter: 'full' }],
+    ['B', { jitter: 'equal', baseMs: '300' }],
+  ]) {
+    const o = options(fields);
+    const counts = binCounts(Backoff.sample(o, 4, DRAWS), v.lo, v.hi, BINS);
+    assert.deepEqual(v[name].counts, counts, `${name} counts`);
+    assert.equal(v[name].uniform, isUniform(backoffStats(o, 4)), `${name} exact density`);
+    assert.equal(v[name].uniform, true);
+  }
+  await page.locator('#distribution').screenshot({ path: `${OUT}/demo-histogram.png` });
+  await page.close();
+});
+
+test('the storm curves of A and B and the verdict are those of the model run in Node', { timeout: 300_000 }, async () => {
+  const fields = { a: { preset: 'aws', maxAttempts: '8' }, b: { jitter: 'none' } };
+  const page = await open('?preset=aws&maxAttempts=8&b.jitter=none');
+  await page.waitForSelector('#storm[data-done="1"]', { timeout: 120_000 });
+  const r = JSON.parse(await page.$eval('#storm', (e) => e.dataset.results));
+  const want = {};
+  for (const [name, f] of [
+    ['A', fields.a],
+    ['B', fields.b],
+  ]) {
+    want[name] = STORM_SIZES.map((n) => ({ n, ...storm(Backoff, options(f), n, STORM_RUNS) }));
+    assert.deepEqual(r[name], want[name], `${name} curve`);
+  }
+  const line = verdict(want.A.at(-1), want.B.at(-1));
+  assert.match(line, /^B makes \d[.\d]*× the calls of A and finishes .* at N = 100/);
+  assert.equal(await page.$eval('#verdict', (e) => e.textContent), line);
+  await page.locator('#storm').screenshot({ path: `${OUT}/demo-storm.png` });
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+/** One run of the storm model in Node, every write traced. */
+function nodeTrace(fields, clients, run) {
+  const tr = { t: [], c: [], k: [] };
+  return { ...stormRun(Backoff, options(fields), clients, run, 1, tr), ...tr };
+}
+/** What the swimlane of `tr` must show at virtual time `now`. */
+function expectedTotals(tr, now) {
+  const seen = tr.k.filter((_, i) => tr.t[i] <= now);
+  const done = seen.filter((k) => k === SUCCESS).length;
+  return { writes: seen.length, conflicts: seen.length - done, done, gaveUp: seen.filter((k) => k === GAVE_UP).length };
+}
+
+test('the swimlanes replay one seeded run of the model: stepped write by write, scrubbed to the end, played', {
+  timeout: 300_000,
+}, async () => {
+  const fields = { A: {}, B: { jitter: 'none' } };
+  const page = await open('?laneN=10&laneRun=2');
+  await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 60_000 });
+  const tr = { A: nodeTrace(fields.A, 10, 1), B: nodeTrace(fields.B, 10, 1) };
+  const state = async () => ({
+    now: Number(await page.$eval('#lanes', (e) => e.dataset.now)),
+    totals: JSON.parse(await page.$eval('#lanes', (e) => e.dataset.totals)),
+  });
+  const check = async (what) => {
+    const { now, totals } = await state();
+    for (const name of ['A', 'B']) assert.deepEqual(totals[name], expectedTotals(tr[name], now), `${what}: ${name} at ${now} ms`);
+    return now;
+  };
+  assert.equal(await check('start'), 0);
+  // Step: from write to write of either policy, in time order.
+  const times = [...new Set([...tr.A.t, ...tr.B.t])].sort((a, b) => a - b);
+  for (let i = 0; i < 15; i++) {
+    await page.click('#lane-step');
+    assert.equal(await check(`step ${i + 1}`), times[i]);
+  }
+  assert.match(await page.$eval('#lane-status', (e) => e.textContent), /^t = .* A: \d+ writes/);
+  // Scrub to the end: the totals of the whole run, as in Node.
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = e.max;
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  assert.equal(await check('end'), Math.max(tr.A.timeMs, tr.B.timeMs));
+  const { totals } = await state();
+  for (const name of ['A', 'B']) {
+    assert.equal(totals[name].writes, tr[name].calls, `${name} writes`);
+    assert.equal(totals[name].done + totals[name].gaveUp, 10, `${name}: every client is done or gave up`);
+  }
+  await page.locator('#lanes').screenshot({ path: `${OUT}/demo-swimlanes-end.png` });
+  // Scrub to the middle of the (log) axis, then play fast for a moment: time runs, the totals follow it.
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = '500';
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  const mid = await check('scrubbed');
+  await page.locator('#lanes').screenshot({ path: `${OUT}/demo-swimlanes.png` });
+  await page.selectOption('select[name="speed"]', '64');
+  assert.match(page.url(), /speed=64/);
+  await page.click('#lane-play');
+  await page.waitForFunction((t) => Number(document.getElementById('lanes').dataset.now) > t, mid, { timeout: 60_000 });
+  await page.click('#lane-play'); // pause
+  assert.equal(await page.$eval('#lane-play', (e) => e.textContent), 'Play');
+  assert.ok((await check('played')) > mid);
+  // Another number of clients: new traces.
+  await page.selectOption('select[name="laneN"]', '5');
+  await page.waitForFunction(
+    () => document.getElementById('lanes').dataset.ready === '1' && document.getElementById('lanes').dataset.now === '0',
+  );
+  await page.$eval('#lane-scrub', (e) => {
+    e.value = e.max;
+    e.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  assert.equal((await state()).totals.A.writes, nodeTrace(fields.A, 5, 1).calls);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+/**
+ * The outage model (www/outage.js) run in Node, in a worker thread: it
+ * replaces the global timers while it runs, which this thread's browser
+ * driver needs.
+ */
+function nodeOutage(point, runs, schedule) {
+  const code = `
+    import { parentPort, workerData as w } from 'node:worker_threads';
+    const { OUTAGE_POLICIES, loadLib, outageMeans } = await import(w.model);
+    const lib = await loadLib((m) => import(w.entries[m]));
+    const out = {};
+    for (const p of OUTAGE_POLICIES) out[p.id] = await outageMeans(w.point, p, lib, { runs: w.runs, schedule: w.schedule });
+    parentPort.postMessage(out);`;
+  const subpaths = new Set(OUTAGE_POLICIES.flatMap((p) => p.modules));
+  const entries = Object.fromEntries([...subpaths].map((m) => [m, import.meta.resolve(m ? `wasm-backoff/${m}` : 'wasm-backoff')]));
+  const model = new URL('../../www/outage.js', import.meta.url).href;
+  const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(code)}`), {
+    workerData: { model, entries, point, runs, schedule },
+  });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (m) => (resolve(m), worker.terminate()));
+    worker.once('error', reject);
+  });
+}
+
+test('the outage view shows the model of bench/outage.mjs: its counts and its requests per 100 ms, as in Node and in OUTAGE.md', {
+  timeout: 300_000,
+}, async () => {
+  // The default view is the benchmark's first point: the numbers of bench/OUTAGE.md's first rows.
+  const page = await open();
+  await page.waitForSelector('#outage[data-done="1"]', { timeout: 240_000 });
+  const shown = await values(page, 'outage');
+  assert.deepEqual(shown.point, { C: 100, K: 20, T: 10_000 });
+  const fmt = (x) => Math.round(x).toLocaleString('en-US');
+  const md = readFileSync(new URL('../../bench/OUTAGE.md', import.meta.url), 'utf8').split('\n');
+  const first = md.findIndex((l) => l.startsWith('| 100 × 20, 10 s |'));
+  for (const [i, p] of OUTAGE_POLICIES.entries()) {
+    const r = shown.results[p.id];
+    const cells = md[first + i].split('|').map((c) => c.trim());
+    assert.equal(cells[2], p.name);
+    assert.deepEqual(
+      [r.sentDuring, r.receivedDown, r.drain, r.median].map(fmt),
+      cells.slice(3, 7),
+      `${p.name}: the page (actual) vs bench/OUTAGE.md (expected; stale? \`node bench/outage.mjs\` after a release build)`,
+    );
+  }
+  assert.ok(shown.results.gate.sentDuring < 0.1 * shown.results['per-request'].sentDuring, 'the gate sends under 0.1× during the outage');
+  await page.locator('#outage').screenshot({ path: `${OUT}/demo-outage.png` });
+  // Another point, with policy A's timing: every count and bin as the same runs in Node.
+  await page.selectOption('select[name="preset"]', 'decorrelated');
+  for (const [k, v] of Object.entries({ C: '20', K: '5', T: '2', runs: '2' })) await page.fill(`input[name="${k}"]`, v);
+  await page.selectOption('select[name="outageSchedule"]', 'a');
+  await page.waitForFunction(() => {
+    const e = document.getElementById('outage');
+    return e.dataset.done === '1' && JSON.parse(e.dataset.values).point.C === 20;
+  });
+  const small = await values(page, 'outage');
+  assert.deepEqual(small.point, { C: 20, K: 5, T: 2000 });
+  assert.match(await page.$eval('#outage-status', (e) => e.textContent), /mean of 2 of 2 seeded runs \(policy A's timing\)/);
+  const { maxAttempts, maxElapsedMs, seed, ...timing } = options({ preset: 'decorrelated' });
+  assert.deepEqual(small.results, await nodeOutage(small.point, 2, timing));
+  assert.match(page.url(), /C=20&K=5&T=2&runs=2&outageSchedule=a/);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+/** The step row of the overload matrix as bench/overload.mjs computes it in Node with `seed` (its --json row). */
+function benchStep(seed) {
+  const bench = new URL('../../bench/overload.mjs', import.meta.url).pathname;
+  const args = [bench, '--matrix', '--rows=^step.*, RA$', `--seed=${seed}`, '--json'];
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, args, { cwd: ROOT }, (e, out) => (e ? reject(e) : resolve(JSON.parse(out)))),
+  );
+}
+
+test('the overload view shows the step row of bench/overload.mjs --matrix: per second and in all, as the bench in Node for its seed', {
+  timeout: 300_000,
+}, async () => {
+  const inNode = benchStep(DEFAULT_SEED); // (meanwhile, the page)
+  const page = await open();
+  assert.equal(await page.$eval('#overload-status', (e) => e.textContent), '', 'nothing simulated until the section is near the screen');
+  await page.locator('#overload').scrollIntoViewIfNeeded();
+  await page.waitForSelector('#overload[data-done="1"]', { timeout: 240_000 });
+  const shown = await values(page, 'overload');
+  const rows = await inNode;
+  assert.deepEqual(
+    rows.map((r) => r.name),
+    [STEP_ROW],
+  );
+  assert.equal(shown.seed, DEFAULT_SEED);
+  assert.deepEqual(shown.results, { ours: rows[0].ours, sdk: rows[0].sdk }, 'the page vs the bench in Node, same seed');
+  // What it shows: the capacity and one line per limiter; the figures, and ours over the SDK's.
+  assert.equal(await page.locator('#overload-chart path.line').count(), 3);
+  const table = await page.$$eval('#overload-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  assert.equal(table.length, 3);
+  assert.equal(table[0][1], String(+shown.results.ours.goodput.toFixed(1)));
+  assert.equal(table[1][2], String(shown.results.sdk.throttled));
+  assert.equal(shown.results.ours.perSecond.length, 30);
+  assert.ok(shown.results.ours.goodput > shown.results.sdk.goodput, 'ours keeps more of the capacity');
+  await page.locator('#overload').screenshot({ path: `${OUT}/demo-overload.png` });
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
