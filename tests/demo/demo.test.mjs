@@ -77,12 +77,13 @@ async function liveCalls(page, { host, shot }) {
     [503, 200],
   );
   if (shot) await page.locator('#live').screenshot({ path: shot });
-  // "Server down" (1 s here): a call started then gets 503 until it is back, then its script. (B's
+  // "Server down" (3 s here): a call started then gets 503 until it is back, then its script. (3 s: the
+  // call is started by two more clicks, which a loaded machine once took over a second to make; B's
   // waits after a 503, 1 s doubling on throttleBaseMs, span 15 s over its 5 attempts: it outlasts the
   // outage even on a busy machine.)
   await page.click('#live-clear');
-  await page.fill('#live-down-s', '1');
-  assert.equal(await page.$eval('#live-down', (e) => e.textContent), 'Server down for 1 s');
+  await page.fill('#live-down-s', '3');
+  assert.equal(await page.$eval('#live-down', (e) => e.textContent), 'Server down for 3 s');
   await page.click('#live-down');
   await page.waitForSelector('#live[data-downs]');
   await startCall(page, '200', 'B');
