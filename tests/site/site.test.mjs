@@ -141,9 +141,11 @@ test('offline after the first visit: with the server gone, every page loads from
     await first.goto(`${server.url}/`);
     await first.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
     const stored = await first.evaluate(async () => {
+      // (each worker by its path, '/www/sw.js' ends with '/sw.js' too, and activated: a navigation made
+      // while the site's worker was installed but not yet active went to the network)
+      const on = (r, w) => r.active?.state === 'activated' && new URL(r.active.scriptURL).pathname === w;
       for (const w of ['/sw.js', '/www/sw.js'])
-        while (!(await navigator.serviceWorker.getRegistrations()).some((r) => r.active?.scriptURL.endsWith(w)))
-          await new Promise((r) => setTimeout(r, 50));
+        while (!(await navigator.serviceWorker.getRegistrations()).some((r) => on(r, w))) await new Promise((r) => setTimeout(r, 50));
       const [name] = (await caches.keys()).filter((k) => k.startsWith('wasm-backoff-site-'));
       return (await (await caches.open(name)).keys()).map((r) => new URL(r.url).pathname.slice(1));
     });
