@@ -58,6 +58,17 @@ function fleet(persist) {
 }
 
 /** Worker `name` of `mf` answers `route` (JSON). */
+/**
+ * The object's stats once its alarm is gone (and `also` holds): the alarm is let go when a drain
+ * ends, a moment after the task's record says processed. Waited for up to 10 s: an alarm that
+ * stays (a loop) still fails.
+ */
+const alarmGone = (mf, name, also = () => true) =>
+  until('no alarm left', async () => {
+    const r = await call(mf, name, '/stats');
+    return r.alarm === null && also(r) && r;
+  });
+
 async function call(mf, name, route, method = 'GET') {
   const res = await (await mf.getWorker(name)).fetch(`http://worker${route}`, { method });
   const text = await res.text();
@@ -137,11 +148,7 @@ test('a delayed task runs when the alarm fires; nothing polls, no alarm is left'
   const ran = runsOf('d1')[0].at - t0;
   // (an alarm never set never runs it: 2 s of room for a loaded machine still tells that)
   assert.ok(ran >= 400 && ran < 2400, `d1 ran ${ran} ms after its enqueue (due after 400)`);
-  // (the alarm is let go when the drain ends, a moment after d1 ran: waited for, up to 10 s)
-  const after = await until('no alarm left', async () => {
-    const r = await call(mf, 'c', '/stats');
-    return r.alarm === null && r;
-  });
+  const after = await alarmGone(mf, 'c');
   assert.ok(after.alarms - before.alarms <= 2, `${after.alarms - before.alarms} alarms for one delayed task`);
   assert.equal(after.started, false, "the object's queue is never started: it has no poll timer");
 });
@@ -165,11 +172,7 @@ test('records the queue skips (no seed, null, an unknown state, a string time, a
   );
   await until('v1 to run', () => runsOf('v1').length === 1);
   await sleep(300);
-  // (the alarm is let go when the drain ends, a moment after v1 ran: waited for, up to 10 s)
-  const after = await until('no alarm left', async () => {
-    const r = await call(bad, 'c', '/stats');
-    return r.alarm === null && r;
-  });
+  const after = await alarmGone(bad, 'c');
   // (a loop ran 17-270 alarms a second: setting the alarm back to a skipped record's past time after each drain)
   assert.ok(after.alarms - before.alarms <= 2, `${after.alarms - before.alarms} alarms from the reports until after the delayed task ran`);
   assert.deepEqual(after.reported.sort(), kinds.map((k) => `${k}1`).sort(), 'each once');
@@ -183,11 +186,7 @@ test('concurrency + 1 malformed records ahead of a good one: the drain ends, the
   await call(bad, 'a', '/plant?ids=m1,m2,m3,m4,m5&kind=noseed&ago=500', 'POST');
   await call(bad, 'a', '/enqueue?id=v2', 'POST');
   await until('v2 to run', () => runsOf('v2').length === 1, 5000);
-  // (the alarm is let go when the drain ends, a moment after v2's record says processed: waited for, up to 10 s)
-  const s = await until('v2 processed and no alarm left', async () => {
-    const r = await call(bad, 'b', '/stats');
-    return r.states.processed === 2 && r.alarm === null && r;
-  });
+  const s = await alarmGone(bad, 'b', (r) => r.states.processed === 2);
   assert.deepEqual(
     s.reported.filter((id) => id.startsWith('m')),
     ['m1', 'm2', 'm3', 'm4', 'm5'],
