@@ -69,6 +69,17 @@ export function observe(hook, info) {
 const report = (/** @type {unknown} */ e) => console.error('wasm-backoff: a hook threw', e);
 
 /**
+ * What a synchronous hook (`delay`, the query adapters' `shouldRetry`)
+ * returned, when it may be a promise: not awaited (the caller refuses it as
+ * the wrong type), but what it rejects with is written to the console,
+ * never left unhandled. Anything not an object or function is left alone.
+ * @param {unknown} v
+ */
+export function unawaited(v) {
+  if ((typeof v === 'object' && v !== null) || typeof v === 'function') Promise.resolve(v).catch(report);
+}
+
+/**
  * A controller that aborts after `ms` with a TimeoutError DOMException naming `what`, and its timer.
  * @param {string} what
  * @param {number} ms

@@ -259,6 +259,8 @@ export interface RetryFnOptions extends BackoffOptions {
    * the server's wait: return at least `info.retryAfterMs` to honour it.
    * Another return (a string, a negative number, a promise) rejects with a
    * `TypeError`/`RangeError`; what it throws, with that (`'hook-error'`).
+   * A promise it returns is not awaited: what that promise rejects with goes
+   * to `console.error` (never an unhandled rejection).
    * @default undefined (the schedule's proposal)
    */
   delay?: (info: DelayInfo) => number | false | undefined;

@@ -5,6 +5,7 @@
 // (`base`, `pick`) and Call.next asks them; gate.run's calls have neither,
 // so the gate's bundle does without this module and the policy's lists.
 import { choose, throttled } from '../policy.js';
+import { unawaited } from '../hooks.js';
 
 /**
  * The base of the step after an attempt's outcome: `ms` (throttleBaseMs; <
@@ -21,7 +22,9 @@ export const throttleBase = (ms) => (o) => (throttled(o?.status) ? ms : NaN);
  * when the server's wait `hintMs` is over maxRetryAfterMs (the call ends
  * anyway). What the hook throws is kept on the call (`fault`, which the
  * loop rethrows: a gate's operation catches everything), and the schedule
- * answers exhausted meanwhile.
+ * answers exhausted meanwhile. The hook is synchronous: a promise it
+ * returns is a TypeError like any other wrong answer, and what that promise
+ * rejects with goes to the console (`unawaited`), never unhandled.
  * @param {(info: any) => unknown} delay
  * @returns {(call: import('./call.js').Call, d: number, hintMs: number | undefined) => number}
  */
@@ -29,7 +32,9 @@ export const chooser = (delay) => (call, d, hintMs) => {
   if (/** @type {number} */ (hintMs) > (call.c.maxRetryAfterMs ?? Infinity)) return d;
   const o = call.o;
   try {
-    return choose(d, delay({ attempt: call.n, status: o?.status, error: o?.error, response: o?.res, retryAfterMs: hintMs, delayMs: d }));
+    const answer = delay({ attempt: call.n, status: o?.status, error: o?.error, response: o?.res, retryAfterMs: hintMs, delayMs: d });
+    unawaited(answer); // a promise is refused (a TypeError), its rejection handled all the same
+    return choose(d, answer);
   } catch (e) {
     call.fault = [e];
     return -1;

@@ -172,6 +172,43 @@ test('delay through a gate: its wait is the call’s own backoff below the thres
   gate.free();
 });
 
+test('delay returning a promise (it is synchronous): the call rejects with a TypeError naming delay; the promise’s rejection is handled and reported', async (t) => {
+  const unhandled = [];
+  const onUnhandled = (e) => unhandled.push(e);
+  process.on('unhandledRejection', onUnhandled);
+  t.after(() => process.off('unhandledRejection', onUnhandled));
+  const logged = t.mock.method(console, 'error', () => {});
+  const gate = createGate({ baseMs: 100, consecutive: 5, key: () => 'k' });
+  t.after(() => gate.free());
+  const now = new Error('rejected at once');
+  const later = new Error('rejected later');
+  const hooks = {
+    'an async hook that throws': async () => {
+      throw now;
+    },
+    'a promise that rejects after 50 ms': () => new Promise((_, reject) => setTimeout(reject, 50, later)),
+  };
+  for (const [lane, extra] of [
+    ['plain', {}],
+    ['gate', { gate }],
+  ]) {
+    for (const [what, delay] of Object.entries(hooks)) {
+      const s = server([{ status: 503 }, { status: 200 }]);
+      let done;
+      const e = await clock
+        .run(withBackoff(s.send, extra)('http://a.test/', undefined, { delay, onDone: (d) => (done = d) }))
+        .catch((x) => x);
+      assert.ok(e instanceof TypeError && /^delay must return/.test(e.message), `${lane}, ${what}: ${e}`);
+      assert.equal(done.reason, 'hook-error');
+      assert.equal(s.log.length, 1, 'no retry');
+      await clock.tick(100); // the hook's own timer fires: its promise rejects now
+    }
+  }
+  assert.deepEqual(unhandled, [], 'no unhandled rejection');
+  const reported = logged.mock.calls.map((c) => c.arguments.at(-1));
+  assert.deepEqual(reported, [now, later, now, later], 'each rejection went to console.error');
+});
+
 test('throttleBaseMs: 429 and 503 draw on it (default 10 × baseMs), other failures on the schedule’s base, one attempt count for both', async () => {
   const s = server([{ status: 500 }, { status: 429 }, new TypeError('fetch failed'), { status: 503 }, { status: 200 }]);
   const f = withBackoff(s.send, { baseMs: 10, jitter: 'none', throttleBaseMs: 1000, maxDelayMs: 60_000 });
