@@ -14,6 +14,7 @@ import { plan } from './backoff.js';
 import { verdict, timing, advice, RETRY_ON } from './policy.js';
 import { headersOf, serverWait } from './retry-after.js';
 import { MAX_RETRY_AFTER_MS } from './gen/policy.js';
+import { unawaited } from './hooks.js';
 
 /**
  * The delay before retry `failures` of a schedule made from `rec` (a
@@ -56,6 +57,7 @@ export function failure(error) {
 /**
  * The adapters' options, checked now; `wait(failures, error)` answers the
  * delay before the next try, or a reason not to retry ('' when it does).
+ * It never throws.
  * @param {unknown} options
  */
 function policy(options) {
@@ -72,16 +74,29 @@ function policy(options) {
    * @param {unknown} error the last one's
    * @returns {number | string} the delay in ms, or why not
    */
-  return (failures, error) => {
+  const wait = (failures, error) => {
     if (!(failures >= 1 && failures < max)) return 'exhausted';
     const { status, hintMs, advice } = failure(error);
     const wants = shouldRetry?.({ attempt: failures, error, status, retryAfterMs: hintMs });
+    unawaited(wants); // a promise is refused below, its rejection handled all the same
     if (wants !== undefined && typeof wants !== 'boolean') throw new TypeError('shouldRetry must return a boolean or undefined');
     const failed = status === undefined;
     const why = verdict({ failed, network: failed, status, hintMs, advice, retryOn, idempotent: true, replayable: true, wants });
     if (why) return why;
     const delayMs = delayAt(rec, seeded, failures, hintMs);
     return timing({ delayMs, hintMs, maxRetryAfterMs, elapsedMs: 0, maxElapsedMs: Infinity }) || delayMs;
+  };
+  // Never thrown into the host library (TanStack's retryer would leave the
+  // query pending and the rejection unhandled; SWR's revalidation too): a
+  // broken shouldRetry, or an error whose getters throw, ends the retries
+  // and goes to the console; the query settles with its own error.
+  return (/** @type {number} */ failures, /** @type {unknown} */ error) => {
+    try {
+      return wait(failures, error);
+    } catch (e) {
+      console.error('wasm-backoff/query: no retry:', e);
+      return 'hook-error';
+    }
   };
 }
 

@@ -12,6 +12,7 @@ import { defaultConfig } from 'swr/_internal';
 import { queryRetry, swrRetry } from 'wasm-backoff/query';
 import { Backoff } from 'wasm-backoff/backoff';
 import { startScripted } from '../server/scripted.mjs';
+import { settled } from '../engine/clock.mjs';
 
 let srv;
 before(async () => {
@@ -191,8 +192,6 @@ test('bad options throw TypeError or RangeError naming the option, at the factor
       );
     }
   }
-  const { retry } = queryRetry({ shouldRetry: () => 'yes' });
-  assert.throws(() => retry(0, null), /^TypeError: shouldRetry must return a boolean or undefined/);
 });
 
 /** Calls `onErrorRetry` as swr's use-swr does after the fetcher's rejection number `retryCount`. */
@@ -249,4 +248,127 @@ test('SWR: a fetcher on the scripted server, retried through onErrorRetry as SWR
   assert.equal(srv.count('/swr'), 3);
   const [first, second] = gaps('/swr');
   assert.ok(first < 1000 && second >= 38, `gaps ${first}, ${second}`);
+});
+
+/**
+ * A broken hook, or an error whose getters throw: never thrown into the
+ * host library. Each case: the options, the error the query function
+ * throws, and what must go to console.error (the last argument of a call).
+ */
+function broken() {
+  const hookBug = new Error('hook bug');
+  const getterBug = new Error('getter bug');
+  const boom = () => {
+    throw getterBug;
+  };
+  const junk = (e) => e instanceof TypeError && /^shouldRetry must return a boolean or undefined/.test(e.message);
+  const is = (x) => (e) => e === x;
+  const down = () => new Error('down');
+  return [
+    ['shouldRetry returns a string', { shouldRetry: () => 'yes' }, down(), [junk]],
+    [
+      'shouldRetry throws',
+      {
+        shouldRetry: () => {
+          throw hookBug;
+        },
+      },
+      down(),
+      [is(hookBug)],
+    ],
+    [
+      'shouldRetry is async and rejects',
+      {
+        shouldRetry: async () => {
+          throw hookBug;
+        },
+      },
+      down(),
+      [junk, is(hookBug)],
+    ],
+    ['error.status getter throws', {}, Object.defineProperty(new Error('x'), 'status', { get: boom }), [is(getterBug)]],
+    ['error.response getter throws', {}, Object.defineProperty(new Error('x'), 'response', { get: boom }), [is(getterBug)]],
+    [
+      'error.headers getter throws',
+      {},
+      Object.defineProperty(Object.assign(new Error('x'), { status: 429 }), 'headers', { get: boom }),
+      [is(getterBug)],
+    ],
+    [
+      'error.response.headers getter throws',
+      {},
+      { response: Object.defineProperty({ status: 503 }, 'headers', { get: boom }) },
+      [is(getterBug)],
+    ],
+    ['error.headers.get throws', {}, Object.assign(new Error('x'), { status: 429, headers: { get: boom } }), [is(getterBug)]],
+  ];
+}
+
+/** Records unhandled rejections and console.error's calls for the rest of test `t`. */
+function watch(t) {
+  const unhandled = [];
+  const onUnhandled = (e) => unhandled.push(e);
+  process.on('unhandledRejection', onUnhandled);
+  t.after(() => process.off('unhandledRejection', onUnhandled));
+  const logged = t.mock.method(console, 'error', () => {});
+  /** What the package told console.error since the last call (the last argument of each call; not Node's warnings). */
+  const reported = () => {
+    const ours = logged.mock.calls.filter((c) => String(c.arguments[0]).startsWith('wasm-backoff'));
+    const r = ours.map((c) => c.arguments.at(-1));
+    logged.mock.resetCalls();
+    return r;
+  };
+  return { unhandled, reported };
+}
+
+/** Each expected report matched by one of `reported`, and nothing else reported. */
+function assertReported(reported, expected, what) {
+  assert.equal(reported.length, expected.length, `${what}: reported ${reported.map(String).join('; ')}`);
+  for (const want of expected) assert.ok(reported.some(want), `${what}: reported ${reported.map(String).join('; ')}`);
+}
+
+test('TanStack Query: a broken shouldRetry, or an error whose getters throw, ends the retries: the query settles with its error, the fault is reported, nothing unhandled', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { unhandled, reported } = watch(t);
+  const client = new QueryClient();
+  for (const [i, [what, options, error, expected]] of broken().entries()) {
+    const queryFn = mock.fn(() => Promise.reject(error));
+    const p = client.fetchQuery({ queryKey: ['broken', i], queryFn, ...queryRetry({ baseMs: 1, ...options }) });
+    const outcome = p.then(
+      () => 'resolved',
+      (e) => e,
+    );
+    t.mock.timers.tick(1e6);
+    assert.equal(await settled(outcome), true, `${what}: the query settled`);
+    assert.equal(await outcome, error, `${what}: rejected with the query function's error`);
+    const state = client.getQueryState(['broken', i]);
+    assert.equal(state?.status, 'error', what);
+    assert.equal(state?.error, error, what);
+    assert.equal(queryFn.mock.callCount(), 1, `${what}: not retried`);
+    await settled(outcome); // an async hook's rejection comes a little later
+    assertReported(reported(), expected, what);
+    // And called directly: neither throws.
+    const q = queryRetry(options);
+    assert.equal(q.retryDelay(0, error), 0, what);
+    assert.equal(q.retry(0, error), false, what);
+    await settled(outcome);
+    assertReported(reported(), expected, `${what} (called directly)`);
+  }
+  assert.deepEqual(unhandled, [], 'no unhandled rejection');
+  client.clear();
+});
+
+test('SWR: a broken shouldRetry, or an error whose getters throw: onErrorRetry does not throw, schedules nothing, reports the fault, leaves nothing unhandled', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { unhandled, reported } = watch(t);
+  for (const [what, options, error, expected] of broken()) {
+    const { onErrorRetry } = swrRetry({ baseMs: 1, ...options });
+    const revalidate = mock.fn();
+    assert.doesNotThrow(() => swrCalls(onErrorRetry, error, 1, revalidate), what);
+    t.mock.timers.tick(1e6);
+    await settled(Promise.resolve());
+    assert.equal(revalidate.mock.callCount(), 0, `${what}: no retry`);
+    assertReported(reported(), expected, what);
+  }
+  assert.deepEqual(unhandled, [], 'no unhandled rejection');
 });

@@ -54,12 +54,17 @@ export interface QueryRetryOptions extends Omit<BackoffOptions, 'maxElapsedMs' |
   /**
    * Asked (synchronously) at each failure the attempts allow: `true` retries
    * it (even a 404), `false` does not, `undefined` keeps the rule above.
-   * Another return value throws a `TypeError`. @default undefined (the rule above)
+   * Another return value (a promise too: it is not awaited) is a
+   * `TypeError`. Nothing is thrown into TanStack Query or SWR: if the hook
+   * throws or returns anything else (or reading the error's `status`,
+   * `response` or `headers` throws), the retries end, the query settles
+   * with its own error, and that fault goes to `console.error`, as does the
+   * rejection of a promise the hook returned. @default undefined (the rule above)
    */
   shouldRetry?: (info: QueryRetryInfo) => boolean | undefined;
 }
 
-/** TanStack Query's retry options, made by {@link queryRetry}. */
+/** TanStack Query's retry options, made by {@link queryRetry}. Neither throws (see {@link QueryRetryOptions.shouldRetry}). */
 export interface QueryRetry {
   /** Whether the query retries after `failureCount + 1` failures (TanStack counts from 0). */
   retry: (failureCount: number, error: unknown) => boolean;
@@ -82,7 +87,7 @@ export interface SwrRetry {
    * SWR's `onErrorRetry`: unless the policy says no, calls `revalidate(opts)`
    * after the schedule's delay for retry `opts.retryCount` (1 = the first).
    * Replaces SWR's `errorRetryCount` and `errorRetryInterval` (`maxAttempts`,
-   * `baseMs` instead).
+   * `baseMs` instead). Never throws (see {@link QueryRetryOptions.shouldRetry}).
    */
   onErrorRetry: (error: unknown, key: unknown, config: unknown, revalidate: (opts: any) => unknown, opts: { retryCount: number }) => void;
 }
