@@ -1,6 +1,7 @@
 // How the queue tells failures apart and records them: PermanentError (no
-// retries), the test for it, the wording of `lastError`, and the messages of
-// the failures the queue itself raises.
+// retries), the test for it, the network waits (no failure counted), the
+// wording of `lastError`, and the messages of the failures the queue itself
+// raises.
 
 /**
  * Thrown (or rejected with) by a handler when the task can never succeed:
@@ -27,6 +28,32 @@ export function isPermanent(/** @type {any} */ error) {
     return false;
   }
 }
+
+/**
+ * `error.network === true`: the attempt met the network's failure, not the
+ * task's (the outbox's replay that got no answer, or ran while the browser
+ * was offline). Such a rejection spends no failure: the task waits for the
+ * network (a bounded backoff, or `online` / Background Sync sooner). Any
+ * value a handler may reject with (a getter that throws: not one).
+ * @param {any} error
+ */
+export function isNetworkWait(error) {
+  try {
+    return error?.network === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The network waits a record has had so far (`networkWaits`): a whole
+ * number, 0 when it has none (or a store dropped the field).
+ * @param {{ networkWaits?: unknown }} r
+ */
+export const networkWaitsOf = (r) => {
+  const k = r.networkWaits;
+  return typeof k === 'number' && Number.isSafeInteger(k) && k > 0 ? Math.min(k, 2 ** 30) : 0;
+};
 
 /**
  * The wait a failure names (`error.retryAfterMs`: a server's Retry-After,

@@ -10,7 +10,7 @@ import { own } from '../options.js';
 import { withBackoff } from '../fetch/index.js';
 import { TaskQueue } from './task-queue.js';
 import { IndexedDBStore } from './indexeddb-store.js';
-import { PermanentError } from './errors.js';
+import { PermanentError, describe } from './errors.js';
 import { advice, throttled, isNetworkError, METHODS } from '../policy.js';
 import { serverWait } from '../retry-after.js';
 import { bounded } from './options.js';
@@ -62,6 +62,17 @@ async function bodyOf(request, max) {
  * @param {Headers} headers
  */
 const keyOf = (headers) => headers.get('idempotency-key') || undefined;
+
+/** Whether the browser (or worker) says it is offline: `navigator.onLine` is false. */
+const offline = () => /** @type {any} */ (globalThis).navigator?.onLine === false;
+
+/**
+ * The rejection of a replay that met the network's failure: the queue
+ * counts no failure for an error with `network: true` (task-queue.js).
+ * @param {any} error
+ */
+const networkFailure = (error) =>
+  Object.assign(new Error(`no answer (the network failed): ${describe(error)}`, { cause: error }), { network: true });
 
 /** The stored request of a task: what a replay sends. */
 /** @typedef {{ method: string, url: string, headers: [string, string][], body: ArrayBuffer | null }} StoredRequest */
@@ -180,10 +191,13 @@ export class Outbox {
    * One replay: the stored request through withBackoff (`retry`). A 2xx or
    * 3xx ends the task. An answer the retry policy would try again (a
    * status of `retry.retryOn`, a server's wait, `x-should-retry: true`), a
-   * throttled one (429, 503), one the `delay` hook gave up waiting for, or
-   * a network failure, leaves it for a later replay once the replay's tries
-   * are spent; one it would not (another 4xx or 5xx, `x-should-retry:
-   * false`, shouldRetry's false) ends it in `error`: it would never succeed.
+   * throttled one (429, 503), or one the `delay` hook gave up waiting for,
+   * leaves it for a later replay once the replay's tries are spent (a
+   * failure of the task); one it would not (another 4xx or 5xx,
+   * `x-should-retry: false`, shouldRetry's false) ends it in `error`: it
+   * would never succeed. No answer because of the network (a network
+   * failure, or anything while offline) is no failure of the task: it
+   * waits for the network (`network: true`).
    * @param {StoredRequest} stored
    * @param {AbortSignal} signal
    * @param {number} completeBy the lease's end
@@ -205,7 +219,19 @@ export class Outbox {
     // (the replay's tries end before the lease: a server's wait that would
     // outlast it is the queue's to wait, not this replay's)
     hooks.maxElapsedMs = Math.max(0, Math.min(this.#elapsed, completeBy - Date.now() - 100));
-    const res = await this.#retry(url, { method, headers, body, signal }, hooks);
+    /** @type {Response} */
+    let res;
+    try {
+      res = await this.#retry(url, { method, headers, body, signal }, hooks);
+    } catch (error) {
+      // No answer, and the network is to blame (a network failure, or any
+      // failure while the browser says it is offline): the request did not
+      // fail, so the task spends no failure and waits for the network (the
+      // queue's `network: true`). Its lease's end (signal) and a replay cut
+      // by its deadline while online (the server may have taken it) count.
+      if (!signal.aborted && (isNetworkError(error) || offline())) throw networkFailure(error);
+      throw error;
+    }
     await res.body?.cancel();
     if (res.status < 400) return;
     const error = `HTTP ${res.status} from ${method} ${url}`;

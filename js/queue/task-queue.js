@@ -17,7 +17,17 @@ import { readTasks, reporter } from './read.js';
 import { bounded, finalStates, storeOf } from './options.js';
 import { Transitions } from './transitions.js';
 import { backgroundSync } from './background-sync.js';
-import { COMPENSATE_LATE, LEASE_EXPIRED, RETENTION, describe, isPermanent, timeout, waitOf } from './errors.js';
+import {
+  COMPENSATE_LATE,
+  LEASE_EXPIRED,
+  RETENTION,
+  describe,
+  isNetworkWait,
+  isPermanent,
+  networkWaitsOf,
+  timeout,
+  waitOf,
+} from './errors.js';
 import { clone, isTask, nonEmpty, randomId } from './record.js';
 import { TaskEvent } from './task-event.js';
 /** @typedef {import('./record.js').TaskRecord} TaskRecord */
@@ -41,6 +51,13 @@ const cancel = typeof G.clearImmediate === 'function' ? (h) => G.clearImmediate(
 export class TaskQueue extends EventTarget {
   /** The core's transitions of a record, and a new task's record (transitions.js). */
   #t;
+  /**
+   * The waits for the network (a rejection marked `network: true`): the same
+   * schedule with no threshold, counted apart (`networkWaits`), so a task
+   * offline waits ever longer, up to the backoff's maxDelayMs, and spends no
+   * failure.
+   */
+  #net;
   #store;
   #handler;
   #compensate;
@@ -51,6 +68,7 @@ export class TaskQueue extends EventTarget {
   #running = new Map(); // id -> promise of the run (settles by completeBy at the latest)
   #compensating = new Set(); // promises of onCompensate runs (each settles within leaseMs)
   #storeErrors = 0; // consecutive passes the store failed
+  #retried = 0; // retryNow() calls so far: a run begun before the last one that meets the network is due again at once
   #started = false;
   /** @type {any} */
   #timer;
@@ -83,6 +101,7 @@ export class TaskQueue extends EventTarget {
     this.#concurrency = bounded(o, 'concurrency', 4, 1, true);
     this.#pollMs = bounded(o, 'pollMs', 1000, 1, false, MAX_TIMER);
     this.#t = new Transitions(o);
+    this.#net = new Transitions({ ...o, maxFailures: Infinity });
     this.#leaseMs = o.leaseMs ?? 30000;
   }
 
@@ -133,18 +152,22 @@ export class TaskQueue extends EventTarget {
   }
 
   /**
-   * Every pending task waiting for a retry after a failure becomes due now
-   * (what the browser's `online` event and Background Sync do: failures
-   * while offline should not wait out their backoff). Tasks that never
-   * failed keep their `notBefore`. Reads every active record; resolves with
-   * how many tasks it brought forward.
+   * Every pending task waiting for a retry after a failure or a network
+   * wait becomes due now (what the browser's `online` event and Background
+   * Sync do: failures while offline should not wait out their backoff).
+   * Tasks never tried keep their `notBefore`. Reads every active record;
+   * resolves with how many tasks it brought forward.
    */
   async retryNow() {
+    this.#retried++;
     const now = Date.now();
     let n = 0;
     for (const r of await this.#store.active()) {
       if (!isTask(r)) continue; // (a pass reports it)
-      const h = /** @type {TaskRecord | undefined} */ (this.#t.step(w.queue_retry_now, r, now));
+      // (to the core, a network wait is a try that failed too; the record keeps its own count)
+      const tried = { ...r, failureCount: r.failureCount + networkWaitsOf(r) };
+      const h = /** @type {TaskRecord | undefined} */ (this.#t.step(w.queue_retry_now, tried, now));
+      if (h) h.failureCount = r.failureCount;
       if (h && (await this.#store.swap(r, h))) n++;
     }
     if (n) this.#wake();
@@ -355,6 +378,7 @@ export class TaskQueue extends EventTarget {
   #run(rec) {
     const ac = new AbortController();
     const task = clone(rec);
+    const retried = this.#retried;
     const run = within(
       Math.max(0, rec.completeBy - Date.now()),
       () => this.#handler(task, { signal: ac.signal, completeBy: rec.completeBy }),
@@ -371,7 +395,12 @@ export class TaskQueue extends EventTarget {
         // read) is a failure of the task, never one of the store.
         if (!outcome.ok) {
           const permanent = isPermanent(error);
-          const n = /** @type {TaskRecord | undefined} */ (this.#t.step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now));
+          const network = !permanent && isNetworkWait(error);
+          const n = /** @type {TaskRecord | undefined} */ (
+            network ? this.#networkWait(rec, now) : this.#t.step(permanent ? w.queue_fail_permanently : w.queue_fail, rec, now)
+          );
+          // (connectivity came back while it ran, `online` or `sync`: its retryNow missed this task, so it is due now)
+          if (n && network && retried !== this.#retried) n.nextAttemptAt = now;
           // (a wait the failure names, e.g. a server's Retry-After: the retry is not due before it)
           const wait = waitOf(error);
           if (n?.state === 'pending' && wait > n.nextAttemptAt - now) n.nextAttemptAt = now + wait;
@@ -391,6 +420,22 @@ export class TaskQueue extends EventTarget {
         this.#wake();
       });
     this.#running.set(rec.id, run);
+  }
+
+  /**
+   * processing → pending, no failure counted: the handler met the network's
+   * failure (`network: true`). The wait is the backoff's delay after
+   * `networkWaits + 1` (the core's, with no threshold), so it grows up to
+   * the schedule's cap: a browser that is wrong about being online still
+   * retries, and `online` or Background Sync bring it forward (retryNow).
+   * @param {TaskRecord} rec
+   * @param {number} now
+   * @returns {TaskRecord | undefined}
+   */
+  #networkWait(rec, now) {
+    const k = networkWaitsOf(rec);
+    const d = /** @type {TaskRecord | undefined} */ (this.#net.step(w.queue_fail, { ...rec, failureCount: k }, now));
+    return d && { ...d, failureCount: rec.failureCount, networkWaits: k + 1 };
   }
 
   /**

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { Outbox, MemoryStore } from 'wasm-backoff/outbox';
 import { startScripted } from '../server/scripted.mjs';
 import { until } from '../support/wait.mjs';
+import { install, T0 } from '../engine/clock.mjs';
 
 let srv;
 before(async () => {
@@ -231,4 +232,146 @@ test('options are checked by the constructor', () => {
     message: 'retry must be an object',
   });
   assert.throws(() => new Outbox({ queue: 'idb' }), { name: 'TypeError', message: 'queue must be an object' });
+});
+
+/**
+ * Fake time and a stand-in for the global fetch, for the test `t`: each
+ * request is logged in `sent` ({ path, body, key }) and answered by
+ * `answer(path, request)` (throw for a failure with no answer). Both undone
+ * after the test.
+ */
+function offlineWorld(t, answer) {
+  const clock = install();
+  const real = globalThis.fetch;
+  const sent = [];
+  globalThis.fetch = async (input, init) => {
+    const r = new Request(input, init);
+    const path = new URL(r.url).pathname;
+    sent.push({ path, body: await r.text(), key: r.headers.get('idempotency-key') });
+    return answer(path, r);
+  };
+  t.after(() => {
+    globalThis.fetch = real;
+    clock.off();
+  });
+  return { clock, sent };
+}
+
+/** The outbox's queue events, as [type, id, failureCount, reason, delayMs]. */
+function record(outbox) {
+  const events = [];
+  for (const type of ['retry', 'error', 'processed']) {
+    outbox.queue.addEventListener(type, (e) =>
+      events.push({ type, id: e.task.id, failureCount: e.task.failureCount, reason: e.reason, delayMs: e.delayMs }),
+    );
+  }
+  return events;
+}
+
+const form = (path, body = '{"name":"Ada"}') => new Request(`https://api.example${path}`, { method: 'POST', body });
+
+test('every default: no answer (the network) never spends a failure; HTTP answers do, and a permanent one ends the task', async (t) => {
+  let network = false;
+  const { clock, sent } = offlineWorld(t, (path) => {
+    if (path === '/gone') return new Response(null, { status: 400 });
+    if (path === '/busy') return new Response(null, { status: 503 });
+    if (!network) throw new TypeError('fetch failed');
+    return new Response(null, { status: 201 });
+  });
+  const outbox = new Outbox({ queue: { store: new MemoryStore() } }); // every other option its default
+  const events = record(outbox);
+  const forms = await outbox.add(form('/forms'));
+  const gone = await outbox.add(form('/gone'));
+  const busy = await outbox.add(form('/busy'));
+  outbox.start();
+  await clock.tick(10 * 60_000); // ten minutes with no network for /forms
+
+  const rec = await outbox.queue.get(forms);
+  assert.deepEqual([rec.state, rec.failureCount], ['pending', 0], 'no answer is no failure of the task');
+  assert.ok(rec.networkWaits > 20, `replayed ${rec.networkWaits} times in ten minutes`);
+  assert.match(rec.lastError, /^no answer \(the network failed\): fetch failed$/);
+  const waits = events.filter((e) => e.id === forms);
+  assert.ok(
+    waits.every((e) => e.type === 'retry' && e.failureCount === 0 && e.delayMs <= 20_000),
+    "each wait within the backoff's maxDelayMs",
+  );
+  // The HTTP failures spend the budget: a 400 (the policy never retries it) at once, 503s at the 5th.
+  const ended = events.filter((e) => e.type === 'error').map((e) => [e.id, e.failureCount, e.reason]);
+  assert.deepEqual(ended, [
+    [gone, 1, 'permanent'],
+    [busy, 5, 'maxFailures'],
+  ]);
+  assert.equal(sent.filter((r) => r.path === '/gone').length, 1);
+
+  // The network is back: the next replay (within the 20 s cap) sends it, once.
+  network = true;
+  const from = sent.length;
+  await clock.tick(20_000);
+  assert.deepEqual([(await outbox.queue.get(forms)).state, (await outbox.queue.get(forms)).failureCount], ['processed', 0]);
+  assert.deepEqual(sent.slice(from), [{ path: '/forms', body: '{"name":"Ada"}', key: forms }]);
+  await clock.run(outbox.stop());
+});
+
+test('`online` (retryNow) brings a network wait forward, and one under way; while offline even a replay cut by its deadline is no failure', async (t) => {
+  let ok = false;
+  /** Fails the replay in flight as the network would (it was sent offline). */
+  let fail = () => {};
+  const { clock, sent } = offlineWorld(t, (_path, r) => {
+    if (ok) return new Response(null, { status: 201 });
+    // A connection that never answers: the replay's deadline (before its lease) ends it, unless fail() comes first.
+    return new Promise((_, reject) => {
+      fail = () => reject(new TypeError('fetch failed'));
+      r.signal.addEventListener('abort', () => reject(r.signal.reason), { once: true });
+    });
+  });
+  const nav = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+  Object.defineProperty(globalThis, 'navigator', { value: { onLine: false }, configurable: true });
+  t.after(() => (nav ? Object.defineProperty(globalThis, 'navigator', nav) : delete globalThis.navigator));
+  const outbox = new Outbox({
+    retry: { maxAttempts: 1 },
+    queue: { store: new MemoryStore(), leaseMs: 2000, backoff: { baseMs: 60_000, maxDelayMs: 60_000, jitter: 'none' } },
+  });
+  const events = record(outbox);
+  const id = await outbox.add(form('/forms'));
+  outbox.start();
+  await clock.tick(5 * 60_000);
+  let rec = await outbox.queue.get(id);
+  assert.deepEqual([rec.state, rec.failureCount, events.some((e) => e.type === 'error')], ['pending', 0, false], 'offline: no failure');
+  assert.match(rec.lastError, /maxElapsedMs \(1900 ms\) passed$/);
+  assert.ok(rec.networkWaits >= 4 && rec.nextAttemptAt > Date.now(), 'replayed about once a minute, waiting for the next');
+
+  // The next replay is under way when the browser is back online: the queue's `online`
+  // listener calls retryNow, which cannot bring a task in flight forward; the replay,
+  // sent offline, fails on the network, and is due again at once, not in a minute.
+  await clock.to(rec.nextAttemptAt - T0 + 1);
+  assert.equal((await outbox.queue.get(id)).state, 'processing');
+  globalThis.navigator.onLine = true;
+  ok = true;
+  const from = sent.length;
+  assert.equal(await clock.run(outbox.queue.retryNow()), 0);
+  fail();
+  await clock.tick(100);
+  rec = await outbox.queue.get(id);
+  assert.deepEqual([rec.state, rec.failureCount], ['processed', 0]);
+  assert.deepEqual(sent.slice(from), [{ path: '/forms', body: '{"name":"Ada"}', key: id }]);
+
+  // A task waiting for the network (nothing under way) is due at once on retryNow.
+  ok = false;
+  globalThis.navigator.onLine = false;
+  const later = await outbox.add(form('/later'));
+  await clock.tick(2100);
+  assert.deepEqual([(await outbox.queue.get(later)).state, (await outbox.queue.get(later)).networkWaits], ['pending', 1]);
+  globalThis.navigator.onLine = true;
+  ok = true;
+  assert.equal(await clock.run(outbox.queue.retryNow()), 1);
+  await clock.tick(100);
+  assert.equal((await outbox.queue.get(later)).state, 'processed');
+
+  // Online, the same hung replay is a failure (the server may have taken it: at least once, under one key).
+  ok = false;
+  const slow = await outbox.add(form('/slow'));
+  await clock.tick(2100);
+  rec = await outbox.queue.get(slow);
+  assert.deepEqual([rec.state, rec.failureCount, rec.networkWaits], ['pending', 1, undefined]);
+  await clock.run(outbox.stop());
 });

@@ -45,12 +45,26 @@ export interface OutboxOptions {
    * `shouldRetry`'s `false`) ends the task in `error`. A later replay is not
    * due before the wait the last answer named (its `Retry-After`, …), and a
    * replay's tries end before the queue's lease (`maxElapsedMs` is at most
-   * what is left of it): a longer wait is the queue's. @default { maxAttempts: 3 }
+   * what is left of it): a longer wait is the queue's. A replay with no
+   * answer because of the network (a network failure, or anything while
+   * `navigator.onLine` is false) is never a failure of the task: it waits
+   * for the network (see `queue`). @default { maxAttempts: 3 }
    */
   retry?: RetryOptions;
   /**
    * The task queue's options (its backoff between replays, `maxFailures`,
-   * `maxRetentionMs`, …): not `handler` nor `syncTag`, which the outbox sets
+   * `maxRetentionMs`, …). What counts toward `maxFailures`: a replay that
+   * ended on an answer to try again (after its tries), or on its deadline
+   * while online; one the policy never retries ends the task at once. What
+   * never counts: no answer because of the network (the task's
+   * `networkWaits` grows; it is replayed after the backoff's delay for that
+   * many waits, up to its `maxDelayMs`, and at once on `online` and
+   * Background Sync). A stored request is therefore given up only by
+   * `maxFailures`, a permanent answer or `maxRetentionMs` (none by default),
+   * each with the queue's `error` event. Delivery is at least once: a
+   * replay cut by the lease may have reached the server, so give the queue
+   * a `leaseMs` well above the slowest answer (with room for the replay's
+   * tries). Not `handler` nor `syncTag`, which the outbox sets
    * (a `TypeError`). Where there is no IndexedDB (Node, Deno, workerd),
    * `store` is required (a `TypeError` naming `queue.store`). @default { store: new IndexedDBStore({ name }) } and the queue's defaults
    */

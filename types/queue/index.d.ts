@@ -18,8 +18,14 @@ export interface TaskRecord<P = unknown> {
   lockedBy: string | null;
   /** `processing` only: the lease ends here; then the handler's signal aborts and the sweep takes the task back. */
   completeBy: number;
-  /** Handler rejections and expired leases so far. */
+  /** Handler rejections and expired leases so far (not the network waits: see `networkWaits`). */
   failureCount: number;
+  /**
+   * Rejections with `network: true` so far (the network failed, not the
+   * task): they spend no failure; each waits the backoff's delay for that
+   * many waits. Absent until the first.
+   */
+  networkWaits?: number;
   /** `pending` only: not claimed before this time. */
   nextAttemptAt: number;
   createdAt: number;
@@ -215,6 +221,12 @@ export interface TaskQueueOptions<P = unknown> {
    * `error` at once. A failure whose error names a wait (`retryAfterMs`, a
    * number of ms: a server's `Retry-After`, as the fetch driver's errors
    * carry it) is retried no sooner than that, whatever the backoff says.
+   * A rejection with an error that has `network: true` (the network failed,
+   * not the task; the outbox's replays with no answer) is no failure:
+   * `failureCount` stays, `networkWaits` grows, and the task is retried
+   * after the backoff's delay for that many waits (up to its `maxDelayMs`),
+   * or at once on `online` and Background Sync ({@link TaskQueue.retryNow};
+   * a run under way when it came is due again at once).
    * Must be idempotent: a task whose lease expired mid-run runs again.
    */
   handler: (task: TaskRecord<P>, context: TaskContext) => Promise<unknown> | unknown;
@@ -322,7 +334,7 @@ export type TaskListenerOptions = boolean | { capture?: boolean; once?: boolean;
 export interface TaskQueueEventMap<P = unknown> {
   /** The handler resolved within the lease and the record is `processed`. */
   processed: TaskOutcomeEvent<P>;
-  /** A failure (rejection or expired lease) sent the task back to `pending` for `delayMs`. */
+  /** A failure (rejection or expired lease), or a network wait (`network: true`, no failure counted), sent the task back to `pending` for `delayMs`. */
   retry: TaskOutcomeEvent<P>;
   /** The task ended in `error` (permanent failure, or its `maxFailures`-th failure). */
   error: TaskOutcomeEvent<P>;
@@ -364,7 +376,7 @@ export class TaskQueue<P = unknown> extends EventTarget {
    */
   purge(options?: PurgeOptions): Promise<number>;
   /**
-   * Pending tasks waiting out a retry delay after a failure become due now;
+   * Pending tasks waiting out a retry delay after a failure or a network wait become due now;
    * resolves with how many. The queue does it itself on the browser's
    * `online` event and on Background Sync's `sync` event. Reads every active
    * record (unlike a pass).
