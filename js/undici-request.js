@@ -18,8 +18,12 @@ import { judge } from './engine/judge.js';
 import { attemptSignal } from './engine/signal.js';
 import { attemptValue, paceMs, paceFor } from './fetch/request.js';
 
-/** undici's codes of a request that did not fail on the network: aborted by its caller, or refused (the core's list). */
-const NOT_NETWORK = /^(?:UND_ERR_ABORTED|ABORT_ERR|UND_ERR_REQ_CONTENT_LENGTH_MISMATCH)$/;
+/**
+ * undici's codes of a request that did not fail on the network: aborted by
+ * its caller, or refused (the core's list; and a body undici cannot send,
+ * `ERR_INVALID_ARG_TYPE`, which fails the same on every try).
+ */
+const NOT_NETWORK = /^(?:UND_ERR_ABORTED|ABORT_ERR|UND_ERR_REQ_CONTENT_LENGTH_MISMATCH|ERR_INVALID_ARG_TYPE)$/;
 
 /** @param {any} err */
 const network = (err) => err?.name !== 'AbortError' && !NOT_NETWORK.test(err?.code) && !REFUSED_REQUEST.test(err?.code);
@@ -94,13 +98,36 @@ function originOf(origin) {
  */
 const answered = (raw) => ({ get: (/** @type {string} */ name) => header(raw, name) });
 
+const utf8 = new TextEncoder();
+
+/**
+ * A chunk of a body read once as the bytes undici sends for it: a string's
+ * UTF-8, an ArrayBuffer view's bytes (a Buffer, a Uint8Array, any typed
+ * array, a DataView), nothing for an empty ArrayBuffer (undici skips it).
+ * Anything else (an ArrayBuffer, a number, an object) throws a TypeError
+ * with undici's code, as undici refuses it: never sent as other bytes.
+ * @param {unknown} v
+ * @returns {Uint8Array}
+ */
+function bytes(v) {
+  if (typeof v === 'string') return utf8.encode(v);
+  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  if ((v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) && v.byteLength === 0) return new Uint8Array(0);
+  const what = Object.prototype.toString.call(v).slice(8, -1);
+  const err = new TypeError(`body: a chunk must be a string or an ArrayBuffer view (Buffer, Uint8Array, DataView…), not ${what}`);
+  throw Object.assign(err, { code: 'ERR_INVALID_ARG_TYPE' });
+}
+
 /**
  * A body that is read once (a stream, an async iterable, fetch's own
  * generator), read up to `bound` bytes: the bytes when it ended by then
- * (sent again on every attempt), else the same body unread (sent once).
+ * (sent again on every attempt), else the same body (sent once: never
+ * again, as what was read of it is gone). Each chunk is `bytes`'s, those
+ * read later too: a chunk undici refuses, or the body's own error, fails
+ * the call (before anything is sent when it comes within the bound).
  * @param {AsyncIterable<any>} body
  * @param {number} bound
- * @returns {Promise<Uint8Array | AsyncIterable<any>>}
+ * @returns {Promise<Uint8Array | AsyncIterable<Uint8Array>>}
  */
 async function buffered(body, bound) {
   const it = body[Symbol.asyncIterator]();
@@ -110,14 +137,13 @@ async function buffered(body, bound) {
   for (;;) {
     const { done, value } = await it.next();
     if (done) break;
-    const b =
-      typeof value === 'string' ? new TextEncoder().encode(value) : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+    const b = bytes(value);
     chunks.push(b);
     size += b.byteLength;
     if (size > bound)
       return (async function* () {
         yield* chunks;
-        for (let x = await it.next(); !x.done; x = await it.next()) yield x.value;
+        for (let x = await it.next(); !x.done; x = await it.next()) yield bytes(x.value);
       })();
   }
   return new Uint8Array(await new Blob(/** @type {BlobPart[]} */ (chunks)).arrayBuffer());

@@ -2,12 +2,16 @@
 // dispatch takes (a record, a flat array) and those callers hand it anyway
 // (fetch-style pairs, a Map, a generator), as the attempt header and the
 // idempotency key rewrite them; and the edges of pacing (the origin as a URL,
-// a reset past maxRetryAfterMs) and of a body that fails to read. Against
-// the scripted server on 127.0.0.1, through undici's Agent.
+// a reset past maxRetryAfterMs) and of bodies read once: each chunk type
+// against plain undici's, a body that fails to read, one over
+// maxBufferBytes. Against the scripted server on 127.0.0.1, through
+// undici's Agent. The bodies' invariant: the bytes the server stored are
+// the caller's bytes, or the call fails.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { Agent } from 'undici';
-import { retryInterceptor } from 'wasm-backoff/undici';
+import { retryInterceptor, retryGlobalFetch } from 'wasm-backoff/undici';
 import { startScripted } from '../server/scripted.mjs';
 
 let srv;
@@ -117,4 +121,143 @@ test('a body that fails while it is read: the call fails with its error and leav
   await new Promise((r) => setImmediate(r));
   assert.equal(timers(), before, 'the deadline timer of a call that never started');
   assert.equal(seen('/broken-body').length, 0);
+});
+
+/** The bodies the server stored for `path`, in order. */
+const stored = (path) => srv.requests.filter((r) => r.path === path).map((r) => r.body);
+
+const enc = (/** @type {string} */ s) => new TextEncoder().encode(s);
+
+/**
+ * Chunks of a body read once, and the bytes undici sends for them (null:
+ * undici refuses them). Every chunk's bytes are ASCII (the server stores
+ * bodies as UTF-8 text) but the string 'é'.
+ */
+const CHUNKS = {
+  'Uint8Array and Buffer': [() => [enc('ab'), Buffer.from('cd')], 'abcd'],
+  ArrayBuffer: [() => [enc('ab').buffer, enc('cd').buffer], null],
+  'Uint8Array, ArrayBuffer, string': [() => [enc('ab'), enc('cd').buffer, 'ef'], null],
+  strings: [() => ['a', 'é', ''], 'aé'],
+  'DataView, Uint16Array, Float32Array, a subarray': [
+    () => [
+      new DataView(enc('xaby').buffer, 1, 2),
+      new Uint16Array(enc('cd').buffer),
+      new Float32Array(enc('efgh').buffer),
+      enc('xijx').subarray(1, 3),
+    ],
+    'abcdefghij',
+  ],
+  'an empty ArrayBuffer (undici skips it)': [() => [new ArrayBuffer(0), enc('ab')], 'ab'],
+  'a number': [() => [enc('ab'), 5], null],
+  'an object': [() => [enc('ab'), { a: 1 }], null],
+};
+
+/** The forms of a body read once. */
+const FORMS = {
+  'async generator': (chunks) =>
+    (async function* () {
+      yield* chunks;
+    })(),
+  'object-mode Readable': (chunks) => Readable.from(chunks, { objectMode: true }),
+};
+
+/** A PUT of `body` through `d`: its status and what the server stored, or its error (name, code) and what the server stored. */
+async function put(d, path, body) {
+  try {
+    const res = await d.request({ origin: srv.url, path, method: 'PUT', body });
+    await res.body.dump();
+    return [{ status: res.statusCode, stored: stored(path) }];
+  } catch (e) {
+    return [{ error: e.name, code: e.code, stored: stored(path) }, e];
+  }
+}
+
+test('a body read once, chunk by chunk as plain undici: the bytes the server stored are the caller’s bytes, or the call fails', async () => {
+  const ours = agent.compose(retryInterceptor({ baseMs: 5 }));
+  for (const [form, make] of Object.entries(FORMS))
+    for (const [name, [chunks, bytes]] of Object.entries(CHUNKS)) {
+      const p = `/chunks-${form}-${name}`.replace(/[^\w/-]/g, '');
+      srv.script(`${p}-plain`, { echo: true });
+      srv.script(`${p}-ours`, [{ status: 503 }, { echo: true }]);
+      const [plain] = await put(agent, `${p}-plain`, make(chunks()));
+      const refused = { error: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', stored: [] };
+      assert.deepEqual(plain, bytes === null ? refused : { status: 200, stored: [bytes] }, `plain undici, ${form} of ${name}`);
+      // (ours: read first, so that the 503's retry sends it again; refused before anything is sent)
+      const [mine, err] = await put(ours, `${p}-ours`, make(chunks()));
+      assert.deepEqual(
+        mine,
+        bytes === null ? refused : { status: 200, stored: [bytes, bytes] },
+        `${form} of ${name}: the bytes the server stored are the caller's bytes, or the call fails`,
+      );
+      if (err) assert.match(err.message, /^body: /, `${form} of ${name}: the error names the body`);
+    }
+});
+
+test("Node's global fetch: a ReadableStream of ArrayBuffer chunks is refused as plain fetch refuses it; other chunks are sent whole on each try", async () => {
+  const stream = (chunks) =>
+    new ReadableStream({
+      start(c) {
+        for (const x of chunks) c.enqueue(x);
+        c.close();
+      },
+    });
+  const go = (path, chunks) => fetch(`${srv.url}${path}`, { method: 'PUT', body: stream(chunks), duplex: 'half' });
+  srv.script('/fetch-chunks', [{ status: 503 }, { echo: true }]);
+  const plain = await go('/fetch-chunks', [enc('ab'), enc('cd').buffer]).catch((e) => e);
+  assert.equal(plain.cause?.code, 'ERR_INVALID_ARG_TYPE', `plain fetch refuses an ArrayBuffer chunk: ${plain}`);
+  const undo = await retryGlobalFetch({ baseMs: 5 });
+  try {
+    const err = await go('/fetch-chunks', [enc('ab'), enc('cd').buffer]).then(
+      async (res) => assert.fail(`a ${res.status} with the stored bodies ${JSON.stringify(stored('/fetch-chunks'))}`),
+      (e) => e,
+    );
+    assert.equal(err.cause?.name, 'TypeError');
+    assert.match(String(err.cause?.message), /^body: /);
+    assert.deepEqual(stored('/fetch-chunks'), [], 'nothing sent');
+    const res = await go('/fetch-chunks', [enc('ab'), 'cd', new DataView(enc('ef').buffer)]);
+    assert.equal(res.status, 200);
+    await res.body.cancel();
+    assert.deepEqual(stored('/fetch-chunks'), ['abcdef', 'abcdef']);
+  } finally {
+    undo();
+  }
+});
+
+test('a body over maxBufferBytes is never sent again (never fewer bytes): the call ends with the answer or the error; its later chunks are checked too', async () => {
+  const tries = [];
+  const d = agent.compose(retryInterceptor({ baseMs: 5, maxBufferBytes: 4, onDone: (i) => tries.push(i.attempts) }));
+  const gen = (...chunks) =>
+    (async function* () {
+      for (const c of chunks) {
+        if (c instanceof Error) throw c;
+        yield c;
+      }
+    })();
+  srv.script('/over-503', [{ status: 503 }, { echo: true }]);
+  assert.deepEqual((await put(d, '/over-503', gen('abc', 'def', enc('gh'))))[0], { status: 503, stored: ['abcdefgh'] });
+  srv.script('/over-reset', [{ reset: true }, { echo: true }]);
+  const [reset] = await put(d, '/over-reset', gen('abc', 'def', enc('gh')));
+  assert.deepEqual(reset.stored, ['abcdefgh'], `the reset's error ends the call: ${JSON.stringify(reset)}`);
+  assert.ok(reset.error, JSON.stringify(reset));
+  // (a body that breaks, or a chunk undici refuses, past the bound: the call fails with that error, tried once)
+  srv.script('/over-broke', { echo: true });
+  const [, broke] = await put(d, '/over-broke', gen('abcdef', new Error('late broke')));
+  assert.equal(broke?.message, 'late broke');
+  srv.script('/over-refused', { echo: true });
+  const [refused, err] = await put(d, '/over-refused', gen('abcdef', enc('gh').buffer));
+  assert.deepEqual(refused, { error: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', stored: [] });
+  assert.match(err.message, /^body: /);
+  assert.deepEqual(tries, [1, 1, 1, 1], 'each tried once');
+  assert.deepEqual(stored('/over-broke'), []);
+});
+
+test('a body undici refuses is not a network failure: a URLSearchParams body fails once, not retried', async () => {
+  const retried = [];
+  const d = agent.compose(retryInterceptor({ baseMs: 1, onRetry: (i) => retried.push(i.error?.code) }));
+  srv.script('/params', { echo: true });
+  const [plain] = await put(agent, '/params', new URLSearchParams('a=1'));
+  const [mine] = await put(d, '/params', new URLSearchParams('a=1'));
+  assert.deepEqual(mine, plain);
+  assert.deepEqual(mine, { error: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', stored: [] });
+  assert.deepEqual(retried, [], 'never retried');
 });

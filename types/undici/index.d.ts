@@ -75,10 +75,17 @@ export interface UndiciRetryOptions
   /** A server-named wait longer than this (ms, >= 0) is not waited for: that answer is final. @default 60000 */
   maxRetryAfterMs?: number;
   /**
-   * A request body that can be read only once (a stream; Node's `fetch`
-   * hands every body to the dispatcher as one) is read first, up to this
-   * many bytes, so that a retry can send it again; a longer one is sent as
-   * it comes, once (not retried after its first try). @default 1048576 (1 MiB)
+   * A request body that can be read only once (a stream, an async
+   * iterable; Node's `fetch` hands every body to the dispatcher as one) is
+   * read first, up to this many bytes, so that a retry can send it again;
+   * a longer one is sent as it comes, once (not retried after its first
+   * try). Its chunks are those undici sends: strings (as UTF-8) and
+   * ArrayBuffer views (`Buffer`, `Uint8Array`, any typed array,
+   * `DataView`). Any other chunk (an `ArrayBuffer`, a number, an object)
+   * fails the request with a `TypeError` (code `ERR_INVALID_ARG_TYPE`, as
+   * undici's) whose message starts with `body`, sent nothing when it comes
+   * within this bound; a body whose source throws fails the request with
+   * that error. Neither is retried. @default 1048576 (1 MiB)
    */
   maxBufferBytes?: number;
 }
