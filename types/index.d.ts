@@ -206,7 +206,7 @@ export interface DoneInfo {
   won?: number;
   /** With `hedge`: the hedges sent over the whole call (each counts in `attempts` too). */
   hedges?: number;
-  /** With `endpoints`: the origin the last answered attempt went to (e.g. `'https://b.example'`). */
+  /** With `endpoints`: the origin the last answered attempt went to (e.g. `'https://b.example'`); undefined for a request to an origin the endpoints do not list (failover left it alone). */
   endpoint?: string;
 }
 
@@ -423,8 +423,12 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
   hedge?: Hedge;
   /**
    * Failover: a {@link Failover} from `failover(endpoints)` of
-   * `'wasm-backoff/failover'` (plain JavaScript): the origins attempts go
-   * to, the request's own origin replaced (its path and query kept). The
+   * `'wasm-backoff/failover'` (plain JavaScript): for a request to one of
+   * these origins, the origins its attempts go to, its own origin replaced
+   * (its path and query kept); a request to any other origin is sent there,
+   * untouched. A request sent to another origin than its own goes without
+   * its `Authorization`, `Cookie` and `Proxy-Authorization` headers, as on a
+   * cross-origin redirect, unless that endpoint says `credentials: true`. The
    * first attempt of a call goes to the first endpoint whose circuit is
    * usable (or, weighted, to one drawn by weight among them); a retry to
    * the next one whose circuit is closed. With a `gate` (a fleet's shared

@@ -1,21 +1,49 @@
 // @ts-check
 // Failover (`wasm-backoff/failover`, the `endpoints` option): the lane of a call (js/engine/loop.js)
-// whose attempts may go to several origins. Each attempt goes to one
-// endpoint (the request's origin replaced by it) through that endpoint's own
-// lane: with a gate, a ticket keyed by the endpoint, so the gate (a fleet's
-// shared gate too) keeps each endpoint's health; without one, the call's own
-// schedule. A retry goes to the next endpoint whose circuit is closed (or
-// half-open with no probe out: that call is the probe); the first attempt
-// of every call goes to the preferred one (the first in the list, or one
-// drawn by weight) when it is usable, so a preferred endpoint that recovers
-// is probed and returned to.
+// whose attempts may go to several origins. It applies only to a request
+// for one of the listed origins: any other is sent to its own origin, on the
+// call's plain lane (index.js). Each attempt goes to one endpoint (the
+// request's origin replaced by it) through that endpoint's own lane: with a
+// gate, a ticket keyed by the endpoint, so the gate (a fleet's shared gate
+// too) keeps each endpoint's health; without one, the call's own schedule.
+// A retry goes to the next endpoint whose circuit is closed (or half-open
+// with no probe out: that call is the probe); the first attempt of every
+// call goes to the preferred one (the first in the list, or one drawn by
+// weight) when it is usable, so a preferred endpoint that recovers is
+// probed and returned to. A request sent to another origin than its own
+// loses its credential headers, as fetch drops them on a cross-origin
+// redirect, unless that endpoint says `credentials: true`.
 import { own } from '../options.js';
+
+/** The headers fetch drops when a redirect leaves the origin (RFC 9110 §15.4; Fetch, "HTTP-redirect fetch"). */
+const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
 
 /**
  * @typedef {object} Endpoint
  * @property {string} origin
- * @property {number} weight
+ * @property {number} weight its weight over the largest (in (0, 1]: the draw's sum stays finite)
+ * @property {boolean} credentials requests for the list's other origins keep their credential headers here
  */
+
+/**
+ * @typedef {object} Endpoints
+ * @property {Endpoint[]} list
+ * @property {boolean} weighted
+ * @property {Set<string>} origins the listed origins
+ */
+
+/**
+ * The URL of `input` (a URL, a string, or a Request), against the page's
+ * where there is one; undefined when it is not a URL (fetch will say so).
+ * @param {any} input
+ */
+function urlOf(input) {
+  try {
+    return new URL(input instanceof Request ? input.url : String(input), globalThis.location?.href);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The `endpoints` option of the fetch driver (what `failover(endpoints)` of
@@ -24,12 +52,13 @@ import { own } from '../options.js';
  * @param {unknown} endpoints
  */
 export function failover(endpoints) {
-  const msg = 'endpoints must be a non-empty array of absolute http(s) origins (strings, URLs or { url, weight })';
+  const msg = 'endpoints must be a non-empty array of absolute http(s) origins (strings, URLs or { url, weight, credentials })';
   if (!Array.isArray(endpoints)) throw new TypeError(msg);
   if (!endpoints.length) throw new RangeError(msg);
   let weighted = false;
-  const list = endpoints.map((x) => {
-    const e = typeof x === 'string' || x instanceof URL ? { url: x } : own(x, 'endpoints[i]');
+  const list = endpoints.map((x, i) => {
+    const at = `endpoints[${i}]`;
+    const e = typeof x === 'string' || x instanceof URL ? { url: x } : own(x, at);
     let u;
     try {
       u = new URL(String(e.url));
@@ -37,38 +66,68 @@ export function failover(endpoints) {
       throw new TypeError(`${msg}: ${String(e.url)} is not an absolute URL`);
     }
     if (!/^https?:$/.test(u.protocol) || u.href !== `${u.origin}/`) throw new RangeError(`${msg}: ${u.href} is not an origin`);
-    const weight = e.weight ?? 1;
+    // (only undefined is "not given": null is a mistake, as any other non-number)
+    const { weight = 1, credentials = false } = e;
     weighted ||= e.weight !== undefined;
-    if (typeof weight !== 'number') throw new TypeError('endpoints[i].weight must be a number > 0');
-    if (!(weight > 0 && weight < Infinity)) throw new RangeError('endpoints[i].weight must be a finite number > 0');
-    return { origin: u.origin, weight };
+    if (typeof weight !== 'number') throw new TypeError(`${at}.weight must be a number > 0`);
+    if (!(weight > 0 && weight < Infinity)) throw new RangeError(`${at}.weight must be a finite number > 0`);
+    if (typeof credentials !== 'boolean') throw new TypeError(`${at}.credentials must be a boolean`);
+    return { origin: u.origin, weight, credentials };
   });
-  if (new Set(list.map((e) => e.origin)).size < list.length) throw new RangeError('endpoints must not repeat an origin');
-  const eps = { list, weighted };
+  const origins = new Set(list.map((e) => e.origin));
+  if (origins.size < list.length) throw new RangeError('endpoints must not repeat an origin');
+  // Drawn by each weight over the largest: in (0, 1], their sum at most the
+  // list's length, where the weights' own sum may overflow (two of 1e308)
+  // or round away (subnormals).
+  const top = Math.max(...list.map((e) => e.weight));
+  for (const e of list) e.weight /= top;
+  /** @type {Endpoints} */
+  const eps = { list, weighted, origins };
   const made = Object.freeze({
     endpoints: Object.freeze(list.map((e) => e.origin)),
     weighted,
     /**
+     * The lane of a call for one of the listed origins; undefined for any
+     * other (it goes to its own origin, on the call's plain lane).
      * @param {import('./options.js').Config} c
      * @param {import('./request.js').FetchJob} job
      * @param {import('../engine/call.js').Call} call
      * @param {import('../engine/loop.js').Lane} scheduled the plain lane (without a gate)
      */
-    lane: (c, job, call, scheduled) => new Failover(c, job, call, eps, scheduled),
+    lane: (c, job, call, scheduled) => {
+      const from = urlOf(job.input)?.origin;
+      return origins.has(/** @type {string} */ (from)) ? new Failover(c, job, call, eps, scheduled) : undefined;
+    },
   });
   // (the .d.ts's Failover carries a type-only mark of what failover() made)
   return /** @type {typeof made & import('../../types/failover/index.js').Failover} */ (made);
 }
 
 /**
- * `input` (a URL, a string, or a Request) sent to `origin` instead of its own.
- * @param {any} input
- * @param {string} origin
+ * fetch's arguments `input`, `init` sent to endpoint `ep` instead of the
+ * request's own origin (its path, query and fragment kept). Away from its
+ * own origin, the credential headers are dropped (from the Request and
+ * from `init`), unless `ep` takes those of the list's other origins.
+ * @param {any} input a URL, a string, or a Request
+ * @param {RequestInit | undefined} init
+ * @param {Endpoint} ep
+ * @param {Set<string>} origins the listed origins
+ * @returns {[any, RequestInit | undefined]}
  */
-function moved(input, origin) {
-  const u = new URL(input instanceof Request ? input.url : String(input), globalThis.location?.href);
-  const to = origin + u.pathname + u.search + u.hash;
-  return input instanceof Request ? new Request(to, input) : to;
+function moved(input, init, ep, origins) {
+  const u = /** @type {URL} */ (urlOf(input));
+  if (u.origin === ep.origin) return [input, init];
+  const to = ep.origin + u.pathname + u.search + u.hash;
+  const req = input instanceof Request ? new Request(to, input) : undefined;
+  if (!(ep.credentials && origins.has(u.origin))) {
+    const drop = (/** @type {Headers} */ h) => {
+      for (const n of CREDENTIALS) h.delete(n);
+      return h;
+    };
+    if (req) drop(req.headers);
+    if (init?.headers) init = { ...init, headers: drop(new Headers(init.headers)) };
+  }
+  return [req ?? to, init];
 }
 
 /**
@@ -84,7 +143,7 @@ export class Failover {
    * @param {import('./options.js').Config} c
    * @param {import('./request.js').FetchJob} job
    * @param {import('../engine/call.js').Call} call
-   * @param {{ list: Endpoint[], weighted: boolean }} eps
+   * @param {Endpoints} eps
    * @param {import('../engine/loop.js').Lane} scheduled
    */
   constructor(c, job, call, eps, scheduled) {
@@ -108,7 +167,8 @@ export class Failover {
   /** The gate's key of endpoint `i`. @param {number} i */
   keyOf(i) {
     const { job } = this;
-    return this.c.gate?.keyOf(moved(job.isReq ? job.input.url : job.input, this.eps.list[i].origin), job.init);
+    const u = /** @type {URL} */ (urlOf(job.input));
+    return this.c.gate?.keyOf(this.eps.list[i].origin + u.pathname + u.search + u.hash, job.init);
   }
 
   /** Whether endpoint `i` may take an attempt now: no gate, its circuit closed, or half-open with no probe out. @param {number} i */
@@ -142,10 +202,10 @@ export class Failover {
    */
   to(i) {
     const { c, call, job } = this;
-    const origin = this.eps.list[i].origin;
+    const ep = this.eps.list[i];
     const old = this.t;
     this.i = i;
-    job.move = (/** @type {any} */ input) => moved(input, origin);
+    job.move = (/** @type {any} */ input, /** @type {RequestInit | undefined} */ init) => moved(input, init, ep, this.eps.origins);
     const g = c.gate;
     this.t = g ? g.enter(this.keyOf(i), call.signal, call.end, (/** @type {number=} */ h) => call.next(h)) : this.scheduled;
     // (a retry's own backoff below the gate's threshold carries over to the next endpoint)

@@ -73,12 +73,10 @@ function run(c, input, init, send, paced) {
       job.pace = (ms) => paceFor(at, key, ms);
       cl.hold = () => (at.get(key) ?? 0) - Date.now();
     }
-    // (failover: a lane per endpoint, each keyed by its origin; pacing stays the request's own origin's)
-    lane = c.endpoints
-      ? c.endpoints.lane(c, job, call, scheduled)
-      : gate
-        ? gate.enter(key, signal, cl.end, (/** @type {number=} */ hint) => cl.next(hint))
-        : scheduled;
+    // (failover, for a request to a listed origin: a lane per endpoint, each keyed by its origin; pacing stays the request's own origin's)
+    lane =
+      c.endpoints?.lane(c, job, call, scheduled) ??
+      (gate ? gate.enter(key, signal, cl.end, (/** @type {number=} */ hint) => cl.next(hint)) : scheduled);
     // Hedges go only while the gate has the attempt's target closed.
     const ln = /** @type {any} */ (lane);
     if (c.hedge) job = c.hedge.wrap(job, () => !gate || gate.state(ln.key).state === 'closed');

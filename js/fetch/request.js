@@ -64,7 +64,7 @@ export class FetchJob {
   changed;
   /** @type {((ms: number) => void) | undefined} told how long the target asks to be left alone after a success that says no request remains (index.js) */
   pace;
-  /** Failover (js/fetch/failover.js): sends the request to the current endpoint. @type {((input: any) => any) | undefined} */
+  /** Failover (js/fetch/failover.js): fetch's arguments sent to the current endpoint (its credentials dropped there). @type {((input: any, init: RequestInit | undefined) => [any, RequestInit | undefined]) | undefined} */
   move;
 
   /**
@@ -118,7 +118,7 @@ export class FetchJob {
     }
     if (sig !== signal) o = { ...o, signal: sig };
     const input = this.target();
-    return [this.move ? this.move(input) : input, o];
+    return this.move ? this.move(input, o) : [input, o];
   }
 
   /** The input of one attempt: a Request is cloned (its body tee'd; the stream entry bounds it, js/stream/job.js). */

@@ -1,7 +1,8 @@
-// Scenarios of hedging (`hedge`) and failover (`endpoints`) against two real
+// Scenarios of hedging (`hedge`) and failover (`endpoints`) against three real
 // scripted servers (tests/server/scripted.mjs): `a` and `b` are their
-// control APIs (two origins: a primary and a secondary). Shared by Node, a
-// Chromium page and workerd, which import this file and run `hedgeScenarios`.
+// control APIs (two origins: a primary and a secondary), `c` a third origin
+// the endpoints do not list. Shared by Node, a Chromium page and workerd,
+// which import this file and run `hedgeScenarios`.
 import { control } from '../fetch/fetch-checks.mjs';
 
 function check(cond, msg) {
@@ -19,8 +20,27 @@ const thrown = (f) => {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let unique = 0;
 const path = (name) => `/${name}-${Date.now().toString(36)}-${unique++}`;
+/** A page (not a Worker): `Cookie` and `Proxy-Authorization` are forbidden request headers, dropped by fetch itself. */
+const IN_PAGE = typeof document !== 'undefined';
+/** The credential headers fetch drops on a cross-origin redirect. */
+const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
 
-/** name -> async (lib, a, b) => void */
+/** Where the first attempts of `n` calls for a went, with the weights `wa` and `wb` of a and b: [to a, to b]. */
+async function split({ withBackoff, failover }, a, b, [wa, wb], n) {
+  const p = path('weighted');
+  await a.script(p, [{ status: 200 }]);
+  await b.script(p, [{ status: 200 }]);
+  const f = withBackoff(fetch, {
+    endpoints: failover([
+      { url: a.base, weight: wa },
+      { url: new URL(b.base), weight: wb },
+    ]),
+  });
+  for (let i = 0; i < n; i++) await f(a.base + p);
+  return [await a.count(p), await b.count(p)];
+}
+
+/** name -> async (lib, a, b, c) => void */
 export const SCENARIOS = {
   // ---- hedging ----
 
@@ -245,18 +265,8 @@ export const SCENARIOS = {
     gate.free();
   },
 
-  async 'weighted endpoints share first attempts by weight'({ withBackoff, failover }, a, b) {
-    const p = path('weighted');
-    await a.script(p, [{ status: 200 }]);
-    await b.script(p, [{ status: 200 }]);
-    const f = withBackoff(fetch, {
-      endpoints: failover([
-        { url: a.base, weight: 4 },
-        { url: new URL(b.base), weight: 1 },
-      ]),
-    });
-    for (let i = 0; i < 200; i++) await f(a.base + p);
-    const [na, nb] = [await a.count(p), await b.count(p)];
+  async 'weighted endpoints share first attempts by weight'(lib, a, b) {
+    const [na, nb] = await split(lib, a, b, [4, 1], 200);
     // (binomial(200, 0.8): mean 160, sd 5.7; outside [130, 190] p < 1e-6; an even split or all on a fails)
     check(na + nb === 200 && na >= 130 && na <= 190, `a ${na}, b ${nb}`);
   },
@@ -276,7 +286,97 @@ export const SCENARIOS = {
     check((await res.text()) === 'b' && done.endpoint === b.base, JSON.stringify(done));
   },
 
-  async 'bad endpoints throw, naming the option'({ withBackoff, failover }, a) {
+  async 'a request for an origin not in the list is sent to its own origin, untouched'({ withBackoff, createGate, failover }, a, b, c) {
+    const p = path('unlisted');
+    await a.script(p, [{ status: 200, body: 'from a' }]);
+    await b.script(p, [{ status: 200, body: 'from b' }]);
+    await c.script(p, [{ status: 503 }, { status: 200, body: 'from c' }]);
+    let done;
+    const f = withBackoff(fetch, { ...FAST, endpoints: failover([a.base, b.base]), onDone: (d) => (done = d) });
+    const res = await f(`${c.base}${p}?q=1`, { headers: { authorization: 'Bearer token-for-C' } });
+    const text = await res.text();
+    check(res.status === 200 && text === 'from c', `answered ${res.status} '${text}' (${done.endpoint})`);
+    const [na, nb] = [await a.count(p), await b.count(p)];
+    check(na === 0 && nb === 0, `the endpoints were sent ${na} and ${nb} requests for another origin`);
+    const seen = await c.requests(p);
+    check(seen.length === 2, `its own origin saw ${seen.length} (the attempt and its retry)`);
+    for (const r of seen) check(r.url === `${p}?q=1` && r.headers.authorization === 'Bearer token-for-C', JSON.stringify(r.headers));
+    check(done.endpoint === undefined && done.attempts === 2, JSON.stringify(done));
+    // With a gate, its circuit is its own origin's: the endpoints' stay closed.
+    const q = path('unlisted-gate');
+    await c.script(q, [{ status: 503 }]);
+    const gate = createGate({ baseMs: 400, maxDelayMs: 400, jitter: 'none', consecutive: 1 });
+    const g = withBackoff(fetch, { ...FAST, gate, maxAttempts: 1, endpoints: failover([a.base, b.base]) });
+    check((await g(c.base + q)).status === 503, 'the answer of its own origin');
+    check((await c.count(q)) === 1 && (await a.count(q)) === 0 && (await b.count(q)) === 0, 'sent to its own origin alone');
+    const st = [c.base, a.base, b.base].map((x) => gate.state(new URL(x).origin).state);
+    check(st.join() === 'open,closed,closed', `circuits ${st}`);
+    gate.free();
+  },
+
+  async "a request's credentials reach only its own origin: a move to another endpoint drops them"({ withBackoff, failover }, a, b) {
+    const headers = {
+      authorization: 'Bearer token-for-A',
+      cookie: 'session=for-a',
+      'proxy-authorization': 'Basic cHJveHk6Zm9yLWE=',
+      'x-keep': 'kept',
+    };
+    // Headers in init, in a Request, and in a Request whose headers the driver rebuilds (attemptHeader).
+    const forms = [
+      ['init', (u) => [u, { headers }], {}],
+      ['Request', (u) => [new Request(u, { headers })], {}],
+      ['Request + attemptHeader', (u) => [new Request(u, { headers })], { attemptHeader: 'x-attempt' }],
+    ];
+    for (const [form, args, more] of forms) {
+      const p = path('creds');
+      await a.script(p, [{ status: 503 }]);
+      await b.script(p, [{ status: 200, body: 'from b' }]);
+      const hook = [];
+      const f = withBackoff(fetch, {
+        ...FAST,
+        ...more,
+        endpoints: failover([a.base, b.base]),
+        beforeRetry: ({ request }) => void hook.push(CREDENTIALS.filter((h) => request.headers.has(h))),
+      });
+      const res = await f(...args(`${a.base}${p}?q=1`));
+      check(res.status === 200 && (await res.text()) === 'from b', `${form}: status ${res.status}`);
+      const [[ra], [rb]] = [await a.requests(p), await b.requests(p)];
+      check(ra?.headers.authorization === 'Bearer token-for-A', `${form}: its own origin got ${JSON.stringify(ra?.headers)}`);
+      if (!IN_PAGE)
+        check(ra.headers.cookie === 'session=for-a' && ra.headers['proxy-authorization'], `${form}: ${JSON.stringify(ra.headers)}`);
+      const leaked = CREDENTIALS.filter((h) => rb?.headers[h] !== undefined);
+      check(rb && leaked.length === 0, `${form}: the other endpoint got ${leaked.join(', ')}`);
+      check(rb.headers['x-keep'] === 'kept' && rb.url === `${p}?q=1`, `${form}: other headers and the path stay: ${JSON.stringify(rb)}`);
+      check(hook.length === 1 && hook[0].length === 0, `${form}: beforeRetry's request carried ${hook}`);
+    }
+    // An endpoint that says so takes them (only it: the list's other origin does not).
+    const p = path('creds-opt-in');
+    await a.script(p, [{ status: 503 }]);
+    await b.script(p, [{ status: 503 }]);
+    const f = withBackoff(fetch, { ...FAST, maxAttempts: 3, endpoints: failover([a.base, { url: b.base, credentials: true }]) });
+    await f(`${a.base}${p}`, { headers });
+    const [, back] = await a.requests(p);
+    const [rb] = await b.requests(p);
+    check(rb?.headers.authorization === 'Bearer token-for-A', `opted in: ${JSON.stringify(rb?.headers)}`);
+    if (!IN_PAGE)
+      check(rb.headers.cookie === 'session=for-a' && rb.headers['proxy-authorization'], `opted in: ${JSON.stringify(rb.headers)}`);
+    check(back?.headers.authorization === 'Bearer token-for-A', 'the third attempt, back at its own origin, carries them');
+    // A request for b starts at the preferred a, which did not opt in.
+    const q = path('creds-other-way');
+    await a.script(q, [{ status: 200 }]);
+    await f(`${b.base}${q}`, { headers: { ...headers, authorization: 'Bearer token-for-B' } });
+    const [ra] = await a.requests(q);
+    const leaked = CREDENTIALS.filter((h) => ra?.headers[h] !== undefined);
+    check(ra && leaked.length === 0, `a request for b moved to a carried ${leaked.join(', ')}`);
+  },
+
+  async 'weights whose sum overflows still share first attempts by weight'(lib, a, b) {
+    const [na, nb] = await split(lib, a, b, [1e308, 1e308], 60);
+    // (binomial(60, 0.5): mean 30, sd 3.9; below 10 either way p < 1e-6; all on one endpoint fails)
+    check(na + nb === 60 && na >= 10 && nb >= 10, `a ${na}, b ${nb}`);
+  },
+
+  async 'bad endpoints throw, naming the option'({ withBackoff, failover }, a, b) {
     const bad = [
       ['x', TypeError],
       [[], RangeError],
@@ -290,25 +390,32 @@ export const SCENARIOS = {
       [[{ url: a.base, weight: -1 }], RangeError],
       [[{ url: a.base, weight: Infinity }], RangeError],
       [[{ url: a.base, weight: '2' }], TypeError],
+      [[{ url: a.base, weight: null }], TypeError, 'endpoints[0].weight'],
+      [[a.base, { url: b.base, weight: Number.NaN }], RangeError, 'endpoints[1].weight'],
+      [[a.base, { url: b.base, credentials: 'yes' }], TypeError, 'endpoints[1].credentials'],
+      [[{ url: a.base, credentials: 1 }], TypeError, 'endpoints[0].credentials'],
+      [[{ url: a.base, credentials: null }], TypeError, 'endpoints[0].credentials'],
       [[5], TypeError],
     ];
-    for (const [endpoints, type] of bad) {
+    for (const [endpoints, type, name = 'endpoints'] of bad) {
       const e = thrown(() => failover(endpoints));
-      check(e instanceof type && e.message.startsWith('endpoints'), `failover(${JSON.stringify(endpoints)}): ${e}`);
+      check(e instanceof type && e.message.startsWith(name), `failover(${JSON.stringify(endpoints)}): ${e}`);
     }
+    // (credentials: false, and a weight with it, are fine)
+    check(failover([{ url: a.base, credentials: false, weight: 2 }, b.base]).weighted, 'credentials: false');
     const e = thrown(() => withBackoff(fetch, { endpoints: [a.base] }));
     check(e instanceof TypeError && e.message.includes("'wasm-backoff/failover'"), `plain array: ${e}`);
   },
 };
 
-/** Runs the scenarios (all, or those whose name passes `filter`); returns failures as strings. */
-export async function hedgeScenarios(lib, baseA, baseB, filter = () => true) {
-  const [a, b] = [control(baseA), control(baseB)];
+/** Runs the scenarios against the three servers' `bases` (all, or those whose name passes `filter`); returns failures as strings. */
+export async function hedgeScenarios(lib, bases, filter = () => true) {
+  const [a, b, c] = bases.map(control);
   const failures = [];
   for (const [name, fn] of Object.entries(SCENARIOS)) {
     if (!filter(name)) continue;
     try {
-      await fn(lib, a, b);
+      await fn(lib, a, b, c);
     } catch (e) {
       failures.push(`${name}: ${e?.stack ?? e}`);
     }

@@ -1,22 +1,23 @@
 // Hedging and failover in headless Chromium: the shared scenarios in a page,
-// against two scripted servers (two more origins: CORS, preflights for the
-// Idempotency-Key included).
+// against three scripted servers (three more origins: CORS, preflights for
+// the Idempotency-Key and Authorization included).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CSP } from '../../scripts/serve.mjs';
 import { startScripted } from '../server/scripted.mjs';
 import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
 
-let sa, sb;
+let sa, sb, sc;
 before(async () => {
-  [sa, sb] = await Promise.all([startScripted(), startScripted()]);
+  [sa, sb, sc] = await Promise.all([startScripted(), startScripted(), startScripted()]);
 });
-after(() => Promise.all([sa?.close(), sb?.close()]));
+after(() => Promise.all([sa?.close(), sb?.close(), sc?.close()]));
 const ctx = serverAndBrowser({ csp: CSP.replace("connect-src 'self'", "connect-src 'self' http://127.0.0.1:*") });
 
 test('every hedging and failover scenario passes in a Chromium page', { timeout: 60_000 }, async () => {
   const page = await watchedPage(ctx.browser);
-  await page.goto(`${ctx.url}/tests/browser/hedge.html?a=${encodeURIComponent(sa.url)}&b=${encodeURIComponent(sb.url)}`);
+  const q = new URLSearchParams({ a: sa.url, b: sb.url, c: sc.url });
+  await page.goto(`${ctx.url}/tests/browser/hedge.html?${q}`);
   await page.waitForSelector('body[data-done="1"]', { timeout: 50_000 });
   assert.deepEqual(await page.evaluate(() => window.results), []);
   // Failed and aborted fetches log network errors in the console by design; nothing else may.

@@ -1,5 +1,6 @@
-// Hedging and failover in Node against two real scripted servers on
-// 127.0.0.1 (a primary and a secondary origin): every shared scenario, with
+// Hedging and failover in Node against three real scripted servers on
+// 127.0.0.1 (a primary and a secondary origin, and one the endpoints do not
+// list): every shared scenario, with
 // no timer left behind, plus what only Node can observe (the caller's
 // signal keeps no listener of ours; the losers' sockets are closed).
 import { test, before, after } from 'node:test';
@@ -17,17 +18,17 @@ import { timers } from '../support/wait.mjs';
 
 const lib = { ...main, createGate, hedge, failover };
 
-let sa, sb, a, b;
+let sa, sb, sc, a, b, c;
 before(async () => {
-  [sa, sb] = await Promise.all([startScripted(), startScripted()]);
-  [a, b] = [control(sa.url), control(sb.url)];
+  [sa, sb, sc] = await Promise.all([startScripted(), startScripted(), startScripted()]);
+  [a, b, c] = [control(sa.url), control(sb.url), control(sc.url)];
 });
-after(() => Promise.all([sa?.close(), sb?.close()]));
+after(() => Promise.all([sa?.close(), sb?.close(), sc?.close()]));
 
 for (const [name, fn] of Object.entries(SCENARIOS)) {
   test(name, async () => {
     const before = timers();
-    await fn(lib, a, b);
+    await fn(lib, a, b, c);
     assert.equal(timers(), before, 'a timer was left behind');
   });
 }
@@ -89,5 +90,42 @@ test('wasm-backoff/stream: hedge keeps idleTimeoutMs; with firstChunkTimeoutMs o
     const name = new RegExp(`hedge and ${k}`);
     await assert.rejects(stream.fetchWithBackoff(`${sa.url}/stall`, undefined, { hedge: h, [k]: v }), { name: 'TypeError', message: name });
     assert.throws(() => stream.withBackoff(fetch, { hedge: h, [k]: v }), { name: 'TypeError', message: name });
+  }
+});
+
+test('weighted first attempts are drawn exactly by the normalised weights, at either end of the doubles', async () => {
+  // Math.random stubbed: u lands in the first endpoint's share iff u < w0 / (w0 + w1).
+  const cases = [
+    [3, 1, 0.74, 'a'],
+    [3, 1, 0.76, 'b'],
+    [1e308, 1e308, 0.25, 'a'], // (their sum overflows to Infinity)
+    [1e308, 1e308, 0.75, 'b'],
+    [Number.MAX_VALUE, Number.MAX_VALUE / 3, 0.74, 'a'],
+    [Number.MAX_VALUE, Number.MAX_VALUE / 3, 0.76, 'b'],
+    [5e-324, 5e-324, 0.4, 'a'], // (the smallest subnormals: their products round to 0 or 5e-324)
+    [5e-324, 5e-324, 0.6, 'b'],
+  ];
+  const random = Math.random;
+  try {
+    for (const [wa, wb, u, want] of cases) {
+      const p = `/draw-${wa}-${wb}-${u}`;
+      sa.script(p, [{ status: 200 }]);
+      sb.script(p, [{ status: 200 }]);
+      let done;
+      const f = main.withBackoff(fetch, {
+        endpoints: failover([
+          { url: sa.url, weight: wa },
+          { url: sb.url, weight: wb },
+        ]),
+        onDone: (d) => (done = d),
+      });
+      Math.random = () => u;
+      const res = await f(sa.url + p);
+      Math.random = random;
+      assert.equal(res.status, 200);
+      assert.equal(done.endpoint, want === 'a' ? sa.url : sb.url, `weights ${wa}, ${wb}, u = ${u}`);
+    }
+  } finally {
+    Math.random = random;
   }
 });

@@ -1,6 +1,6 @@
 // A Cloudflare Worker (miniflare's real workerd) that runs the shared
-// hedging and failover scenarios inside workerd against the two scripted
-// servers on 127.0.0.1 (env.A, env.B). /fleet runs the failover scenario
+// hedging and failover scenarios inside workerd against the three scripted
+// servers on 127.0.0.1 (env.A, env.B, env.C). /fleet runs the failover scenario
 // with a gate again, the gate being the fleet's: sharedGate on GateObject
 // (env.GATES), so the object keeps each endpoint's health.
 import * as main from '../../pkg/workerd.js';
@@ -18,8 +18,8 @@ export default {
       const lib = { ...main, createGate: shared, hedge, failover };
       const mine = (/** @type {string} */ n) => n.startsWith('with a gate, a failed endpoint');
       if (Object.keys(SCENARIOS).filter(mine).length !== 1) return Response.json(['no scenario of failover with a gate']);
-      return Response.json(await hedgeScenarios(lib, env.A, env.B, mine));
+      return Response.json(await hedgeScenarios(lib, [env.A, env.B, env.C], mine));
     }
-    return Response.json(await hedgeScenarios({ ...main, createGate, hedge, failover }, env.A, env.B));
+    return Response.json(await hedgeScenarios({ ...main, createGate, hedge, failover }, [env.A, env.B, env.C]));
   },
 };

@@ -4,15 +4,24 @@
 
 /**
  * An endpoint: an absolute http(s) origin (`https://host[:port]`, no path,
- * query or fragment), with a weight when first attempts are drawn by weight.
+ * query or fragment), with a weight when first attempts are drawn by weight,
+ * and whether it takes the credentials of requests for the list's other origins.
  */
 export type Endpoint =
   | string
   | URL
   | {
       url: string | URL;
-      /** Its share of first attempts (finite, > 0); giving any endpoint a weight draws first attempts by weight. @default 1 */
+      /** Its share of first attempts (finite, > 0; drawn by each weight over the largest, so huge weights work too); giving any endpoint a weight draws first attempts by weight. @default 1 */
       weight?: number;
+      /**
+       * `true`: a request for another listed origin sent here keeps its
+       * `Authorization`, `Cookie` and `Proxy-Authorization` headers. By
+       * default they are dropped whenever a request goes to another origin
+       * than its own, as fetch drops them on a cross-origin redirect.
+       * @default false
+       */
+      credentials?: boolean;
     };
 
 /** Type-only: marks a {@link Failover} as made by {@link failover} (no such property at run time). */
@@ -32,11 +41,13 @@ export interface Failover {
 
 /**
  * Failover for the `endpoints` option of `fetchWithBackoff` / `withBackoff`:
- * attempts go to these origins (the request's own origin replaced); a retry
- * goes to the next endpoint whose circuit is closed; with a gate, each
- * endpoint's health is kept apart and a recovered preferred endpoint is
- * probed and returned to.
- * @throws {TypeError | RangeError} naming the option: not an array, empty, not absolute http(s) origins, repeated origins, weights <= 0.
+ * the attempts of a request for one of these origins go to them (the
+ * request's own origin replaced; a request for any other origin is sent
+ * there, untouched); a retry goes to the next endpoint whose circuit is
+ * closed; with a gate, each endpoint's health is kept apart and a recovered
+ * preferred endpoint is probed and returned to. Credential headers reach
+ * only the request's own origin, unless an endpoint says `credentials: true`.
+ * @throws {TypeError | RangeError} naming the option (`endpoints[i].weight`, `endpoints[i].credentials`): not an array, empty, not absolute http(s) origins, repeated origins, a weight that is not a finite number > 0 (`null` included), a `credentials` that is not a boolean.
  */
 export function failover(endpoints: Endpoint[]): Failover;
 
