@@ -30,7 +30,10 @@
 // ({}), delayMs (wait before answering), hang (never answer), reset (destroy
 // the socket without a response), echo (200 JSON {method, headers, body}),
 // bodyDelayMs (send the headers and the first half of the body at once, the
-// rest that much later: a slow body).
+// rest that much later: a slow body), early (answer, or reset, as soon as
+// the request's headers arrive, before its body: the body is read after,
+// into the logged record's `body`, with `complete` true once it ended; a
+// script of steps only, not a function).
 // Streamed bodies (sent in `chunk`-byte writes, default 16 KiB, with
 // backpressure): size (a body of that many bytes, byte i = i * 7 % 251, in
 // place of `body`), stallAfter (send that many bytes, then nothing: the
@@ -72,6 +75,7 @@ const STEP_KEYS = new Set([
   'stallAfter',
   'cutAfter',
   'range',
+  'early',
 ]);
 const CONTROL = '/__control';
 const CORS = {
@@ -118,7 +122,10 @@ function compile(path, spec) {
   if (Array.isArray(spec)) {
     if (spec.length === 0) throw new TypeError(`script ${path}: empty step list`);
     const steps = spec.map((s, i) => checkStep(s, `script ${path} step ${i}`));
-    return () => steps[Math.min(n++, steps.length - 1)];
+    const next = () => steps[Math.min(n++, steps.length - 1)];
+    // (a step that answers before the request body is read: chosen first)
+    if (steps.some((s) => s.early)) next.early = true;
+    return next;
   }
   if (spec && typeof spec === 'object' && 'failRate' in spec) {
     const { failRate, status = 503, seed = 1, body = '', headers = {}, ...rest } = spec;
@@ -149,7 +156,9 @@ function compile(path, spec) {
     };
   }
   const step = checkStep(spec, `script ${path}`);
-  return () => step;
+  const next = () => step;
+  if (step.early) next.early = true;
+  return next;
 }
 
 function readBody(req) {
@@ -352,22 +361,41 @@ export async function startScripted({ port = 0 } = {}) {
           'access-control-max-age': '0',
         });
       }
-      let body;
-      try {
-        body = await readBody(req);
-      } catch {
-        return; // client went away mid-body
+      const next = isControl ? undefined : (scripts.get(url.pathname) ?? scripts.get('*'));
+      /** @type {any} */
+      let step;
+      /** @type {any} */
+      let rec;
+      // An `early` step answers (or resets) as soon as the headers arrive;
+      // the request body is read after, into the record (`body`, and
+      // `complete`: false when the client stopped sending it).
+      if (next?.early) {
+        rec = log(req, url, '');
+        step = next(rec);
+        if (step.early) {
+          rec.complete = false;
+          readBody(req).then(
+            (b) => Object.assign(rec, { body: b, complete: true }),
+            () => {},
+          );
+        }
       }
-      if (isControl) return control(req, res, url, body);
-
-      const rec = log(req, url, body);
+      if (!step?.early) {
+        let body;
+        try {
+          body = await readBody(req);
+        } catch {
+          return; // client went away mid-body
+        }
+        if (isControl) return control(req, res, url, body);
+        if (rec) rec.body = body;
+        else rec = log(req, url, body);
+      }
       // (the client went away before the answer was sent: an abort reached the network)
       res.on('close', () => (rec.closed = !res.writableFinished));
-      const next = scripts.get(url.pathname) ?? scripts.get('*');
       if (!next) return send(res, 404, `no script for ${url.pathname}`);
-      let step;
       try {
-        step = next(rec);
+        step ??= next(rec);
       } catch (e) {
         return send(res, 500, `script error: ${e?.message ?? e}`);
       }
@@ -385,7 +413,7 @@ export async function startScripted({ port = 0 } = {}) {
       }
       if (step.reset) return req.socket.destroy();
       if (step.hang) return; // the socket stays open until the client aborts or close()
-      if (step.echo) return send(res, 200, { method: req.method, headers: req.headers, body }, step.headers);
+      if (step.echo) return send(res, 200, { method: req.method, headers: req.headers, body: rec.body }, step.headers);
       if (step.size !== undefined || step.stallAfter !== undefined || step.cutAfter !== undefined || step.range) {
         return streamBody(req, res, step, rec);
       }
