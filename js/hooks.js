@@ -80,15 +80,21 @@ export function unawaited(v) {
 }
 
 /**
- * A controller that aborts after `ms` with a TimeoutError DOMException naming `what`, and its timer.
+ * A controller that aborts after `wait` ms (`ms` unless given) with a
+ * TimeoutError DOMException naming `what` and its `ms`, and its timer.
  * @param {string} what
  * @param {number} ms
+ * @param {number} [wait]
  * @returns {[AbortController, any]}
  */
-export function deadline(what, ms) {
+export function deadline(what, ms, wait = ms) {
   const ac = new AbortController();
   // (a TimeoutError DOMException, as AbortSignal.timeout makes)
-  return [ac, setTimeout(() => ac.abort(new DOMException(`${what} (${ms} ms) passed`, 'TimeoutError')), Math.min(ms, MAX_TIMER))];
+  const t = setTimeout(
+    () => ac.abort(new DOMException(`${what} (${ms} ms) passed`, 'TimeoutError')),
+    Math.max(0, Math.min(wait, MAX_TIMER)),
+  );
+  return [ac, t];
 }
 
 export { signalOf } from './options.js';

@@ -31,8 +31,10 @@ export class Call {
   delayMs = 0;
   /** The loop is in the lane's pass (held by a gate, or waiting). */
   passing = false;
-  /** The schedule's handle (0 until the first retry). */
+  /** The schedule's handle (0 until the first retry, and again once closed). */
   #h = 0;
+  /** Delays drawn from the schedule so far (a schedule made again goes on after them). */
+  #drawn = 0;
   /** @type {any} The deadline's timer. */
   #timer;
   /** @type {import('./loop.js').Outcome | undefined} The last attempt's outcome (the loop sets it before the lane's step). */
@@ -55,16 +57,33 @@ export class Call {
     this.end = this.start + c.maxElapsedMs;
     /** @type {AbortSignal | undefined} aborted at the hard deadline */
     this.ds = undefined;
-    if (hard && c.maxElapsedMs < Infinity) {
-      const [dl, t] = deadline('maxElapsedMs', c.maxElapsedMs);
-      [this.ds, this.#timer] = [dl.signal, t];
-    }
+    if (hard) this.#arm();
+  }
+
+  /** Arms the hard deadline, at `end` (maxElapsedMs after the start). */
+  #arm() {
+    const max = this.c.maxElapsedMs;
+    if (max === Infinity) return;
+    const [dl, t] = deadline('maxElapsedMs', max, this.end - Date.now());
+    [this.ds, this.#timer] = [dl.signal, t];
+  }
+
+  /**
+   * The call goes on after it answered (a resumed body, js/stream/resume.js):
+   * its hard deadline is armed again, still at its start plus maxElapsedMs,
+   * and `signal` (the body's cancel) aborts it too, with the caller's.
+   * @param {AbortSignal} signal
+   */
+  reopen(signal) {
+    this.signal = this.signal ? AbortSignal.any([this.signal, signal]) : signal;
+    this.#arm();
   }
 
   /**
    * The call's own next delay (ms) for a server-named wait `hintMs` (the
    * one honoured), or -1 when its schedule is exhausted, GAVE_UP when the
-   * `delay` hook gave up. The schedule is made at the first use; the step
+   * `delay` hook gave up. The schedule is made at the first use (made
+   * again after `close`, it is stepped past the delays drawn); the step
    * is drawn on the base the options name for the last outcome (a throttled
    * attempt's: throttleBaseMs), then the `delay` hook may choose another
    * (js/engine/waits.js).
@@ -72,7 +91,13 @@ export class Call {
    */
   next(hintMs) {
     const c = this.c;
-    if (!this.#h) load(c.rec, c.seeded), (this.#h = check(w.backoff_new()));
+    if (!this.#h) {
+      load(c.rec, c.seeded);
+      this.#h = check(w.backoff_new());
+      // (made again after the call answered: it goes on where it was)
+      for (let i = 0; i < this.#drawn; i++) w.backoff_next(this.#h, NaN, NaN);
+    }
+    this.#drawn++;
     const d = w.backoff_next(this.#h, hintMs ?? NaN, c.base?.(this.o) ?? NaN);
     return c.pick && d >= 0 ? c.pick(this, d, hintMs) : d;
   }

@@ -39,7 +39,8 @@ export { Call };
  * @property {(call: Call) => Promise<Outcome>} attempt sends attempt `call.n`
  * @property {(call: Call, o: Outcome) => string | Promise<string>} judge '' when another attempt is wanted, else why not ('success', 'not-retryable', …); a string when it needs no hook
  * @property {(call: Call, o: Outcome) => Promise<void>} [before] runs before every attempt after the first (beforeRetry)
- * @property {(o: Outcome) => unknown} [result] what the call resolves with
+ * @property {(o: Outcome, why: string) => unknown} [result] what a call that did not fail resolves with (it may throw: the call rejects)
+ * @property {(o: Outcome, why: string) => unknown} [failure] what a call that failed rejects with (else the outcome's error)
  */
 
 /**
@@ -58,20 +59,45 @@ const NONE = { failed: false };
  * Runs `call` to its end: resolves with the job's result, or rejects with
  * the last error (or the signal's reason, the deadline's TimeoutError, a
  * gate's error). `onDone` is told why it ended, however it ends.
+ *
+ * `from`: the call goes on after an outcome it met after it had answered
+ * (a body that broke, js/stream/resume.js): that outcome is judged worth
+ * another attempt and the loop starts at the lane's decision on it (its
+ * wait, the schedule's end, the deadline, the budget), then tells onRetry,
+ * as for any failed attempt. onDone was told when the call answered: it
+ * is not told again.
  * @param {Call} call
  * @param {Job} job
  * @param {Lane} lane
+ * @param {Outcome} [from]
  */
-export async function drive(call, job, lane) {
+export async function drive(call, job, lane, from) {
   // (wasm-backoff/otel: the job wrapped to trace each attempt, and the call's
   // onRetry/onDone to see its waits and its end; nothing without it)
-  job = call.c.telemetry?.(call, job) ?? job;
-  let o = NONE;
+  if (!from) job = call.c.telemetry?.(call, job) ?? job;
+  let o = from ?? NONE;
   let why = '';
+  /** @type {string | undefined} the judge's verdict on `o` (none before the first attempt) */
+  let verdict = from && '';
   try {
-    // (once per call: a resumed body's rounds, js/stream/, go on from n > 0)
     if (!call.n) call.c.budget?.deposit(call.start);
     for (;;) {
+      if (verdict !== undefined) {
+        call.o = o; // (the outcome the lane's wait is chosen for: Call.next)
+        why = lane.after(call, verdict, o);
+        if (call.fault) throw call.fault[0]; // (the delay hook threw, inside a gate's operation)
+        if (why) break;
+        if (call.c.onRetry)
+          observe(call.c.onRetry, {
+            attempt: call.n,
+            delayMs: call.delayMs,
+            status: o.status,
+            error: o.error,
+            retryAfterMs: o.hintMs,
+            response: o.res,
+          });
+        drop(o); // (a response we will not return: its connection and memory are freed)
+      }
       call.passing = true;
       // (no wait, no tick: a first attempt goes out in the same turn)
       const held = lane.pass(call);
@@ -81,22 +107,8 @@ export async function drive(call, job, lane) {
       if (call.n && job.before) await job.before(call, o);
       call.n++;
       o = await job.attempt(call);
-      let verdict = job.judge(call, o);
-      if (typeof verdict !== 'string') verdict = await verdict;
-      call.o = o; // (the outcome the lane's wait is chosen for: Call.next)
-      why = lane.after(call, verdict, o);
-      if (call.fault) throw call.fault[0]; // (the delay hook threw, inside a gate's operation)
-      if (why) break;
-      if (call.c.onRetry)
-        observe(call.c.onRetry, {
-          attempt: call.n,
-          delayMs: call.delayMs,
-          status: o.status,
-          error: o.error,
-          retryAfterMs: o.hintMs,
-          response: o.res,
-        });
-      drop(o); // (a response we will not return: its connection and memory are freed)
+      const v = job.judge(call, o);
+      verdict = typeof v === 'string' ? v : await v;
     }
   } catch (e) {
     lane.cancel?.();
@@ -107,10 +119,10 @@ export async function drive(call, job, lane) {
     call.close();
   }
   const done = call.c.onDone;
-  if (done)
+  if (done && !from)
     observe(done, { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error, ...o.about });
-  if (o.failed) throw o.error;
-  return job.result ? job.result(o) : (o.res ?? o.value);
+  if (o.failed) throw job.failure ? job.failure(o, why) : o.error;
+  return job.result ? job.result(o, why) : (o.res ?? o.value);
 }
 
 /** Lets go of an outcome's response body. @param {Outcome} o */

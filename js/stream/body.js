@@ -26,7 +26,7 @@ const NULL_BODY = [101, 103, 204, 205, 304];
  * @typedef {object} Wrap
  * @property {number} [idleMs]
  * @property {Uint8Array} [first] a chunk read ahead, replayed first
- * @property {(offset: number, error: unknown) => Promise<ReadableStreamDefaultReader<Uint8Array>>} [resume] the rest of the body from `offset`, or rejects with why not
+ * @property {(offset: number, error: unknown, signal: AbortSignal) => Promise<ReadableStreamDefaultReader<Uint8Array>>} [resume] the rest of the body from `offset`, or rejects with why not; `signal` aborts when the body is cancelled
  * @property {ReadableStreamDefaultReader<Uint8Array>} [reader] the response's reader, when it was taken already
  */
 
@@ -61,6 +61,8 @@ function body(reader, { idleMs, first, resume }) {
   let timer;
   /** The stall that cancelled the reader (its pending read then ends as done). @type {unknown} */
   let stalled;
+  /** Aborted when the consumer cancels the body: a resume in flight ends with it. */
+  const cancelled = new AbortController();
   const tick = () => {
     timer = undefined;
     if (!waiting) return;
@@ -103,7 +105,10 @@ function body(reader, { idleMs, first, resume }) {
             stop();
             if (!resume) throw e;
             stalled = undefined;
-            reader = await resume(offset, e);
+            const next = await resume(offset, e, cancelled.signal);
+            // (cancelled while the resume answered: nobody will read it)
+            if (cancelled.signal.aborted) return void next.cancel().catch(() => {});
+            reader = next;
             continue;
           }
           if (r.done) return (stop(), ctl.close());
@@ -111,9 +116,12 @@ function body(reader, { idleMs, first, resume }) {
           return ctl.enqueue(r.value);
         }
       },
+      // Resolves (a broken reader's cancel would reject with the break), and
+      // ends a resume in flight: its wait, its request, its reader.
       cancel(reason) {
         stop();
-        return reader.cancel(reason);
+        cancelled.abort(reason ?? new DOMException('the body was cancelled', 'AbortError'));
+        return reader.cancel(reason).catch(() => {});
       },
     },
     { highWaterMark: 0 },

@@ -11,6 +11,7 @@
 //     body handed back has an idle timeout and resumes (js/stream/body.js).
 import { FetchJob } from '../fetch/request.js';
 import { judge } from '../engine/judge.js';
+import { abortable } from '../hooks.js';
 import { ms, flag, integer } from '../options.js';
 import { Replay, REPLAY_BYTES, prime } from './replay.js';
 import { firstChunk, wrap } from './body.js';
@@ -130,6 +131,10 @@ export class StreamJob extends FetchJob {
     if (this.feeds) this.next = await this.fresh();
     this.first = undefined;
     const o = await super.attempt(call);
+    // (the caller's source failed, or gave what fetch cannot send: the
+    // caller's error, at once; never a network failure to retry)
+    const bad = this.replay?.error;
+    if (o.failed && bad) return { failed: true, error: bad, network: false };
     const c = /** @type {StreamConfig} */ (this.c);
     const res = o.res;
     if (!res?.body || c.firstMs === undefined || c.retryOn.has(o.status ?? 0)) return o;
@@ -148,8 +153,38 @@ export class StreamJob extends FetchJob {
    */
   judge(call, o) {
     this.call = call;
-    const v = judge(call, o, true, this.idempotent(), this.replay ? !this.replay.over : this.feeds || this.body);
-    return typeof v === 'string' ? this.judged(v, o) : v.then((w) => this.judged(w, o));
+    const r = this.replay;
+    const v = judge(call, o, true, this.idempotent(), r ? r.replayable() : this.feeds || this.body);
+    // A retry of a streamed body is decided on all of it: its source is read
+    // to its end first (within the buffer, and the call's deadline), so
+    // bytes that come during the wait cannot leave the retry a body other
+    // than the caller's.
+    if (v === '' && r && !r.done) return this.whole(call).then((ok) => this.judged(ok ? '' : 'not-replayable', o));
+    return typeof v === 'string' ? this.judged(v, o) : v.then((w) => this.judge2(call, w, o));
+  }
+
+  /**
+   * A verdict that came from shouldRetry (a promise): a retry still needs
+   * all of a streamed body.
+   * @param {import('../engine/call.js').Call} call
+   * @param {string} why
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  async judge2(call, why, o) {
+    const r = this.replay;
+    if (why === '' && r && !r.done) why = (await this.whole(call)) ? '' : 'not-replayable';
+    return this.judged(why, o);
+  }
+
+  /**
+   * Reads the streamed body's source to its end, or past the buffer;
+   * whether it can be sent again. Its source's error is the call's.
+   * @param {import('../engine/call.js').Call} call
+   */
+  async whole(call) {
+    const r = /** @type {Replay} */ (this.replay);
+    await abortable(r.drain(), call.signal, call.ds);
+    return r.replayable();
   }
 
   /**
@@ -165,6 +200,12 @@ export class StreamJob extends FetchJob {
     return why;
   }
 
+  /** A call that failed lets go of the caller's stream. @param {import('../engine/loop.js').Outcome} o */
+  failure(o) {
+    this.replay?.close();
+    return o.error;
+  }
+
   /** The response handed back, its body wrapped when a stream option asks. @param {import('../engine/loop.js').Outcome} o */
   result(o) {
     this.replay?.close();
@@ -174,7 +215,7 @@ export class StreamJob extends FetchJob {
     const tag = c.resume ? validator(res, this) : undefined;
     if (c.idleMs === undefined && !this.first && !tag) return res;
     const [reader, first] = this.first ?? [];
-    const resume = tag ? resumer(/** @type {any} */ (this.call), this, tag, res) : undefined;
+    const resume = tag ? resumer(/** @type {import('../engine/call.js').Call} */ (this.call), this, tag, res) : undefined;
     return wrap(res, { idleMs: c.idleMs, first, reader, resume });
   }
 }

@@ -17,6 +17,10 @@ export class Replay {
   /** Past `limit`: the kept chunks were dropped, no attempt can start over. */
   over = false;
   done = false;
+  /** What the source failed with (its own error, or a chunk fetch cannot send): the call's. @type {unknown} */
+  error;
+  /** Streams made so far (one per attempt). */
+  streams = 0;
   /** The source read in flight, shared by the attempts' streams. @type {Promise<Uint8Array | undefined> | undefined} */
   p;
 
@@ -31,23 +35,47 @@ export class Replay {
 
   /** The next chunk of the source (kept while within the limit); undefined at its end. */
   fill() {
-    return (this.p ??= this.reader.read().then(({ done, value }) => {
-      this.p = undefined;
-      if (done) return void (this.done = true);
-      if (!(value instanceof Uint8Array)) throw new TypeError('a body stream must give Uint8Array chunks');
-      this.size += value.byteLength;
-      if (!this.over && this.size > this.limit) (this.over = true), (this.chunks = []);
-      if (!this.over) this.chunks.push(value);
-      return value;
-    }));
+    return (this.p ??= this.reader.read().then(
+      ({ done, value }) => {
+        this.p = undefined;
+        if (done) return void (this.done = true);
+        // (fetch refuses any other chunk: a chunk dropped would send other bytes)
+        if (!(value instanceof Uint8Array)) throw (this.error = new TypeError('a body stream must give Uint8Array chunks'));
+        this.size += value.byteLength;
+        if (!this.over && this.size > this.limit) (this.over = true), (this.chunks = []);
+        if (!this.over) this.chunks.push(value);
+        return value;
+      },
+      (e) => {
+        this.p = undefined;
+        throw (this.error = e);
+      },
+    ));
   }
 
-  /** The body of one attempt: what was kept, then the rest of the source. Its cancel leaves the source to the next attempt. */
+  /** Whether the body can be sent again from its start: all it gave so far is kept, and it did not fail. */
+  replayable() {
+    return !this.over && this.size <= this.limit && this.error === undefined;
+  }
+
+  /** Reads the source to its end, or until it is past the limit (what is read is kept for the next attempt). */
+  async drain() {
+    while (!this.done && this.replayable()) await this.fill();
+  }
+
+  /**
+   * The body of one attempt: what was kept, then the rest of the source. Its
+   * cancel leaves the source to the next attempt. The first attempt's, or
+   * one made while the body is replayable: a later stream of a body past
+   * its buffer would send only what is left of it (it errors instead).
+   */
   stream() {
     let i = 0;
+    const whole = !this.streams++ || this.replayable();
     return new ReadableStream(
       {
         pull: async (ctl) => {
+          if (!whole) throw new TypeError('the body is past replayBufferBytes: it cannot be sent again');
           if (!this.over && i < this.chunks.length) return ctl.enqueue(this.chunks[i++]);
           if (this.done) return ctl.close();
           const v = await this.fill();

@@ -1,14 +1,17 @@
 // @ts-check
 // Resuming a download whose body broke (resume: true): the rest is asked
-// for with `Range: bytes=N-` and `If-Range` (the first answer's strong ETag,
-// else its Last-Modified), through the one loop (js/engine/loop.js) with
-// the call's own options: its schedule goes on where the call left it (its
-// attempts count), its deadline, budget and gate apply. Only a 206 whose
-// Content-Range starts at N and ends at the first answer's length, with the
-// same validator, is spliced in; anything else (a 200: the resource
-// changed; another range; another validator) errors the body, so bytes of
-// two versions never meet.
-import { drive, Call } from '../engine/loop.js';
+// for with `Range: bytes=N-` and `If-Range` (the first answer's strong
+// validator: its ETag, else a Last-Modified that is strong). A resume is
+// attempts of the call itself (js/engine/loop.js, started from the break):
+// the break is a failed attempt its lane decides on (its wait, told to
+// onRetry; the schedule's end; the budget; the gate), and its deadline
+// holds from its start, across resumes. Only a 206 whose Content-Range
+// starts at N and ends at the first answer's length, with the same
+// validator, is spliced in; any other end (another status, another range,
+// another validator, the attempts or the deadline spent) errors the body
+// with a ResumeError, so bytes of two versions, or an error page, never
+// meet the body.
+import { drive } from '../engine/loop.js';
 import { scheduled } from '../engine/schedule.js';
 import { isNetworkError } from '../policy.js';
 import { FetchJob } from '../fetch/request.js';
@@ -16,8 +19,22 @@ import { FetchJob } from '../fetch/request.js';
 const RANGE = /^bytes (\d+)-(\d+)\/(\d+)$/;
 
 /**
+ * Whether a Last-Modified is a strong validator (RFC 9110 §8.8.2.2): at
+ * least a second before the answer's Date (a resource changed within the
+ * second it was sent may have two versions under one date).
+ * @param {Headers} h
+ */
+function strongDate(h) {
+  const lm = Date.parse(h.get('last-modified') ?? '');
+  const date = Date.parse(h.get('date') ?? '');
+  return date - lm >= 1000;
+}
+
+/**
  * Whether `res` (the call's answer to `job`'s request) can be resumed: a
- * GET answered 200 with a strong validator, its body not re-encoded.
+ * GET answered 200, its body not re-encoded, with a strong validator
+ * (RFC 9110 §13.1.5: an If-Range never carries a weak ETag, and a date
+ * only when there is no ETag and the date is strong).
  * @param {Response} res
  * @param {FetchJob} job
  * @returns {string | undefined} the If-Range validator
@@ -28,7 +45,8 @@ export function validator(res, job) {
   const etag = h.get('etag');
   const enc = h.get('content-encoding');
   if (method !== 'GET' || res.status !== 200 || (enc && enc !== 'identity')) return;
-  return etag && !etag.startsWith('W/') ? etag : (h.get('last-modified') ?? undefined);
+  if (etag) return etag.startsWith('W/') ? undefined : etag;
+  return strongDate(h) ? /** @type {string} */ (h.get('last-modified')) : undefined;
 }
 
 /** Why the body could not be resumed, with the failure that broke it as its cause. */
@@ -36,7 +54,7 @@ class ResumeError extends Error {
   name = 'ResumeError';
 }
 
-/** The request for the rest of the body, judged as a resume: only a matching 206 succeeds. */
+/** The request for the rest of the body, judged as a resume: only a matching 206 is its result. */
 class RangeJob extends FetchJob {
   /**
    * @param {FetchJob} job the call's
@@ -50,6 +68,7 @@ class RangeJob extends FetchJob {
     h.set('range', `bytes=${from}-`);
     h.set('if-range', tag);
     this.key = job.key;
+    this.move = job.move;
     this.from = from;
     this.tag = tag;
     this.total = total;
@@ -68,68 +87,67 @@ class RangeJob extends FetchJob {
   }
 
   /**
+   * A failure, or a status worth a retry, as any attempt of the call; a 206
+   * ends it (spliced if it matches); any other answer ends it too.
    * @param {import('../engine/call.js').Call} call
    * @param {import('../engine/loop.js').Outcome} o
    */
   judge(call, o) {
     const s = /** @type {number} */ (o.status);
     if (o.failed || (s !== 206 && this.c.retryOn.has(s))) return super.judge(call, o);
-    const why = s === 206 ? this.mismatch(/** @type {Response} */ (o.res)) : `the server answered ${s}, not 206`;
-    if (!why) return 'success';
-    o.res?.body?.cancel().catch(() => {});
-    Object.assign(o, { failed: true, res: undefined, error: new ResumeError(`cannot resume at byte ${this.from}: ${why}`) });
-    return 'not-retryable';
+    return s === 206 ? 'success' : 'not-retryable';
+  }
+
+  /**
+   * The 206 to splice in, or a ResumeError (its body let go): why the
+   * answer the resume ended on is not the rest of the body.
+   * @param {import('../engine/loop.js').Outcome} o
+   * @param {string} why
+   */
+  result(o, why) {
+    const res = /** @type {Response} */ (o.res);
+    const wrong =
+      res.status === 206 ? this.mismatch(res) : `the server answered ${res.status}, not 206${why === 'not-retryable' ? '' : ` (${why})`}`;
+    if (!wrong) return res;
+    res.body?.cancel().catch(() => {});
+    throw new ResumeError(`cannot resume at byte ${this.from}: ${wrong}`);
+  }
+
+  /**
+   * The caller's abort as it is; any other failure (the attempts, the
+   * deadline, the budget spent; a network failure) as a ResumeError.
+   * @param {import('../engine/loop.js').Outcome} o
+   * @param {string} why
+   */
+  failure(o, why) {
+    return why === 'aborted' ? o.error : new ResumeError(`cannot resume at byte ${this.from}: ${why}`, { cause: o.error });
   }
 }
 
 /**
- * A call that goes on from `from`: its attempts, its place in the schedule
- * (the delays it drew are drawn again, then the next), what is left of its
- * deadline.
- * @param {import('../fetch/options.js').Config} c
- * @param {Call} from
- */
-function goOn(c, from) {
-  const call = new Call({ ...c, maxElapsedMs: c.maxElapsedMs - (Date.now() - from.start) }, from.signal);
-  const next = call.next;
-  let skip = (call.n = from.n);
-  call.next = (hint) => {
-    while (skip > 1) next.call(call, NaN), skip--;
-    return next.call(call, hint);
-  };
-  return call;
-}
-
-/**
  * The resume function of a body (js/stream/body.js): the rest of the body
- * from `offset`, after a failure `error`, or a rejection: `error` itself
- * when it was not a network failure or a stall, else why not.
- * @param {Call} first the call that answered
+ * from `offset`, after a failure `error`, by attempts of the call that
+ * answered; or a rejection: `error` itself when it was not a network
+ * failure or a stall, `signal`'s reason once it aborted (the body was
+ * cancelled), else a ResumeError.
+ * @param {import('../engine/call.js').Call} call the call that answered
  * @param {FetchJob} job its job
  * @param {string} tag
  * @param {Response} res the first answer
- * @returns {(offset: number, error: unknown) => Promise<ReadableStreamDefaultReader<Uint8Array>>}
+ * @returns {(offset: number, error: unknown, signal: AbortSignal) => Promise<ReadableStreamDefaultReader<Uint8Array>>}
  */
-export function resumer(first, job, tag, res) {
-  let prev = first;
+export function resumer(call, job, tag, res) {
   const total = +(res.headers.get('content-length') ?? NaN);
-  // (once per call: onDone was told when the first answer came)
-  const c = { ...job.c, onDone: undefined };
-  return async (offset, error) => {
+  const c = job.c;
+  return async (offset, error, signal) => {
     if (!(isNetworkError(error) || (error instanceof DOMException && error.name === 'TimeoutError'))) throw error;
-    const call = (prev = goOn(c, prev));
+    call.reopen(signal);
     const lane = c.gate
       ? c.gate.enter(c.gate.keyOf(job.input, job.init), call.signal, call.end, (/** @type {number=} */ h) => call.next(h))
       : scheduled;
-    try {
-      // The failure is a round of its own: the schedule's wait (or its end), the budget.
-      const why = c.gate ? '' : scheduled.after(call, '', { failed: true, error, network: true });
-      if (why) throw new ResumeError(`cannot resume at byte ${offset}: ${why}`, { cause: error });
-    } catch (e) {
-      call.close();
-      throw e;
-    }
-    const r = /** @type {Response} */ (await drive(call, new RangeJob(job, offset, tag, total), lane));
+    // (the break is a failed attempt of the call: worth another, as a network failure is)
+    const broke = { failed: true, error, network: true, hurt: true };
+    const r = /** @type {Response} */ (await drive(call, new RangeJob(job, offset, tag, total), lane, broke));
     return /** @type {ReadableStream<Uint8Array>} */ (r.body).getReader();
   };
 }

@@ -38,22 +38,30 @@ export interface RetryOptions extends BaseOptions {
   firstChunkTimeoutMs?: number;
   /**
    * Resume a download whose body breaks (a network failure, or an
-   * `idleTimeoutMs` stall): a GET answered `200` with a strong `ETag` (or a
-   * `Last-Modified`) and no `Content-Encoding` is asked again with
-   * `Range: bytes=N-` and `If-Range`; only a `206` whose `Content-Range`
-   * starts at N, ends at the body's length and carries the same validator
-   * is spliced into the same stream. Each resume is an attempt of the
-   * call: the schedule goes on, and `maxAttempts`, `maxElapsedMs`, the
-   * budget and the gate apply. Anything else errors the body (a
-   * `ResumeError`): bytes of two versions are never spliced. Not with
+   * `idleTimeoutMs` stall): a GET answered `200` with a strong validator
+   * (an `ETag` not marked `W/`; without an ETag, a `Last-Modified` at
+   * least one second before the answer's `Date`, RFC 9110 §8.8.2.2) and no
+   * `Content-Encoding` is asked again with `Range: bytes=N-` and
+   * `If-Range`; only a `206` whose `Content-Range` starts at N, ends at
+   * the body's length and carries the same validator is spliced into the
+   * same stream. Each resume is an attempt of the call: the schedule goes
+   * on, `onRetry` is told its wait, and `maxAttempts`, `maxElapsedMs`
+   * (from the call's start), the budget and the gate apply. Any other end
+   * (another status, even after its retries; another range or validator;
+   * the attempts or the deadline spent) errors the body with a
+   * `ResumeError`: bytes of two versions, or an error page, are never
+   * spliced. Cancelling the body ends a resume in flight. Not with
    * `hedge` (a `TypeError`).
    * @default false
    */
   resume?: boolean;
   /**
    * The bytes of a streamed request body kept to send it again (a
-   * `ReadableStream` body, or a `Request`'s body): a failure after more
-   * than this was read ends the call (reason `'not-replayable'`). A
+   * `ReadableStream` body, or a `Request`'s body): before a retry the
+   * source is read to its end; a body of more than this ends the call
+   * (reason `'not-replayable'`), so a retry sends the caller's bytes or
+   * nothing. A chunk that is not a `Uint8Array`, or an error of the
+   * source, rejects the call at once with that error (never retried). A
    * `Request`'s body that fits is sent as bytes on every attempt.
    * Memory: at most this plus one chunk per call.
    * @default 65536 (the Fetch standard's allowance for a redirect)
