@@ -61,11 +61,13 @@ export function parseRetryAfter(value, nowMs = Date.now()) {
 }
 
 /**
- * The wait a response's headers name, in ms from `nowMs`: Retry-After
- * first, then the rate-limit headers (SERVER_WAIT_HEADERS, from the core:
- * ms, then seconds; `ratelimit`: its first `t` / `reset` parameter); the first that names a
- * wait wins (absent, invalid or past values fall through). Seconds of 1e9
- * or more are a Unix time (GitHub's X-RateLimit-Reset), fewer a delta.
+ * The wait a response's headers name, in ms from `nowMs`: the headers of
+ * SERVER_WAIT_HEADERS (from the core), in its order: the ms headers
+ * (`retry-after-ms` wins over a Retry-After beside it, as the OpenAI and
+ * Anthropic SDKs read them), Retry-After, then the rate-limit headers in
+ * seconds (`ratelimit`: its first `t` / `reset` parameter); the first that
+ * names a wait wins (absent, invalid or past values fall through). Seconds
+ * of 1e9 or more are a Unix time (GitHub's X-RateLimit-Reset), fewer a delta.
  * Tested against core/tests/server_wait_vectors.json, shared with the Rust
  * `server_wait`.
  * @param {{ get(name: string): string | null }} headers

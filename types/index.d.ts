@@ -477,9 +477,11 @@ export function withBackoff(fetchFn: typeof fetch, options?: RetryOptions): Fetc
 export function retry<T>(fn: (context: { attempt: number; signal?: AbortSignal }) => T | PromiseLike<T>, options?: RetryFnOptions): Promise<T>;
 
 /**
- * The wait a response's headers name, in ms: `Retry-After` first, then the
- * rate-limit headers (`retry-after-ms`, `RateLimit`, `X-RateLimit-Reset`, …:
- * docs/fetch.md's "Server-named waits" lists them, in the order they are read):
+ * The wait a response's headers name, in ms: `retry-after-ms` first (it wins
+ * over a `Retry-After` beside it, as the OpenAI and Anthropic SDKs read
+ * them), then `Retry-After` and the rate-limit headers (`RateLimit`,
+ * `X-RateLimit-Reset`, …: docs/fetch.md's "Server-named waits" lists them,
+ * in the order they are read):
  * the first that names a wait wins. Seconds of 1e9 or
  * more are a Unix time (GitHub's `X-RateLimit-Reset`). The fetch driver
  * waits at least this long (jitter above), up to `maxRetryAfterMs`.

@@ -37,12 +37,16 @@ pub fn parse(value: &[u8], now_ms: f64) -> Option<f64> {
 }
 
 /// The headers [`server_wait`] reads, in its order (lowercase, as it asks
-/// for them). A browser lets a cross-origin page read only the ones the
-/// server lists in `Access-Control-Expose-Headers`.
+/// for them): the milliseconds first (`retry-after-ms` wins over a
+/// `Retry-After` beside it, as the OpenAI and Anthropic SDKs read them, and
+/// `x-ms-retry-after-ms` too, as Azure's SDKs do: the finer value), then
+/// `Retry-After`, then the rate-limit headers. A browser lets a
+/// cross-origin page read only the ones the server lists in
+/// `Access-Control-Expose-Headers`.
 pub const SERVER_WAIT_HEADERS: [&str; 8] = [
-    "retry-after",
     "retry-after-ms",
     "x-ms-retry-after-ms",
+    "retry-after",
     "ratelimit-reset",
     "ratelimit",
     "x-ratelimit-retry-after",
@@ -89,13 +93,13 @@ pub fn spent_wait<'v>(get: impl Fn(&str) -> Option<&'v str>, now_ms: f64) -> Opt
 const EPOCH_FROM_S: f64 = 1e9;
 
 /// The wait a response's headers name, in ms from `now_ms` (Unix epoch ms):
-/// `Retry-After` first (read by [`parse`]), then the rate-limit headers of
-/// [`SERVER_WAIT_HEADERS`] in that order; the first that names a wait wins
-/// (an absent, invalid or past value falls through to the next). `None`
-/// when none does.
+/// the headers of [`SERVER_WAIT_HEADERS`] in that order, the first that
+/// names a wait winning (an absent, invalid or past value falls through to
+/// the next). `None` when none does.
 ///
 /// - `retry-after-ms`, `x-ms-retry-after-ms` (Azure): milliseconds, digits
 ///   with an optional fraction (`250.5`); no sign, no exponent.
+/// - `retry-after`: RFC 9110's delta-seconds or HTTP-date, read by [`parse`].
 /// - `ratelimit-reset`, `x-ratelimit-retry-after`, `x-ratelimit-reset`
 ///   (GitHub), `x-rate-limit-reset` (Twitter), and the first `t` or `reset`
 ///   parameter of `ratelimit` (`"default";r=0;t=11` or `limit=100, reset=5`):
@@ -118,14 +122,15 @@ const EPOCH_FROM_S: f64 = 1e9;
 /// // Retry-After is invalid, so GitHub's reset time (45 s ahead) names the wait.
 /// assert_eq!(server_wait(get, now), Some(45_000.0));
 /// assert_eq!(server_wait(|_| None, now), None);
-/// assert_eq!(server_wait(|n| (n == "retry-after-ms").then_some("250"), now), Some(250.0));
+/// // The milliseconds win over a Retry-After beside them.
+/// let both = [("retry-after", "2"), ("retry-after-ms", "250")];
+/// assert_eq!(server_wait(|name| both.iter().find(|(n, _)| *n == name).map(|(_, v)| *v), now), Some(250.0));
 /// ```
 pub fn server_wait<'v>(get: impl Fn(&str) -> Option<&'v str>, now_ms: f64) -> Option<f64> {
-    let [retry_after, others @ ..] = &SERVER_WAIT_HEADERS;
-    if let Some(wait) = get(retry_after).and_then(|v| parse(v.as_bytes(), now_ms)) {
-        return Some(wait);
-    }
-    others.iter().find_map(|name| {
+    SERVER_WAIT_HEADERS.iter().find_map(|name| {
+        if *name == "retry-after" {
+            return parse(get(name)?.as_bytes(), now_ms);
+        }
         // Bytes, not chars: no char-pattern searcher or UTF-8 slicing in
         // the wasm of an app that calls this.
         let v = trim(get(name)?.as_bytes());

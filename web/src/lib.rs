@@ -54,11 +54,11 @@
 //!
 //! The wait before a retry is the schedule's next delay, lifted to the wait
 //! the server named when it named one (with a little jitter above it, see
-//! [`wasm_backoff_core::Backoff::with_hint`]): `Retry-After`, else the first
-//! of the rate-limit headers ([`wasm_backoff_core::SERVER_WAIT_HEADERS`]:
-//! `retry-after-ms`, `ratelimit`, `x-ratelimit-reset`, …) that names one
-//! (read by [`wasm_backoff_core::server_wait`], as the JavaScript package
-//! reads them). A named wait above [`Options::max_retry_after_ms`], or a wait that
+//! [`wasm_backoff_core::Backoff::with_hint`]): the first of
+//! [`wasm_backoff_core::SERVER_WAIT_HEADERS`] that names one
+//! (`retry-after-ms` before `Retry-After`, then `ratelimit`,
+//! `x-ratelimit-reset`, …; read by [`wasm_backoff_core::server_wait`], as
+//! the JavaScript package reads them). A named wait above [`Options::max_retry_after_ms`], or a wait that
 //! would end past [`Options::max_elapsed_ms`], is not started: that
 //! response is returned at once (or that attempt's error). Cross-origin, a
 //! browser shows these headers only when the server lists them in

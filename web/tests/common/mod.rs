@@ -611,17 +611,29 @@ async fn retry_after_ms_lifts_the_wait() {
 }
 
 #[wasm_bindgen_test]
-async fn retry_after_comes_before_the_rate_limit_headers() {
-    let p = path("ra-first");
-    script(
-        &p,
-        r#"[{"status":429,"headers":{"retry-after":"0","x-ratelimit-reset":"30","retry-after-ms":"900"}},{"status":200}]"#,
-    )
-    .await;
-    let (options, seen) = recording(fast());
-    let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(seen.borrow()[0].retry_after_ms, Some(0.0));
+async fn named_waits_are_read_in_the_cores_order() {
+    // Retry-After before the rate-limit headers; retry-after-ms before
+    // Retry-After (the milliseconds win, as the OpenAI and Anthropic SDKs read them).
+    for (name, headers, want) in [
+        (
+            "ra-first",
+            r#"{"retry-after":"0","x-ratelimit-reset":"30"}"#,
+            0.0,
+        ),
+        (
+            "ms-first",
+            r#"{"retry-after":"30","retry-after-ms":"20"}"#,
+            20.0,
+        ),
+    ] {
+        let p = path(name);
+        let steps = format!(r#"[{{"status":429,"headers":{headers}}},{{"status":200}}]"#);
+        script(&p, &steps).await;
+        let (options, seen) = recording(fast());
+        let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(seen.borrow()[0].retry_after_ms, Some(want), "{name}");
+    }
 }
 
 #[wasm_bindgen_test]
