@@ -153,7 +153,7 @@ export interface DelayInfo {
   response?: Response;
   /** The wait the server named (or the error carried), in ms, as honoured. */
   retryAfterMs?: number;
-  /** The schedule's proposal, in ms: its next delay (on `throttleBaseMs` for a 429 or 503), lifted to `retryAfterMs` with its jitter. */
+  /** The schedule's proposal, in ms: its next delay (on `throttleBaseMs` for a 429, 503 or 529), lifted to `retryAfterMs` with its jitter. */
   delayMs: number;
 }
 
@@ -265,7 +265,7 @@ export interface RetryFnOptions extends BackoffOptions {
    */
   delay?: (info: DelayInfo) => number | false | undefined;
   /**
-   * The base of the wait after a throttled attempt (429 or 503, with or
+   * The base of the wait after a throttled attempt (429, 503 or 529, with or
    * without a server-named wait; for `retry`, an error whose `status` is
    * one), in place of `baseMs`: the same schedule, the same attempt count,
    * the step drawn on this base (the AWS SDKs use 1000 ms for throttling
@@ -341,7 +341,7 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * server names a wait (see {@link serverWait}). A request fetch cannot
    * build (a bad URL, method or header) rejects at once, nothing sent; other
    * errors of a custom fetch function are not retried unless `shouldRetry` says so.
-   * @default [408, 429, 500, 502, 503, 504, 521, 522]
+   * @default [408, 429, 500, 502, 503, 504, 521, 522, 529]
    */
   retryOn?: number[];
   /** Methods retried (case-insensitive); others only with an `Idempotency-Key`, `idempotencyKey` or `retryNonIdempotent`. @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'] */

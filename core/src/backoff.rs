@@ -102,7 +102,7 @@ impl<R: Rng> Backoff<R> {
 
     /// [`Backoff::next_delay`] drawn on another base: the same attempt
     /// count, limits and chain, the delay as if `base_ms` were the config's
-    /// (the drivers' throttling base, `throttleBaseMs`, for a 429 or a 503
+    /// (the drivers' throttling base, `throttleBaseMs`, for a 429, 503 or 529
     /// when the schedule's own base is for transient failures). `base_ms`
     /// is the caller's to check (finite, >= 0).
     ///

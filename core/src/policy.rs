@@ -16,13 +16,17 @@ pub const IDEMPOTENT_METHODS: [&str; 7] =
     ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE", "QUERY"];
 
 /// The statuses retried by default (`retryOn`): 408, 429, 500, 502, 503,
-/// 504, and Cloudflare's 521 (the origin refused the connection) and 522
+/// 504, Cloudflare's 521 (the origin refused the connection) and 522
 /// (the connection to the origin timed out): neither reached the origin, so
 /// they are as safe to retry as a connection failure, which is always
-/// retried (got and superagent retry them too). Not 524: the origin took the
-/// request and worked on it for 100 s; another attempt costs it as much
-/// again (add it to `retryOn` where that is wanted).
-pub const DEFAULT_RETRY_ON: [u16; 8] = [408, 429, 500, 502, 503, 504, 521, 522];
+/// retried (got and superagent retry them too); and 529, "overloaded"
+/// (Anthropic's API, which documents it as transient, and every other use
+/// of the code we know means the same): a 503 by another number, retried
+/// as the SDKs of that API retry it, on the throttling base
+/// ([`THROTTLE_STATUSES`]). Not 524: the origin took the request and worked
+/// on it for 100 s; another attempt costs it as much again (add it to
+/// `retryOn` where that is wanted).
+pub const DEFAULT_RETRY_ON: [u16; 9] = [408, 429, 500, 502, 503, 504, 521, 522, 529];
 
 /// The statuses retried whenever the server names a wait (`Retry-After` or
 /// a rate-limit header), whatever `retryOn` says: 413 Content Too Large,
@@ -30,11 +34,12 @@ pub const DEFAULT_RETRY_ON: [u16; 8] = [408, 429, 500, 502, 503, 504, 521, 522];
 pub const SERVER_WAIT_STATUSES: [u16; 3] = [413, 429, 503];
 
 /// The statuses that are throttling rather than a transient failure: 429
-/// Too Many Requests and 503 Service Unavailable, with or without a
-/// server-named wait. A retry of one waits on `throttleBaseMs` when the
-/// caller sets it (the AWS SDKs' two bases); every other failure (a
-/// network failure, a timeout, another status) on the schedule's own base.
-pub const THROTTLE_STATUSES: [u16; 2] = [429, 503];
+/// Too Many Requests, 503 Service Unavailable and 529 (overloaded, as
+/// Anthropic's API answers), with or without a server-named wait. A retry
+/// of one waits on `throttleBaseMs` (the AWS SDKs' two bases); every other
+/// failure (a network failure, a timeout, another status) on the
+/// schedule's own base.
+pub const THROTTLE_STATUSES: [u16; 3] = [429, 503, 529];
 
 /// The throttling base by default, as a multiple of the schedule's own
 /// base: 10 (1 s with the default 100 ms). Chosen with bench/waits.mjs
@@ -72,7 +77,7 @@ pub fn advice(value: Option<&str>) -> Option<bool> {
 ///
 /// ```
 /// use wasm_backoff_core::policy::throttled;
-/// assert!(throttled(Some(429)) && !throttled(Some(500)) && !throttled(None));
+/// assert!(throttled(Some(429)) && throttled(Some(529)) && !throttled(Some(500)) && !throttled(None));
 /// ```
 pub fn throttled(status: Option<u16>) -> bool {
     status.is_some_and(|s| THROTTLE_STATUSES.contains(&s))

@@ -211,7 +211,7 @@ pub trait Policy<O> {
     /// use wasm_backoff_core::policy::{throttled, End};
     /// use wasm_backoff_core::retry::*;
     /// use wasm_backoff_core::{Config, Jitter};
-    /// // Statuses: a 429 or a 503 waits on a 1 s base, another failure on the schedule's 10 ms.
+    /// // Statuses: a 429, 503 or 529 waits on a 1 s base, another failure on the schedule's 10 ms.
     /// struct Statuses<'a>(&'a RefCell<Vec<f64>>);
     /// impl Policy<u16> for Statuses<'_> {
     ///     fn verdict(&mut self, _: u32, s: &u16) -> Verdict {

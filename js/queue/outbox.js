@@ -21,7 +21,7 @@ import { bounded } from './options.js';
  * `x-should-retry: false`: 'not-retryable'; shouldRetry said no:
  * 'vetoed', unless it was the `delay` hook that gave up). Any other end
  * (tries, deadline, budget, a server wait over the bound) leaves it for
- * later, and so does a throttled answer (429, 503): the server will take
+ * later, and so does a throttled answer (429, 503, 529): the server will take
  * it another time (unless it said `x-should-retry: false`).
  */
 const NEVER = ['not-retryable', 'vetoed'];
@@ -191,7 +191,7 @@ export class Outbox {
    * One replay: the stored request through withBackoff (`retry`). A 2xx or
    * 3xx ends the task. An answer the retry policy would try again (a
    * status of `retry.retryOn`, a server's wait, `x-should-retry: true`), a
-   * throttled one (429, 503), or one the `delay` hook gave up waiting for,
+   * throttled one (429, 503, 529), or one the `delay` hook gave up waiting for,
    * leaves it for a later replay once the replay's tries are spent (a
    * failure of the task); one it would not (another 4xx or 5xx,
    * `x-should-retry: false`, shouldRetry's false) ends it in `error`: it

@@ -40,7 +40,7 @@ export interface OutboxOptions {
    * The tries of one replay (`withBackoff`'s options); the stored
    * `Idempotency-Key` makes a POST retryable. Its retry policy also
    * decides a task's end: an answer it would try again is replayed later
-   * (and so is a 429 or a 503 without `x-should-retry: false`, and one whose wait `delay` gave up on), one
+   * (and so is a 429, a 503 or a 529 without `x-should-retry: false`, and one whose wait `delay` gave up on), one
    * it would not (a status outside `retryOn`, `x-should-retry: false`,
    * `shouldRetry`'s `false`) ends the task in `error`. A later replay is not
    * due before the wait the last answer named (its `Retry-After`, …), and a

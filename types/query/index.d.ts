@@ -43,7 +43,7 @@ export interface QueryRetryOptions extends Omit<BackoffOptions, 'maxElapsedMs' |
    * >= 1, or `Infinity`. @default 5 (or the preset's)
    */
   maxAttempts?: number;
-  /** Statuses retried, each an integer in [100, 599]. @default [408, 429, 500, 502, 503, 504, 521, 522] */
+  /** Statuses retried, each an integer in [100, 599]. @default [408, 429, 500, 502, 503, 504, 521, 522, 529] */
   retryOn?: number[];
   /**
    * A server-named wait longer than this (ms, >= 0) is not waited for: the

@@ -56,9 +56,9 @@ export interface UndiciRetryOptions
   /**
    * Statuses retried, each an integer in [100, 599]; a server's
    * `x-should-retry: true | false` overrules them, as for the fetch driver.
-   * A 429 or 503 waits on 10 × `baseMs` (the fetch driver's default
+   * A 429, 503 or 529 waits on 10 × `baseMs` (the fetch driver's default
    * `throttleBaseMs`), other failures on `baseMs`.
-   * @default [408, 429, 500, 502, 503, 504, 521, 522]
+   * @default [408, 429, 500, 502, 503, 504, 521, 522, 529]
    */
   retryOn?: number[];
   /** Methods retried (case-insensitive); others only with an `Idempotency-Key`, `idempotencyKey` or `retryNonIdempotent`. @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'QUERY'] */

@@ -255,7 +255,7 @@ impl Options {
     /// base 100 ms, factor 2, cap 20 s) with at most
     /// [`DEFAULT_MAX_ATTEMPTS`] (5) tries; [`DEFAULT_RETRY_ON`]; idempotent
     /// methods only; `Retry-After` up to [`DEFAULT_MAX_RETRY_AFTER_MS`]
-    /// (60 s); a 429 or a 503 waits on 10 × the schedule's base; no timeout,
+    /// (60 s); a 429, a 503 or a 529 waits on 10 × the schedule's base; no timeout,
     /// no deadline; a seed from the platform's entropy; no signal, no
     /// callbacks.
     pub fn new() -> Self {
@@ -290,7 +290,7 @@ impl Options {
 
     /// The statuses to retry (network failures and timeouts are always
     /// retried, and [`SERVER_WAIT_STATUSES`] when the server names a wait).
-    /// Default [`DEFAULT_RETRY_ON`]: 408, 429, 500, 502, 503, 504, 521, 522.
+    /// Default [`DEFAULT_RETRY_ON`]: 408, 429, 500, 502, 503, 504, 521, 522, 529.
     pub fn retry_on(mut self, statuses: &[u16]) -> Self {
         self.retry_on = statuses.to_vec();
         self
@@ -322,7 +322,7 @@ impl Options {
         self
     }
 
-    /// The base (ms) of the wait after a throttled answer (a 429 or a 503,
+    /// The base (ms) of the wait after a throttled answer (a 429, 503 or 529,
     /// [`THROTTLE_STATUSES`], with or without a server-named wait): the
     /// schedule's next step is drawn on it instead of the config's
     /// `base_ms`, which transient failures keep (the AWS SDKs' two bases;
@@ -799,7 +799,7 @@ impl Policy<Outcome> for &Call<'_> {
         }
     }
 
-    /// A throttled answer (a 429 or a 503) waits on the throttling base.
+    /// A throttled answer (a 429, 503 or 529) waits on the throttling base.
     fn base(&mut self, _: u32, outcome: &Outcome) -> Option<f64> {
         let (response, _, _) = parts(outcome);
         throttled(response.map(Response::status)).then_some(self.throttle_base_ms)

@@ -78,7 +78,7 @@ async fn send(request: &Request, list: &Element) -> (Result<Response, String>, u
     let (list, seen) = (list.clone(), failed.clone());
     let options = Options::new()
         .config(Config::new().base_ms(100.0).max_attempts(Some(5)))
-        // (a 429 or a 503 would wait on 10 × base_ms by default, 1 s: a demo
+        // (a 429, 503 or 529 would wait on 10 × base_ms by default, 1 s: a demo
         // page shows its retries sooner; a server-named wait still decides)
         .throttle_base_ms(100.0)
         .on_retry(move |info| {
