@@ -10,6 +10,7 @@
 // whole. Nothing here imports undici: it wraps whatever dispatcher it is
 // given (undici's Agent, or Node's own global one).
 import { snapshot, config } from './fetch/options.js';
+import { number } from './options.js';
 import { request } from './undici-request.js';
 
 /** The fetch driver's options that have no meaning at a dispatcher (refused rather than ignored). */
@@ -26,9 +27,9 @@ const GLOBAL = Symbol.for('undici.globalDispatcher.1');
 function read(options) {
   const o = snapshot(options);
   for (const k of NOT_HERE) if (o[k] !== undefined) throw new TypeError(`${k} is not an option of wasm-backoff/undici`);
-  const bound = o.maxBufferBytes ?? 1_048_576;
+  // (undefined: 1 MiB; anything but a number, null too, a TypeError)
+  const bound = number(o, 'maxBufferBytes', 1_048_576, (v) => Number.isSafeInteger(v) && v >= 0, 'an integer >= 0');
   delete o.maxBufferBytes;
-  if (!(Number.isSafeInteger(bound) && bound >= 0)) throw new RangeError('maxBufferBytes must be an integer >= 0');
   return { ...config(o), maxBufferBytes: bound };
 }
 

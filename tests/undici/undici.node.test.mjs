@@ -214,6 +214,9 @@ test('options are checked at once, naming the option', async () => {
   assert.throws(() => retryInterceptor({ pace: 'yes' }), { name: 'TypeError', message: /^pace/ });
   assert.throws(() => retryInterceptor({ timeoutMs: -1 }), { name: 'RangeError', message: /^timeoutMs/ });
   assert.throws(() => retryInterceptor({ maxBufferBytes: -1 }), { name: 'RangeError', message: /^maxBufferBytes/ });
+  // Not a number (null too, issue 34: it read as the default): a TypeError naming it.
+  for (const v of [null, '4', 4n, {}])
+    assert.throws(() => retryInterceptor({ maxBufferBytes: v }), { name: 'TypeError', message: /^maxBufferBytes/ }, String(v));
   assert.throws(() => retryDispatcher({}, {}), { name: 'TypeError', message: /^dispatcher/ });
   await assert.rejects(retryGlobalFetch({ methods: 'GET' }), TypeError);
 });
