@@ -1,7 +1,8 @@
 // The code of docs/*.md, run as written (tests/support/markdown.mjs): each
 // ```js block is written to a module under target/ and imported against the
 // scripted server (https://api.example.com becomes its URL); what it logs and
-// what the server saw are checked. A block that cannot run in Node (a Worker,
+// what the server saw are checked. A block written with production waits
+// (docs/integrations.md) runs with FAST laid over its options. A block that cannot run in Node (a Worker,
 // a Service Worker, a placeholder) is marked `<!-- not run: why -->` on the
 // line before its fence; the last test fails for any other block no test ran.
 // The fleet's Worker examples are checked for where they hand flush() to waitUntil.
@@ -10,6 +11,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { startScripted } from '../server/scripted.mjs';
 import { ROOT, codeBlocks, runBlock, runnable } from '../support/markdown.mjs';
+import { SDK_ANSWERS } from '../recipes/answers.mjs';
 
 const DOCS = readdirSync(new URL('docs/', ROOT))
   .filter((f) => f.endsWith('.md'))
@@ -23,13 +25,16 @@ before(async () => {
 });
 after(() => srv?.close());
 
-/** Runs the `i`-th runnable ```js block of `file`; returns what it logged. */
-function run(file, i) {
+/** Runs the `i`-th runnable ```js block of `file` (`options`: runBlock's); returns what it logged. */
+function run(file, i, options) {
   const block = runnable(file)[i];
   assert.ok(block, `${file}: no runnable js block ${i}`);
   ran.add(`${file}:${block.line}`);
-  return runBlock(block, srv.url);
+  return runBlock(block, srv.url, options);
 }
+
+/** Laid over a block's options when it shows production waits: the same schedule, in milliseconds. */
+const FAST = { over: { baseMs: 1, throttleBaseMs: 10 } };
 
 // docs/fetch.md, "fetchWithBackoff / withBackoff / retry": each hook.
 const FETCH = 'docs/fetch.md';
@@ -218,7 +223,7 @@ test(`${INTEGRATIONS}: TanStack Query retries a 503 and waits a 429's retry-afte
     { status: 429, headers: { 'retry-after-ms': '20' } },
     { status: 200, body: [{ id: 1 }, { id: 2 }] },
   ]);
-  assert.deepEqual(await run(INTEGRATIONS, 0), ['2']);
+  assert.deepEqual(await run(INTEGRATIONS, 0, { over: { baseMs: 1 } }), ['2']);
   const at = srv.requests.filter((r) => r.path === '/items').map((r) => r.at);
   assert.equal(at.length, 3);
   assert.ok(at[2] - at[1] >= 19, `the 429's wait: ${at[2] - at[1]} ms`);
@@ -234,32 +239,14 @@ const RECIPES = [
   [4, 'Anthropic', '/v1/messages', 529, ['hi']],
   [5, 'wasm-backoff/undici', '/items', 503, ['200']],
 ];
-const OK = {
-  '/items': [{ id: 1 }, { id: 2 }],
-  '/v1/chat/completions': {
-    id: 'c',
-    object: 'chat.completion',
-    created: 0,
-    model: 'm',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-  },
-  '/v1/messages': {
-    id: 'm',
-    type: 'message',
-    role: 'assistant',
-    model: 'm',
-    content: [{ type: 'text', text: 'hi' }],
-    stop_reason: 'end_turn',
-    usage: { input_tokens: 1, output_tokens: 1 },
-  },
-};
+const OK = { '/items': [{ id: 1 }, { id: 2 }], ...SDK_ANSWERS };
 for (const [i, name, path, first, logged] of RECIPES) {
   test(`${INTEGRATIONS}: ${name} retries a ${first} and waits a 429's retry-after-ms, once`, async () => {
     process.env.OPENAI_API_KEY ??= 'sk-test';
     process.env.ANTHROPIC_API_KEY ??= 'sk-ant-test';
     srv.reset();
     srv.script(path, [{ status: first }, { status: 429, headers: { 'retry-after-ms': '50' } }, { status: 200, body: OK[path] }]);
-    assert.deepEqual(await run(INTEGRATIONS, i), logged);
+    assert.deepEqual(await run(INTEGRATIONS, i, FAST), logged);
     const sent = srv.requests.filter((r) => r.path === path);
     assert.equal(sent.length, 3);
     assert.ok(sent[2].at - sent[1].at >= 49, `the 429's wait: ${sent[2].at - sent[1].at} ms`);

@@ -6,6 +6,11 @@
 // The convention: every ```js block runs in a test, unless the line before
 // its fence is `<!-- not run: why -->` (a Worker, a Service Worker, a
 // placeholder such as `db.query`); the why is for the reader.
+//
+// A block shows the values to use in production (a recipe's waits of
+// seconds); its test lays its own over them (`runBlock`'s `over`: `{
+// baseMs: 1 }`, a `delay` hook that records each wait and waits none, …),
+// so that the docs never carry test values.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
@@ -36,20 +41,76 @@ export function codeBlocks(file) {
 /** The ```js blocks of `file` that run (not marked `<!-- not run: … -->`). */
 export const runnable = (file) => codeBlocks(file).filter((b) => b.lang === 'js' && !b.skip);
 
-/** Imports `block` as a module, https://api.example.com becoming `origin`; resolves with what it logged. */
-export async function runBlock(block, origin) {
+/** The package's functions that take options, and the index of their options argument. */
+const OPTIONS_AT = {
+  withBackoff: 1,
+  fetchWithBackoff: 2,
+  retry: 1,
+  retryGlobalFetch: 0,
+  retryDispatcher: 1,
+  retryInterceptor: 0,
+  queryRetry: 0,
+  swrRetry: 0,
+};
+/** The options laid over a running block's (`runBlock`'s `over`), read when the block calls. */
+let laid;
+/** `f`, its options argument (at `at`) with `laid` over it. */
+export const overlaid =
+  (f, at) =>
+  (...args) => {
+    args[at] = { ...args[at], ...laid };
+    return f(...args);
+  };
+
+/**
+ * A module that stands in for `spec` ('wasm-backoff' or a subpath): the same
+ * exports, the functions of OPTIONS_AT through `overlaid`. Its URL.
+ */
+async function standIn(spec, dir) {
+  const names = Object.keys(await import(spec)).filter((n) => n in OPTIONS_AT);
+  const code = [
+    `import * as m from '${spec}';`,
+    `import { overlaid } from '${import.meta.url}';`,
+    `export * from '${spec}';`,
+    ...names.map((n) => `export const ${n} = overlaid(m.${n}, ${OPTIONS_AT[n]});`),
+  ];
+  const file = new URL(`over-${spec.replace(/\W+/g, '-')}.mjs`, dir);
+  writeFileSync(file, `${code.join('\n')}\n`);
+  return `./${file.pathname.split('/').at(-1)}`;
+}
+
+/**
+ * Imports `block` as a module, https://api.example.com becoming `origin`;
+ * resolves with what it logged. `over`: options laid over those the block
+ * passes to the package (`withBackoff`, `fetchWithBackoff`, `retry`,
+ * `retryGlobalFetch`, `queryRetry`, …: its imports of 'wasm-backoff' and
+ * its subpaths go through a stand-in), so that a block written with the
+ * waits of production runs in milliseconds, or tells its test each wait
+ * (a `delay` hook).
+ */
+export async function runBlock(block, origin, { over } = {}) {
   const dir = new URL('target/readme/', ROOT);
   mkdirSync(dir, { recursive: true });
   const name = `${block.file.replace(/\W+/g, '-')}-${block.line}-${Date.now()}.mjs`;
   const file = new URL(name, dir);
-  writeFileSync(file, block.code.replaceAll('https://api.example.com', origin));
+  let code = block.code.replaceAll('https://api.example.com', origin);
+  if (over) {
+    const from = /(from\s+)'(wasm-backoff(?:\/[\w-]+)?)'/g;
+    const specs = new Set([...code.matchAll(from)].map((m) => m[2]));
+    const to = new Map();
+    for (const spec of specs) to.set(spec, await standIn(spec, dir));
+    code = code.replace(from, (_, f, spec) => `${f}'${to.get(spec)}'`);
+  }
+  writeFileSync(file, code);
   const logged = [];
   const log = console.log;
   console.log = (...args) => logged.push(format(...args));
+  laid = over;
   try {
     await import(pathToFileURL(file.pathname).href);
   } finally {
     console.log = log;
+    laid = undefined;
   }
   return logged;
 }
