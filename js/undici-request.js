@@ -13,10 +13,10 @@ import { replayable, advice } from './policy.js';
 import { serverWait } from './retry-after.js';
 import { REFUSED_REQUEST } from './gen/policy.js';
 import { Call, drive } from './engine/loop.js';
-import { scheduled } from './engine/schedule.js';
+import { scheduled, paced } from './engine/schedule.js';
 import { judge } from './engine/judge.js';
 import { attemptSignal } from './engine/signal.js';
-import { attemptValue, paceMs, paceFor } from './fetch/request.js';
+import { attemptValue, paceMs } from './fetch/request.js';
 
 /**
  * undici's codes of a request that did not fail on the network: aborted by
@@ -152,15 +152,15 @@ async function buffered(body, bound) {
 /**
  * Runs one request: `handler` (the caller's, undici's legacy interface)
  * sees one connection (`onConnect` once, at the start) and one answer.
- * `paced` (the interceptor's): until when each origin said no request
+ * `at` (the interceptor's): until when each origin said no request
  * remains (epoch ms), as a withBackoff client's.
  * @param {import('./undici.js').Options} c
  * @param {import('./undici.js').Dispatch} dispatch
  * @param {any} opts
  * @param {any} handler
- * @param {Map<string, number>} paced
+ * @param {Map<string, number>} at
  */
-export function request(c, dispatch, opts, handler, paced) {
+export function request(c, dispatch, opts, handler, at) {
   const method = String(opts.method ?? 'GET').toUpperCase();
   const headers = flatten(opts.headers);
   const keyed = header(headers, 'idempotency-key') !== null;
@@ -168,25 +168,18 @@ export function request(c, dispatch, opts, handler, paced) {
   const o = { ...opts, headers: key ? withHeader(headers, 'idempotency-key', key) : headers };
   const idempotent = c.methods.has(method) || c.retryNonIdempotent || keyed || !!key;
   const ac = new AbortController();
-  const job = new DispatchJob(c, dispatch, o, handler, idempotent, ac.signal);
+  // A success saying no request remains holds the origin's next requests until the reset (`pace`).
+  const lane = c.pace ? paced(at, originOf(opts.origin)) : scheduled;
+  const job = new DispatchJob(c, dispatch, o, handler, idempotent, ac.signal, lane);
   // The caller's abort: the loop's signal (a wait, an attempt in flight), and
   // every attempt still open (the answer handed over, one held or drained).
   handler.onConnect((/** @type {unknown} */ why) => {
     ac.abort(why);
     job.end(why);
   });
-  // A success saying no request remains holds the origin's next requests until the reset (`pace`).
-  /** @type {(() => number) | undefined} how long this origin asks to hold */
-  let hold;
-  if (c.pace) {
-    const origin = originOf(opts.origin);
-    job.pace = (/** @type {number} */ ms) => paceFor(paced, origin, ms);
-    hold = () => (paced.get(origin) ?? 0) - Date.now();
-  }
   // (the call, its deadline's timer with it, starts once the body is read: a body that fails leaves nothing behind)
   const start = () => {
     const call = new Call(c, ac.signal);
-    call.hold = hold;
     return drive(call, job, job).then(
       (/** @type {any} */ a) => {
         a.commit?.();
@@ -232,11 +225,10 @@ export function request(c, dispatch, opts, handler, paced) {
 class DispatchJob {
   /** @type {(() => void) | undefined} drains the last answer, if it is held */
   drop;
-  /** @type {((ms: number) => void) | undefined} paces the origin's next requests (request's `paced`) */
-  pace;
+  /** The last answer's status (for onDone). @type {number | undefined} */
+  status;
   /** undici's aborts of the attempts not ended yet (one in flight, held, handed over, or draining). */
   open = new Set();
-  pass = scheduled.pass;
 
   /**
    * @param {import('./undici.js').Options} c
@@ -245,26 +237,40 @@ class DispatchJob {
    * @param {any} handler the caller's
    * @param {boolean} idempotent
    * @param {AbortSignal} signal the call's (the caller's abort)
+   * @param {import('./engine/loop.js').Lane} lane the plain schedule (paced by origin)
    */
-  constructor(c, dispatch, o, handler, idempotent, signal) {
+  constructor(c, dispatch, o, handler, idempotent, signal, lane) {
     this.c = c;
     this.dispatch = dispatch;
     this.o = o;
     this.handler = handler;
     this.idempotent = idempotent;
     this.signal = signal;
+    this.lane = lane;
     this.replayable = replayable(o.body);
   }
 
+  /** @param {Call} call @param {number} delayMs */
+  pass(call, delayMs) {
+    return this.lane.pass(call, delayMs);
+  }
+
   /**
+   * The plain lane's decision; an answer retried is drained (the loop's own
+   * drop cancels a Response body, not a dispatch's).
    * @param {Call} call
-   * @param {string} why
+   * @param {import('./engine/loop.js').Verdict} v
    * @param {import('./engine/loop.js').Outcome} o
    */
-  after(call, why, o) {
-    const next = scheduled.after(call, why, o);
-    if (!next) this.drop?.();
-    return next;
+  after(call, v, o) {
+    const d = this.lane.after(call, v, o);
+    if (!d.why) this.drop?.();
+    return d;
+  }
+
+  /** The last answer's status, for onDone. */
+  about() {
+    return this.status === undefined ? undefined : { status: this.status };
   }
 
   /**
@@ -280,16 +286,17 @@ class DispatchJob {
   /**
    * One dispatch: its outcome at the answer's headers, or its failure.
    * @param {Call} call
+   * @param {number} n
+   * @param {AbortSignal | undefined} signal
    * @returns {Promise<import('./engine/loop.js').Outcome>}
    */
-  async attempt(call) {
-    const [sig, release, timeout] = attemptSignal(call, false);
-    const o = await new Promise((resolve) => this.send(call.n, sig, release, resolve));
-    if (o.failed) {
-      call.alive(); // (the caller's abort or the deadline: the call ends with its reason)
-      o.network ??= network(o.error) && (!timeout?.signal.aborted || /** @type {any} */ (this.c).retryOnTimeout);
-    }
-    return o;
+  async attempt(call, n, signal) {
+    const [sig, release, timeout] = attemptSignal(call, signal, false);
+    const o = await new Promise((resolve) => this.send(n, sig, release, resolve));
+    this.status = o.status;
+    if (!o.failed) return o;
+    call.alive(); // (the caller's abort or the deadline: the call ends with its reason)
+    return { ...o, network: o.network ?? (network(o.error) && (!timeout?.signal.aborted || /** @type {any} */ (this.c).retryOnTimeout)) };
   }
 
   /**
@@ -352,9 +359,9 @@ class DispatchJob {
       how === 'complete' ? handler.onComplete(v) : handler.onError(v);
     };
     /** The answer of a 101 (an upgrade) or a plain success: the caller's from its headers on. */
-    const pass = (/** @type {number} */ status) => {
+    const pass = (/** @type {number} */ status, /** @type {number | undefined} */ pace = undefined) => {
       held = { status, raw: [], resume() {}, text: '', chunks: [], end: undefined, mode: 'pass' };
-      settle({ failed: false, status, about: { status }, abort });
+      settle({ failed: false, status, pace, abort });
     };
     const mine = {
       onConnect: (/** @type {(why: unknown) => void} */ a) => {
@@ -365,17 +372,16 @@ class DispatchJob {
       /** @param {number} status @param {any[]} raw @param {() => void} resume @param {string} text */
       onHeaders: (status, raw, resume, text) => {
         const failure = status >= 400;
-        const ms = !failure && this.pace ? paceMs(c, answered(raw)) : undefined;
-        if (ms !== undefined) /** @type {Function} */ (this.pace)(ms);
+        const pace = !failure && c.pace ? paceMs(c, answered(raw)) : undefined;
         // (a plain success needs no verdict: it streams to the caller now)
         if (!failure && !c.retryOn.has(status) && !c.shouldRetry) {
-          pass(status);
+          pass(status, pace);
           return handler.onHeaders(status, raw, resume, text);
         }
         const h = failure ? answered(raw) : undefined;
         held = { status, raw, resume, text, chunks: [], end: undefined, mode: 'hold' };
         this.drop = drain;
-        settle({ failed: false, status, hintMs: h && serverWait(h), advice: h && advice(h), about: { status }, abort, commit });
+        settle({ failed: false, status, hintMs: h && serverWait(h), advice: h && advice(h), pace, abort, commit });
         return false;
       },
       onData: (/** @type {Uint8Array} */ chunk) => {

@@ -1,8 +1,9 @@
 // @ts-check
 // One call's state across its attempts (js/engine/loop.js runs it): the
-// caller's signal and the hard deadline, the attempt count, the wait the
-// lane chose, the call's own schedule (made at its first retry: most calls
-// succeed at once and never need one), and how an abnormal end is named.
+// caller's signal and the hard deadline, the attempt count, the call's own
+// schedule (made at its first retry: most calls succeed at once and never
+// need one), and how an abnormal end is named. Its state is its own: other
+// modules read it and ask its methods; none writes into it.
 import { w, load, check } from '../wasm.js';
 import { deadline } from '../hooks.js';
 
@@ -16,33 +17,28 @@ import { deadline } from '../hooks.js';
  * @property {number} [timeoutMs] per attempt
  * @property {number} [maxRetryAfterMs]
  * @property {(o: import('./loop.js').Outcome | undefined) => number} [base] the base of the step after an outcome (NaN: the schedule's own; js/engine/waits.js)
- * @property {(call: Call, d: number, hintMs: number | undefined) => number} [pick] the `delay` hook's choice for the proposal `d` (js/engine/waits.js)
+ * @property {(call: Call, d: number, hintMs: number | undefined) => number} [pick] the `delay` hook's choice for the proposal `d` (js/engine/waits.js); what it throws ends the call
  * @property {boolean} [clamp] a server's wait over maxRetryAfterMs is waited as maxRetryAfterMs (retryAfterOverMax 'clamp')
+ * @property {boolean} [pace] a success saying no request remains holds the target's next calls
  * @property {{ deposit(now: number): void, withdraw(now: number): boolean }} [budget]
  * @property {(info: any) => unknown} [onRetry]
  * @property {(info: any) => unknown} [onDone]
- * @property {(call: Call, job: import('./loop.js').Job) => import('./loop.js').Job | undefined} [telemetry] wasm-backoff/otel's: the job each call runs (it may replace `call.c` too)
+ * @property {(call: Call, job: import('./loop.js').Job) => import('./loop.js').Tap | undefined} [telemetry] wasm-backoff/otel's: an observer of the call's attempts, waits and end
  */
 
 export class Call {
   /** Attempts sent so far. */
-  n = 0;
-  /** The wait before the next attempt, as the lane chose it (told to onRetry). */
-  delayMs = 0;
-  /** The loop is in the lane's pass (held by a gate, or waiting). */
-  passing = false;
+  #n = 0;
   /** The schedule's handle (0 until the first retry, and again once closed). */
   #h = 0;
   /** Delays drawn from the schedule so far (a schedule made again goes on after them). */
   #drawn = 0;
   /** @type {any} The deadline's timer. */
   #timer;
-  /** @type {import('./loop.js').Outcome | undefined} The last attempt's outcome (the loop sets it before the lane's step). */
-  o;
-  /** @type {(() => number) | undefined} How long the call's target asks it to hold before its next attempt (ms; a withBackoff client's pacing). */
-  hold;
-  /** @type {[unknown] | undefined} What the delay hook threw (the loop rethrows it: a gate's operation catches everything). */
-  fault;
+  /** @type {import('./loop.js').Outcome | undefined} The outcome the next wait is chosen for. */
+  #o;
+  /** @type {[unknown] | undefined} What the delay hook threw (rethrown by the loop: a gate's operation catches everything). */
+  #fault;
 
   /**
    * @param {CallOptions} c
@@ -58,6 +54,26 @@ export class Call {
     /** @type {AbortSignal | undefined} aborted at the hard deadline */
     this.ds = undefined;
     if (hard) this.#arm();
+  }
+
+  /** Attempts sent so far. */
+  get n() {
+    return this.#n;
+  }
+
+  /** One more attempt goes: its number. */
+  count() {
+    return ++this.#n;
+  }
+
+  /** The last outcome, as the loop told it (`seen`). */
+  get last() {
+    return this.#o;
+  }
+
+  /** The outcome the next wait is chosen for (the loop tells it before the lane's step). @param {import('./loop.js').Outcome} o */
+  seen(o) {
+    this.#o = o;
   }
 
   /** Arms the hard deadline, at `end` (maxElapsedMs after the start). */
@@ -82,10 +98,11 @@ export class Call {
   /**
    * The call's own next delay (ms) for a server-named wait `hintMs` (the
    * one honoured), or -1 when its schedule is exhausted, GAVE_UP when the
-   * `delay` hook gave up. The schedule is made at the first use (made
-   * again after `close`, it is stepped past the delays drawn); the step
-   * is drawn on the base the options name for the last outcome (a throttled
-   * attempt's: throttleBaseMs), then the `delay` hook may choose another
+   * `delay` hook gave up (-1 when it threw: `rethrow` then throws it). The
+   * schedule is made at the first use (made again after `close`, it is
+   * stepped past the delays drawn); the step is drawn on the base the
+   * options name for the last outcome (a throttled attempt's:
+   * throttleBaseMs), then the `delay` hook may choose another
    * (js/engine/waits.js).
    * @param {number} [hintMs]
    */
@@ -98,8 +115,19 @@ export class Call {
       for (let i = 0; i < this.#drawn; i++) w.backoff_next(this.#h, NaN, NaN);
     }
     this.#drawn++;
-    const d = w.backoff_next(this.#h, hintMs ?? NaN, c.base?.(this.o) ?? NaN);
-    return c.pick && d >= 0 ? c.pick(this, d, hintMs) : d;
+    const d = w.backoff_next(this.#h, hintMs ?? NaN, c.base?.(this.#o) ?? NaN);
+    if (!c.pick || d < 0) return d;
+    try {
+      return c.pick(this, d, hintMs);
+    } catch (e) {
+      this.#fault = [e];
+      return -1;
+    }
+  }
+
+  /** Throws what the `delay` hook threw, if it did. */
+  rethrow() {
+    if (this.#fault) throw this.#fault[0];
   }
 
   /** Throws the caller's abort reason, or the deadline's, when either has happened. */
@@ -116,11 +144,12 @@ export class Call {
    * deadline's TimeoutError; else `e`).
    * @param {unknown} e
    * @param {string | undefined} why
+   * @param {boolean} passing it threw in the lane's pass (held by a gate, or waiting)
    * @returns {[string, unknown]}
    */
-  ended(e, why) {
+  ended(e, why, passing) {
     if (this.signal?.aborted) return ['aborted', this.signal.reason];
-    if (this.passing && (why === 'deadline' || why === 'exhausted')) return [why, e];
+    if (passing && (why === 'deadline' || why === 'exhausted')) return [why, e];
     return this.ds?.aborted ? ['deadline', this.ds.reason] : [why ?? 'hook-error', e];
   }
 

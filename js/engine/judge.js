@@ -6,13 +6,15 @@ import { verdict } from '../policy.js';
 
 /**
  * Whether an attempt of the fetch driver or of retry(fn) is tried again
- * ('' = yes, else why not; js/policy.js), after the caller's shouldRetry;
- * and whether it counts against its target (`o.hurt`, for a gate).
+ * (the verdict's `why`: '' = yes, else why not; js/policy.js), after the
+ * caller's shouldRetry; and whether it counts against its target (`hurt`,
+ * for a gate).
  * @param {import('./call.js').Call} call
  * @param {import('./loop.js').Outcome} o
  * @param {boolean} http an HTTP attempt (shouldRetry is asked of every answer, not only failures)
  * @param {boolean} idempotent
  * @param {boolean} body the request's body can be sent again
+ * @returns {import('./loop.js').Verdict | Promise<import('./loop.js').Verdict>}
  */
 export function judge(call, o, http, idempotent, body) {
   const c = /** @type {import('../fetch/options.js').Config} */ (call.c);
@@ -38,12 +40,13 @@ async function asked(call, o, idempotent, body) {
 
 /**
  * The policy's verdict on `o` ('' = another attempt), and whether it
- * counts against its target (`o.hurt`).
+ * counts against its target (`hurt`).
  * @param {import('../fetch/options.js').Config} c
  * @param {import('./loop.js').Outcome} o
  * @param {boolean} idempotent
  * @param {boolean} body
  * @param {boolean | undefined} wants
+ * @returns {import('./loop.js').Verdict}
  */
 function rule(c, o, idempotent, body, wants) {
   const { failed, status } = o;
@@ -64,6 +67,5 @@ function rule(c, o, idempotent, body, wants) {
         })
       : 'success';
   // A failure the target caused: one worth a retry, a network failure, a status of retryOn.
-  o.hurt = !why || (failed ? !!o.network : c.retryOn.has(s));
-  return why;
+  return { why, hurt: !why || (failed ? !!o.network : c.retryOn.has(s)) };
 }

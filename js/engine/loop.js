@@ -2,24 +2,28 @@
 // The one retry loop. Every driver runs it: fetchWithBackoff / withBackoff
 // and retry(fn) (js/fetch/), gate.run and a gated fetch (js/gate/), the
 // fleet's shared gate (js/fleet/), a request at undici's dispatcher
-// (js/undici-request.js). Each round is the same four steps:
+// (js/undici-request.js), a resumed body (js/stream/resume.js). Each round
+// is the same four steps:
 //
 //   pass     the lane lets the attempt go (after its wait, or its hold)
 //   attempt  the job sends it (a fetch, or the caller's function)
-//   judge    the job says whether it is worth another attempt ('' = yes)
-//   after    the lane decides whether it gets one, and how long it waits
+//   judge    the job's verdict: is it worth another attempt, does it count against the target
+//   after    the lane's decision: does it get one, and after what wait
 //
-// What differs is behind two small interfaces: the job (what an attempt is,
-// js/fetch/request.js and js/engine/task.js) and the lane (how attempts are
-// spaced: a plain schedule, js/engine/schedule.js, or a gate's ticket). A
-// feature is written once, here or in one of them.
+// What differs is behind two small interfaces: the job (what an attempt
+// is, js/fetch/request.js and js/engine/task.js) and the lane (how attempts
+// are spaced: a plain schedule, js/engine/schedule.js, or a gate's ticket).
+// Each step returns a value: nothing writes into another step's objects
+// (outcomes are frozen). A feature is a job or a lane around another
+// (hedging, failover), or an observer (telemetry, onRetry, onDone), which
+// sees each step and cannot change an outcome.
 import { observe } from '../hooks.js';
 import { Call } from './call.js';
 
 export { Call };
 
 /**
- * What one attempt gave.
+ * What one attempt gave (frozen: a fact, for every step to read).
  * @typedef {object} Outcome
  * @property {boolean} failed it threw (`error`) rather than answered
  * @property {unknown} [error]
@@ -29,31 +33,63 @@ export { Call };
  * @property {number} [hintMs] the wait the server named (statuses >= 400; for retry(fn), the error's)
  * @property {boolean} [advice] the server's `x-should-retry` on a failure
  * @property {boolean} [network] a failure worth a retry (a network failure, a timeout; any for retry(fn))
- * @property {boolean} [hurt] what the lane counts against the target: set by the job's judge
- * @property {object} [about] more for onDone: which attempt won a hedge race, where a failover went (js/fetch/hedge.js, failover.js)
+ * @property {number} [pace] how long the target asks its next calls to hold (a success saying no request remains)
+ */
+
+/**
+ * The job's judgement of an outcome.
+ * @typedef {object} Verdict
+ * @property {string} why '' when another attempt is wanted, else why not ('success', 'not-retryable', …)
+ * @property {boolean} hurt the outcome counts against its target (a gate's failure)
+ * @property {unknown} [error] the call ends with this error rather than the outcome's (a hook of the job's threw)
+ */
+
+/**
+ * The lane's decision after a verdict.
+ * @typedef {object} Decision
+ * @property {string} why '' = another attempt, after `delayMs`; else why the call ends
+ * @property {number} delayMs the wait before the next attempt (told to onRetry)
+ * @property {number} [hintMs] the server's wait, as honoured (told to onRetry)
  */
 
 /**
  * What an attempt is.
  * @typedef {object} Job
- * @property {(call: Call) => Promise<Outcome>} attempt sends attempt `call.n`
- * @property {(call: Call, o: Outcome) => string | Promise<string>} judge '' when another attempt is wanted, else why not ('success', 'not-retryable', …); a string when it needs no hook
+ * @property {(call: Call, n: number, signal: AbortSignal | undefined) => Promise<Outcome>} attempt sends attempt `n` under `signal` (the caller's; a hedge's racer has its own)
+ * @property {(call: Call, o: Outcome) => Verdict | Promise<Verdict>} judge a Verdict at once when it needs no hook
  * @property {(call: Call, o: Outcome) => Promise<void>} [before] runs before every attempt after the first (beforeRetry)
  * @property {(o: Outcome, why: string) => unknown} [result] what a call that did not fail resolves with (it may throw: the call rejects)
  * @property {(o: Outcome, why: string) => unknown} [failure] what a call that failed rejects with (else the outcome's error)
+ * @property {() => object | undefined} [about] more for onDone (a hedge race's winner)
+ * @property {() => { method: string, url: string } | undefined} [describe] the request as the next attempt sends it (telemetry)
  */
 
 /**
  * How attempts are spaced, and whom a failure tells.
  * @typedef {object} Lane
- * @property {(call: Call) => Promise<void> | undefined} pass resolves when the next attempt may go (undefined: at once); rejects when it must not (see `why`)
- * @property {(call: Call, why: string, o: Outcome) => string} after '' = another attempt (after `call.delayMs`), else why the call ends
+ * @property {(call: Call, delayMs: number) => Promise<void> | undefined} pass resolves when the next attempt may go, `delayMs` after the last (undefined: at once); rejects when it must not (see `why`)
+ * @property {(call: Call, v: Verdict, o: Outcome) => Decision} after
  * @property {() => void} [cancel] the call ends without an outcome (aborted, a hook threw)
  * @property {string} [why] why `pass` rejected ('circuit-open', 'exhausted', 'deadline', …)
+ * @property {() => boolean} [healthy] the target looks healthy now (a hedge may go)
+ * @property {() => object | undefined} [about] more for onDone (where a failover went)
+ */
+
+/**
+ * An observer of a call (wasm-backoff/otel's): each method is optional and
+ * guarded; what it throws is reported and changes nothing.
+ * @typedef {object} Tap
+ * @property {(n: number, run: () => void) => void} [attempt] runs the attempt (`run`, once) in its own context
+ * @property {(n: number, o: Outcome) => void} [attempted]
+ * @property {(info: any) => void} [retry] what onRetry is told
+ * @property {(info: any) => void} [done] what onDone is told
  */
 
 /** A finished attempt's nothing: before the first. @type {Outcome} */
-const NONE = { failed: false };
+const NONE = Object.freeze({ failed: false });
+
+/** The verdict on a break the call met after it answered (`from`): another attempt, which counts against the target. */
+const BROKE = Object.freeze({ why: '', hurt: true });
 
 /**
  * Runs `call` to its end: resolves with the job's result, or rejects with
@@ -72,57 +108,105 @@ const NONE = { failed: false };
  * @param {Outcome} [from]
  */
 export async function drive(call, job, lane, from) {
-  // (wasm-backoff/otel: the job wrapped to trace each attempt, and the call's
-  // onRetry/onDone to see its waits and its end; nothing without it)
-  if (!from) job = call.c.telemetry?.(call, job) ?? job;
+  const c = call.c;
+  const tap = from ? undefined : tapped(call, job);
   let o = from ?? NONE;
+  /** @type {Verdict | undefined} the verdict on `o` (none before the first attempt) */
+  let v = from && BROKE;
   let why = '';
-  /** @type {string | undefined} the judge's verdict on `o` (none before the first attempt) */
-  let verdict = from && '';
+  let delayMs = 0;
+  let passing = false;
   try {
-    if (!call.n) call.c.budget?.deposit(call.start);
+    if (!call.n) c.budget?.deposit(call.start);
     for (;;) {
-      if (verdict !== undefined) {
-        call.o = o; // (the outcome the lane's wait is chosen for: Call.next)
-        why = lane.after(call, verdict, o);
-        if (call.fault) throw call.fault[0]; // (the delay hook threw, inside a gate's operation)
-        if (why) break;
-        if (call.c.onRetry)
-          observe(call.c.onRetry, {
-            attempt: call.n,
-            delayMs: call.delayMs,
-            status: o.status,
-            error: o.error,
-            retryAfterMs: o.hintMs,
-            response: o.res,
-          });
+      if (v) {
+        call.seen(o); // (the outcome the lane's wait is chosen for: Call.next)
+        const d = lane.after(call, v, o);
+        call.rethrow(); // (the delay hook threw, inside a gate's operation)
+        if (v.error !== undefined) drop(o), (o = Object.freeze({ failed: true, error: v.error }));
+        if ((why = d.why)) break;
+        delayMs = d.delayMs;
+        const info = { attempt: call.n, delayMs, status: o.status, error: o.error, retryAfterMs: d.hintMs, response: o.res };
+        if (tap?.retry) observe((i) => tap.retry?.(i), info);
+        if (c.onRetry) observe(c.onRetry, info);
         drop(o); // (a response we will not return: its connection and memory are freed)
       }
-      call.passing = true;
+      passing = true;
       // (no wait, no tick: a first attempt goes out in the same turn)
-      const held = lane.pass(call);
+      const held = lane.pass(call, delayMs);
       if (held) await held;
-      call.passing = false;
+      passing = false;
       call.alive(); // (let through, then aborted or past the deadline: nothing is sent)
       if (call.n && job.before) await job.before(call, o);
-      call.n++;
-      o = await job.attempt(call);
-      const v = job.judge(call, o);
-      verdict = typeof v === 'string' ? v : await v;
+      o = Object.freeze(await attempt(tap, job, call, call.count()));
+      const j = job.judge(call, o);
+      v = 'why' in j ? j : await j;
     }
   } catch (e) {
     lane.cancel?.();
     drop(o);
-    const [reason, error] = call.ended(e, lane.why);
-    [why, o] = [reason, { failed: true, error, about: o.about }];
+    const [reason, error] = call.ended(e, lane.why, passing);
+    [why, o] = [reason, Object.freeze({ failed: true, error })];
   } finally {
     call.close();
   }
-  const done = call.c.onDone;
-  if (done && !from)
-    observe(done, { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error, ...o.about });
+  if (!from && (tap?.done || c.onDone)) {
+    const info = { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error };
+    Object.assign(info, job.about?.(), lane.about?.());
+    if (tap?.done) observe((i) => tap.done?.(i), info);
+    if (c.onDone) observe(c.onDone, info);
+  }
   if (o.failed) throw job.failure ? job.failure(o, why) : o.error;
   return job.result ? job.result(o, why) : (o.res ?? o.value);
+}
+
+/**
+ * The call's observer (the `telemetry` option's), or none: what making it
+ * throws is reported, and the call goes on unobserved.
+ * @param {Call} call
+ * @param {Job} job
+ * @returns {Tap | undefined}
+ */
+function tapped(call, job) {
+  const make = call.c.telemetry;
+  if (!make) return;
+  try {
+    return make(call, job);
+  } catch (e) {
+    observe(() => {
+      throw e;
+    }, {});
+  }
+}
+
+/**
+ * Attempt `n`, in the observer's context when there is one. The attempt's
+ * own promise is the outcome: the observer runs it (once) but cannot
+ * replace it, and what the observer throws, before or after, is reported.
+ * @param {Tap | undefined} tap
+ * @param {Job} job
+ * @param {Call} call
+ * @param {number} n
+ * @returns {Promise<Outcome>}
+ */
+async function attempt(tap, job, call, n) {
+  if (!tap?.attempt) return job.attempt(call, n, call.signal);
+  /** @type {Promise<Outcome> | undefined} */
+  let p;
+  const run = () => void (p ??= job.attempt(call, n, call.signal));
+  observe(() => tap.attempt?.(n, run), {});
+  p ??= job.attempt(call, n, call.signal);
+  /** @type {Outcome} */
+  let o;
+  try {
+    o = await p;
+  } catch (error) {
+    // (aborted, or past the deadline: the call ends with it; the observer is told)
+    if (tap.attempted) observe(() => tap.attempted?.(n, { failed: true, error }), {});
+    throw error;
+  }
+  if (tap.attempted) observe(() => tap.attempted?.(n, o), {});
+  return o;
 }
 
 /** Lets go of an outcome's response body. @param {Outcome} o */

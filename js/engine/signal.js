@@ -20,11 +20,12 @@ const NOTHING = [undefined, none, undefined];
  * garbage (Node 20: about 130 B each), and only when the caller gave a
  * signal and the call has a timeout or a deadline.
  * @param {import('./call.js').Call} call
+ * @param {AbortSignal | undefined} signal the attempt's own (the caller's; a hedge racer's)
  * @param {boolean} follow the caller's signal must reach what the attempt returns (a response body)
  * @returns {[AbortSignal | undefined, () => void, AbortController | undefined]} the signal, its release, and the controller of the timeout
  */
-export function attemptSignal(call, follow) {
-  const { signal, ds } = call;
+export function attemptSignal(call, signal, follow) {
+  const ds = call.ds;
   const t = call.c.timeoutMs;
   if (t === undefined && !(signal && ds)) return signal || ds ? [ds ?? signal, none, undefined] : NOTHING;
   const ac = new AbortController();

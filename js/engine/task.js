@@ -23,12 +23,16 @@ class Task {
     this.fn = fn;
   }
 
-  /** @param {import('./call.js').Call} call */
-  async attempt(call) {
-    const [sig, release, timeout] = attemptSignal(call, false);
+  /**
+   * @param {import('./call.js').Call} call
+   * @param {number} n
+   * @param {AbortSignal | undefined} signal
+   */
+  async attempt(call, n, signal) {
+    const [sig, release, timeout] = attemptSignal(call, signal, false);
     const fn = this.fn;
     try {
-      return { failed: false, value: await (sig ? abortable(fn({ attempt: call.n, signal: sig }), sig) : fn({ attempt: call.n })) };
+      return { failed: false, value: await (sig ? abortable(fn({ attempt: n, signal: sig }), sig) : fn({ attempt: n })) };
     } catch (error) {
       call.alive();
       const [hintMs, h] = carried(error);

@@ -20,23 +20,17 @@ export const throttleBase = (ms) => (o) => (throttled(o?.status) ? ms : NaN);
  * The `delay` hook as Call.next asks it: the wait chosen for the schedule's
  * proposal `d` (js/policy.js `choose`: GAVE_UP for false), or `d` itself
  * when the server's wait `hintMs` is over maxRetryAfterMs (the call ends
- * anyway). What the hook throws is kept on the call (`fault`, which the
- * loop rethrows: a gate's operation catches everything), and the schedule
- * answers exhausted meanwhile. The hook is synchronous: a promise it
- * returns is a TypeError like any other wrong answer, and what that promise
- * rejects with goes to the console (`unawaited`), never unhandled.
+ * anyway). What the hook throws, Call.next keeps and the loop rethrows (a
+ * gate's operation catches everything). A promise it returns (it is
+ * synchronous) is refused by `choose`; its rejection is handled
+ * (`unawaited`), never left unhandled.
  * @param {(info: any) => unknown} delay
  * @returns {(call: import('./call.js').Call, d: number, hintMs: number | undefined) => number}
  */
 export const chooser = (delay) => (call, d, hintMs) => {
   if (/** @type {number} */ (hintMs) > (call.c.maxRetryAfterMs ?? Infinity)) return d;
-  const o = call.o;
-  try {
-    const answer = delay({ attempt: call.n, status: o?.status, error: o?.error, response: o?.res, retryAfterMs: hintMs, delayMs: d });
-    unawaited(answer); // a promise is refused (a TypeError), its rejection handled all the same
-    return choose(d, answer);
-  } catch (e) {
-    call.fault = [e];
-    return -1;
-  }
+  const o = call.last;
+  const answer = delay({ attempt: call.n, status: o?.status, error: o?.error, response: o?.res, retryAfterMs: hintMs, delayMs: d });
+  unawaited(answer);
+  return choose(d, answer);
 };

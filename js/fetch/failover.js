@@ -138,6 +138,10 @@ export class Failover {
   i = -1;
   /** @type {any} the current endpoint's lane (a gate's ticket, or the plain schedule) */
   t;
+  /** @type {Endpoint | undefined} the current endpoint */
+  ep;
+  /** @type {Endpoint | undefined} where the last attempt went */
+  went;
 
   /**
    * @param {import('./options.js').Config} c
@@ -152,6 +156,8 @@ export class Failover {
     this.call = call;
     this.eps = eps;
     this.scheduled = scheduled;
+    // (the job's request stage: each attempt goes to the current endpoint)
+    job.use((input, init) => (this.ep ? moved(input, init, this.ep, eps.origins) : [input, init]));
   }
 
   /** Why the current lane's pass refused. */
@@ -201,43 +207,56 @@ export class Failover {
    * @param {number} i
    */
   to(i) {
-    const { c, call, job } = this;
-    const ep = this.eps.list[i];
-    const old = this.t;
+    const { c, call } = this;
     this.i = i;
-    job.move = (/** @type {any} */ input, /** @type {RequestInit | undefined} */ init) => moved(input, init, ep, this.eps.origins);
+    this.ep = this.eps.list[i];
     const g = c.gate;
-    this.t = g ? g.enter(this.keyOf(i), call.signal, call.end, (/** @type {number=} */ h) => call.next(h)) : this.scheduled;
-    // (a retry's own backoff below the gate's threshold carries over to the next endpoint)
-    if (g && old) (this.t.inner ?? this.t).delayMs = (old.inner ?? old).delayMs;
+    this.t = g ? g.enter(this.keyOf(i), call.signal, call.end, (/** @type {number=} */ h) => call.next(h), !!c.pace) : this.scheduled;
   }
 
-  /** @param {import('../engine/call.js').Call} call */
-  pass(call) {
+  /**
+   * The current endpoint's pass (its gate's hold, or the wait the loop was told).
+   * @param {import('../engine/call.js').Call} call
+   * @param {number} delayMs
+   */
+  pass(call, delayMs) {
     if (this.i < 0) this.to(this.first());
-    return this.t.pass(call);
+    return this.t.pass(call, delayMs);
   }
 
   /**
    * The current endpoint's lane decides; a retry it grants (or a circuit it
-   * found open, failing fast) goes to the next usable endpoint, if any.
+   * found open, failing fast) goes to the next usable endpoint, if any: at
+   * once when the old endpoint's round held it, else after the call's own
+   * backoff (which the next endpoint's lane is told).
    * @param {import('../engine/call.js').Call} call
-   * @param {string} why
+   * @param {import('../engine/loop.js').Verdict} v
    * @param {import('../engine/loop.js').Outcome} o
+   * @returns {import('../engine/loop.js').Decision}
    */
-  after(call, why, o) {
-    o.about = { ...o.about, endpoint: this.eps.list[this.i].origin };
+  after(call, v, o) {
     const t = this.t;
-    let r = t.after(call, why, o);
-    if (!why && (!r || r === 'circuit-open')) {
+    this.went = this.ep;
+    const d = t.after(call, v, o);
+    if (!v.why && (!d.why || d.why === 'circuit-open')) {
       const j = this.next();
       if (j >= 0) {
         t.cancel?.(); // (held by the old endpoint's gate: it leaves that queue)
         this.to(j);
-        r = '';
+        return { why: '', delayMs: d.why || d.held ? 0 : d.delayMs, hintMs: d.hintMs };
       }
     }
-    return r;
+    return d;
+  }
+
+  /** Where the call's last attempt went, for onDone. */
+  about() {
+    return this.went && { endpoint: this.went.origin };
+  }
+
+  /** Whether the current endpoint looks healthy (a hedge may go). */
+  healthy() {
+    return this.t?.healthy?.() ?? true;
   }
 
   cancel() {

@@ -38,9 +38,9 @@ export function hedge(options) {
     ...h,
     /**
      * @param {import('./request.js').FetchJob} job
-     * @param {() => boolean} healthy
+     * @param {import('../engine/loop.js').Lane} lane the call's (a hedge goes only while its target looks healthy)
      */
-    wrap: (job, healthy) => new Hedged(job, h, healthy),
+    wrap: (job, lane) => new Hedged(job, h, () => lane.healthy?.() ?? true),
   });
   // (the .d.ts's Hedge carries a type-only mark of what hedge() made)
   return /** @type {typeof made & import('../../types/hedge/index.js').Hedge} */ (made);
@@ -56,10 +56,19 @@ const drop = (o) => o.res?.body?.cancel().catch(() => {});
  * The fetch job with each attempt raced against its hedges.
  */
 export class Hedged {
+  /** Hedges sent so far, over the call's rounds. */
+  sent = 0;
+  /** The winner of the last race: its number. */
+  won = 0;
+  /** The attempts that are hedges (their numbers). @type {Set<number>} */
+  #hedges = new Set();
+  /** The last race's answer and the verdict it was reached on (each answer is judged once). @type {[unknown, import('../engine/loop.js').Verdict] | undefined} */
+  #judged;
+
   /**
    * @param {import('./request.js').FetchJob} job
    * @param {{ delayMs: number, maxHedges: number }} h
-   * @param {() => boolean} healthy the gate (if any) has the attempt's target closed
+   * @param {() => boolean} healthy the call's lane has its target healthy (a gate's circuit closed)
    */
   constructor(job, h, healthy) {
     this.job = job;
@@ -68,48 +77,51 @@ export class Hedged {
     this.before = job.before && ((/** @type {any} */ call, /** @type {any} */ o) => job.before(call, o));
     // (the stream entry's: the body's idleTimeoutMs)
     this.result = /** @type {any} */ (job).result?.bind(job);
-    /** Hedges sent so far, over the call's rounds. */
-    this.sent = 0;
+    this.failure = /** @type {any} */ (job).failure?.bind(job);
+    // In a browser, concurrent requests for one URL wait on its HTTP cache
+    // entry (Chromium's cache lock: the hedge would leave only once the
+    // first answered), so a hedge there skips the cache (`cache:
+    // 'no-store'`). Elsewhere (Node, Deno, Bun, workerd: no such lock;
+    // workerd refuses the option before compatibility date 2024-11-11) it
+    // is sent as the first was.
+    if (BROWSER) job.use((input, init, n) => [input, this.#hedges.has(n) ? { ...init, cache: 'no-store' } : init]);
   }
 
-  /**
-   * The job a hedge is sent by. In a browser, concurrent requests for one
-   * URL wait on its HTTP cache entry (Chromium's cache lock: the hedge
-   * would leave only once the first answered), so a hedge there skips the
-   * cache (`cache: 'no-store'`). Elsewhere (Node, Deno, Bun, workerd: no
-   * such lock; workerd refuses the option before compatibility date
-   * 2024-11-11) it is sent as the first was.
-   * @returns {import('./request.js').FetchJob}
-   */
-  fresh() {
-    const job = this.job;
-    if (!BROWSER) return job;
-    const send = job.send;
-    return Object.create(job, { send: { value: (/** @type {any} */ i, /** @type {any} */ o) => send(i, { ...o, cache: 'no-store' }) } });
+  /** The request as the next attempt sends it. */
+  describe() {
+    return this.job.describe();
+  }
+
+  /** Which attempt won the race, and how many hedges went, for onDone. */
+  about() {
+    return this.won ? { won: this.won, hedges: this.sent } : undefined;
   }
 
   /**
    * The verdict the race reached on its answer (each answer is judged once:
    * shouldRetry is asked once per answer).
    * @param {import('../engine/call.js').Call} call
-   * @param {any} o
+   * @param {import('../engine/loop.js').Outcome} o
    */
   judge(call, o) {
-    return o.verdict ?? this.job.judge(call, o);
+    const j = this.#judged;
+    return j && j[0] === o ? j[1] : this.job.judge(call, o);
   }
 
   /**
-   * Attempt `call.n` and its hedges (each numbered: the call's count grows
-   * by one per hedge sent). Resolves with the winner, or with the last
-   * answer when none ends the call; rejects as the loop expects (the
-   * caller's abort, the deadline, a hook that threw).
+   * Attempt `n` and its hedges (each numbered: the call's count grows by
+   * one per hedge sent). Resolves with the winner, or with the last answer
+   * when none ends the call; rejects as the loop expects (the caller's
+   * abort, the deadline, a hook that threw).
    * @param {import('../engine/call.js').Call} call
+   * @param {number} n
+   * @param {AbortSignal | undefined} signal
    * @returns {Promise<import('../engine/loop.js').Outcome>}
    */
-  attempt(call) {
+  attempt(call, n, signal) {
     const { job, h } = this;
     // (a body sent once, a ReadableStream, is not raced: a copy could not send it)
-    if (!job.idempotent() || !job.body) return job.attempt(call);
+    if (!job.idempotent() || !job.body) return job.attempt(call, n, signal);
     return new Promise((resolve, reject) => {
       /** @type {Set<AbortController>} */
       const live = new Set();
@@ -123,32 +135,29 @@ export class Hedged {
         over = true;
         clearTimeout(timer);
         for (const ac of live) ac.abort(new DOMException('another attempt answered first', 'AbortError'));
-        if (last && last !== o) drop(last);
-        if (o) resolve(o);
-        else reject(e);
+        if (last && last[0] !== o) drop(last[0]);
+        if (!o) return reject(e);
+        this.#judged = last;
+        resolve(o);
       };
       const c = call.c;
-      const launch = () => {
+      const launch = (/** @type {number} */ k) => {
         clearTimeout(timer);
-        const n = hedges ? ++call.n : call.n;
         const ac = new AbortController();
         live.add(ac);
-        // The attempt sees the call as its own, but with its own signal (and number).
-        const sub = Object.create(call);
-        sub.n = n;
-        sub.signal = call.signal ? AbortSignal.any([call.signal, ac.signal]) : ac.signal;
         // (a timer's longest: past it, setTimeout would fire at once)
         if (hedges < h.maxHedges) timer = setTimeout(next, Math.min(h.delayMs, MAX_TIMER));
-        job.attempt
-          .call(hedges ? this.fresh() : job, sub)
+        // The racer is an attempt of the call, with its own number and signal.
+        job
+          .attempt(call, k, signal ? AbortSignal.any([signal, ac.signal]) : ac.signal)
           .then(async (o) => {
-            const v = over ? '' : await job.judge(sub, o);
+            const v = over ? undefined : await job.judge(call, o);
             live.delete(ac);
-            if (over) return drop(o);
-            Object.assign(o, { verdict: v, about: { won: n, hedges: this.sent } });
-            if (v) return end(o);
-            if (last) drop(last);
-            last = o;
+            if (over || !v) return drop(o);
+            if (last) drop(last[0]);
+            last = [o, v];
+            this.won = k;
+            if (v.why) return end(o);
             // (worth a retry: the race goes on while a racer is out; then the lane decides)
             if (!live.size) end(o);
           })
@@ -163,9 +172,11 @@ export class Hedged {
         if (c.budget && !c.budget.withdraw(Date.now())) return;
         hedges++;
         this.sent++;
-        launch();
+        const k = call.count();
+        this.#hedges.add(k);
+        launch(k);
       };
-      launch();
+      launch(n);
     });
   }
 }

@@ -11,10 +11,10 @@
 import { own, signalOf } from '../options.js';
 import { parseRetryAfter, serverWait } from '../retry-after.js';
 import { Call, drive } from '../engine/loop.js';
-import { scheduled } from '../engine/schedule.js';
+import { scheduled, paced } from '../engine/schedule.js';
 import { task } from '../engine/task.js';
 import { EXT, config, merge, snapshot } from './options.js';
-import { FetchJob, paceFor } from './request.js';
+import { FetchJob } from './request.js';
 
 export { parseRetryAfter, serverWait };
 
@@ -44,42 +44,35 @@ function originOf(input) {
 
 /**
  * One fetch call through `send` (by the stream entry's job when its
- * options carry one). `paced` (a withBackoff client's): until when each
+ * options carry one). `at` (a withBackoff client's): until when each
  * origin said no request remains (epoch ms).
+ *
+ * The call's lane: failover's, for a request to one of its endpoints; a
+ * gate's ticket; else the plain schedule (a client's paced by origin).
+ * Each feature is wired in by the value its option holds, made by its own
+ * subpath (`hedge()`, `failover()`, a Gate): its code is paid for by its
+ * importers only.
  * @param {import('./options.js').Config & { ext?: Ext }} c
  * @param {any} input
  * @param {RequestInit | undefined} init
  * @param {typeof fetch} send
- * @param {Map<string, number>} [paced]
+ * @param {Map<string, number>} [at]
  */
-function run(c, input, init, send, paced) {
+function run(c, input, init, send, at) {
   const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
   if (signal?.aborted) return Promise.reject(signal.reason);
   let job, call, lane;
   try {
     // (fetch would send a function as its source text)
     if (!c.ext && typeof init?.body === 'function') throw new TypeError(`a body function ${STREAM}`);
-    job = new (c.ext?.Job ?? FetchJob)(c, send, input, init);
+    const { gate, pace } = c;
+    const origin = !gate && at && pace ? originOf(input) : '';
+    job = new (c.ext?.Job ?? FetchJob)(c, send, input, init, pace && (!!gate || !!origin));
     call = new Call(c, signal);
-    // With a gate the waits are the target's: the call is held until the
-    // gate lets it go, and its own schedule only counts its attempts.
-    const cl = call;
-    const gate = c.gate;
-    const key = gate ? gate.keyOf(input, init) : paced && c.pace && originOf(input);
-    // A success saying no request remains paces the target's next calls until the reset: through the gate, else per origin.
-    if (gate) c.pace && gate.pace && (job.pace = (ms) => gate.pace(key, ms));
-    else if (key !== undefined && key !== false) {
-      const at = /** @type {Map<string, number>} */ (paced);
-      job.pace = (ms) => paceFor(at, key, ms);
-      cl.hold = () => (at.get(key) ?? 0) - Date.now();
-    }
-    // (failover, for a request to a listed origin: a lane per endpoint, each keyed by its origin; pacing stays the request's own origin's)
-    lane =
-      c.endpoints?.lane(c, job, call, scheduled) ??
-      (gate ? gate.enter(key, signal, cl.end, (/** @type {number=} */ hint) => cl.next(hint)) : scheduled);
-    // Hedges go only while the gate has the attempt's target closed.
-    const ln = /** @type {any} */ (lane);
-    if (c.hedge) job = c.hedge.wrap(job, () => !gate || gate.state(ln.key).state === 'closed');
+    const own = origin ? paced(/** @type {Map<string, number>} */ (at), origin) : scheduled;
+    lane = c.endpoints?.lane(c, job, call, own) ?? gate?.lane(call, input, init) ?? own;
+    // (hedges go only while the lane's target looks healthy: a gate's circuit closed)
+    if (c.hedge) job = c.hedge.wrap(job, lane);
   } catch (e) {
     call?.close();
     return Promise.reject(e);
@@ -136,7 +129,7 @@ export function withBackoff(fetchFn, options) {
   const base = snapshot(options);
   const c = configure(base);
   /** @type {Map<string, number>} until when each origin said no request remains */
-  const paced = new Map();
+  const at = new Map();
   const f = (/** @type {RequestInfo | URL} */ input, /** @type {RequestInit | undefined} */ init, /** @type {unknown} */ more) => {
     let cc = c;
     try {
@@ -144,7 +137,7 @@ export function withBackoff(fetchFn, options) {
     } catch (e) {
       return Promise.reject(e);
     }
-    return /** @type {Promise<Response>} */ (run(cc, input, init, fetchFn, paced));
+    return /** @type {Promise<Response>} */ (run(cc, input, init, fetchFn, at));
   };
   f.extend = (/** @type {unknown} */ more) => withBackoff(fetchFn, merge(base, more));
   return f;

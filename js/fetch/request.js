@@ -40,45 +40,37 @@ export function paceMs(c, h) {
 }
 
 /**
- * Holds `key`'s next calls for `ms` in `at` (until when each origin said no
- * request remains: a withBackoff client's, the undici interceptor's), and
- * lets go of the entries past: the map keeps only the origins holding now,
- * not every origin a long-lived client ever paced.
- * @param {Map<string, number>} at
- * @param {string} key
- * @param {number} ms
+ * A request stage: fetch's arguments for attempt `n`, as a feature sends
+ * them instead (failover's endpoint; a hedge's cache mode).
+ * @typedef {(input: any, init: RequestInit | undefined, n: number) => [any, RequestInit | undefined]} Stage
  */
-export function paceFor(at, key, ms) {
-  const now = Date.now();
-  for (const [k, t] of at) if (t <= now) at.delete(k);
-  at.set(key, now + ms);
-}
 
 /**
  * The job of one fetch call (the engine's Job: attempt, judge, before).
  * The request as it stands: `input`/`init` (replaced when beforeRetry
- * returns a Request), and the headers beforeRetry set over them.
+ * returns a Request), the headers beforeRetry set over them, then the
+ * request stages of the features in use, in order.
  */
 export class FetchJob {
   /** Headers changed by beforeRetry (over the request's). @type {Headers | undefined} */
   changed;
-  /** @type {((ms: number) => void) | undefined} told how long the target asks to be left alone after a success that says no request remains (index.js) */
-  pace;
-  /** Failover (js/fetch/failover.js): fetch's arguments sent to the current endpoint (its credentials dropped there). @type {((input: any, init: RequestInit | undefined) => [any, RequestInit | undefined]) | undefined} */
-  move;
+  /** The request stages, in order (`use`). @type {Stage[]} */
+  stages = [];
 
   /**
    * @param {import('./options.js').Config} c
    * @param {typeof fetch} send
    * @param {any} input
    * @param {RequestInit | undefined} init
+   * @param {boolean} [paces] a success's pacing is read (a client or a gate paces the target)
    */
-  constructor(c, send, input, init) {
+  constructor(c, send, input, init, paces = false) {
     this.c = c;
     this.send = send;
     /** @type {any} */
     this.input = input;
     this.init = init;
+    this.paces = paces;
     this.isReq = input instanceof Request;
     this.headers = init?.headers ?? (this.isReq ? input.headers : undefined);
     // (a bad header throws here fetch's own TypeError, and nothing is sent)
@@ -89,15 +81,28 @@ export class FetchJob {
     if (!c.beforeRetry) /** @type {any} */ (this).before = undefined;
   }
 
+  /**
+   * Adds a request stage (a feature's: failover's endpoint), after those
+   * already there.
+   * @param {Stage} stage
+   */
+  use(stage) {
+    this.stages.push(stage);
+  }
+
   /** The request as it stands carries an idempotency key of the caller's. */
   keyed() {
     return new Headers(this.changed ?? this.headers).has('idempotency-key');
   }
 
+  /** The request's method as it stands. */
+  method() {
+    return String(this.init?.method ?? (this.isReq ? this.input.method : 'GET')).toUpperCase();
+  }
+
   /** Whether the request as it stands may be sent again (its method, a key, or retryNonIdempotent). */
   idempotent() {
-    const method = String(this.init?.method ?? (this.isReq ? this.input.method : 'GET')).toUpperCase();
-    return this.c.methods.has(method) || this.c.retryNonIdempotent || !!this.key || this.keyed();
+    return this.c.methods.has(this.method()) || this.c.retryNonIdempotent || !!this.key || this.keyed();
   }
 
   /**
@@ -117,8 +122,9 @@ export class FetchJob {
       o = { ...o, headers: hh };
     }
     if (sig !== signal) o = { ...o, signal: sig };
-    const input = this.target();
-    return this.move ? this.move(input, o) : [input, o];
+    let input = this.target();
+    for (const stage of this.stages) [input, o] = stage(input, o, k);
+    return [input, o];
   }
 
   /** The input of one attempt: a Request is cloned (its body tee'd; the stream entry bounds it, js/stream/job.js). */
@@ -126,23 +132,33 @@ export class FetchJob {
     return this.isReq ? this.input.clone() : this.input;
   }
 
-  /** @param {import('../engine/call.js').Call} call */
-  async attempt(call) {
-    const [sig, release, timeout] = attemptSignal(call, true);
+  /** The request as the next attempt sends it: its method and URL (telemetry's attributes). */
+  describe() {
+    let input = this.isReq ? this.input.url : this.input;
+    /** @type {RequestInit | undefined} */
+    let o = this.init;
+    for (const stage of this.stages) [input, o] = stage(input, o, 0);
+    return { method: this.method(), url: input instanceof Request ? input.url : String(input) };
+  }
+
+  /**
+   * @param {import('../engine/call.js').Call} call
+   * @param {number} n
+   * @param {AbortSignal | undefined} signal the attempt's (the caller's; a hedge racer's own)
+   * @returns {Promise<import('../engine/loop.js').Outcome>}
+   */
+  async attempt(call, n, signal) {
+    const [sig, release, timeout] = attemptSignal(call, signal, true);
     try {
       // (called as a plain function: workerd's fetch refuses another `this`)
       const send = this.send;
       // (compared with the signal the request carries: a hedge's racer has its own, js/fetch/hedge.js)
       const own = this.init?.signal ?? (this.isReq ? this.input.signal : undefined);
-      const p = send(...this.args(call.n, sig, own));
+      const p = send(...this.args(n, sig, own));
       const res = await (sig === own ? p : abortable(p, sig));
       const s = res.status;
       const h = res.headers;
-      if (s < 400) {
-        const ms = this.pace && paceMs(this.c, h);
-        if (ms !== undefined) /** @type {Function} */ (this.pace)(ms);
-        return { failed: false, res, status: s };
-      }
+      if (s < 400) return { failed: false, res, status: s, pace: this.paces ? paceMs(this.c, h) : undefined };
       return { failed: false, res, status: s, hintMs: serverWait(h), advice: advice(h) };
     } catch (error) {
       call.alive();

@@ -306,10 +306,10 @@ export class SharedGate extends Gate {
     return this.#pollMs;
   }
 
-  /** @param {unknown} key @param {AbortSignal | undefined} signal @param {number} deadline @param {(hintMs?: number) => number} spend */
-  enter(key, signal, deadline, spend) {
+  /** @param {unknown} key @param {AbortSignal | undefined} signal @param {number} deadline @param {(hintMs?: number) => number} spend @param {boolean} [pace] */
+  enter(key, signal, deadline, spend, pace) {
     if (typeof key !== 'string') throw new TypeError('a shared gate takes string keys only (key must return a string)');
-    return /** @type {any} */ (new SharedTicket(this, key, signal, deadline, super.enter(key, signal, deadline, spend)));
+    return /** @type {any} */ (new SharedTicket(this, key, signal, deadline, super.enter(key, signal, deadline, spend, pace)));
   }
 
   /**

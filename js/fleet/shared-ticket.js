@@ -35,12 +35,13 @@ export class SharedTicket {
     return this.#why ?? this.inner.why;
   }
 
-  async pass() {
+  /** @param {import('../engine/call.js').Call} call @param {number} delayMs */
+  async pass(call, delayMs) {
     const { g, key, inner } = this;
     if (g.k(key).pending) await this.#timed(g.reported(key, this));
     // A new attempt (not one held by the gate, as in the local gate) waits for its token first.
     if (inner.state === T_NEW) await this.#timed(g.limited(key, this));
-    await inner.pass();
+    await inner.pass(call, delayMs);
     // Healthy: straight out. Probing: this call is the local gate's probe; the object decides.
     if (g.state(key).probing) await this.#admit();
   }
@@ -153,12 +154,22 @@ export class SharedTicket {
   /**
    * The lane's step after an attempt (Ticket.after in gate.js), with the outcome noted for the object first.
    * @param {import('../engine/call.js').Call} call
-   * @param {string} why
+   * @param {import('../engine/loop.js').Verdict} v
    * @param {import('../engine/loop.js').Outcome} o
    */
-  after(call, why, o) {
-    this.#note(!!o.hurt);
+  after(call, v, o) {
+    this.#note(v.hurt);
     if (!o.failed) this.g.answered(this.key, o.status, o.hintMs);
-    return this.inner.after(call, why, o);
+    return this.inner.after(call, v, o);
+  }
+
+  /** Whether the target looks healthy now (the fleet's view). */
+  healthy() {
+    return this.inner.healthy();
+  }
+
+  /** Nothing more for onDone. */
+  about() {
+    return undefined;
   }
 }

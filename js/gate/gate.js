@@ -182,11 +182,25 @@ export class Gate {
    * @param {AbortSignal | undefined} signal
    * @param {number} deadline
    * @param {(hintMs?: number) => number} spend
+   * @param {boolean} [pace] a success saying no request remains paces the target
    */
-  enter(key, signal, deadline, spend) {
+  enter(key, signal, deadline, spend, pace = false) {
     if (this.#freed) throw new TypeError('this Gate was freed');
     // The slot is looked up at the first pass(), not now.
-    return new Ticket(() => this.#slot(key), key, signal, deadline, spend, this.#seq++);
+    return new Ticket(() => this.#slot(key), key, signal, deadline, spend, this.#seq++, this, pace);
+  }
+
+  /**
+   * The lane of a fetch call (js/engine/loop.js) through this gate: a
+   * ticket for the request's key (`keyOf`), spending the call's own
+   * schedule; with the call's `pace`, a success saying no request remains
+   * paces the target (`pace`).
+   * @param {import('../engine/call.js').Call} call
+   * @param {unknown} input
+   * @param {RequestInit | undefined} init
+   */
+  lane(call, input, init) {
+    return this.enter(this.keyOf(input, init), call.signal, call.end, (/** @type {number=} */ h) => call.next(h), !!call.c.pace);
   }
 
   /**

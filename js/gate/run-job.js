@@ -3,6 +3,9 @@
 // whether its rejection counts against the target.
 import { abortable } from '../hooks.js';
 
+/** A success: the call ends with its value. */
+const SUCCESS = Object.freeze({ why: 'success', hurt: false });
+
 /**
  * The job of gate.run: one attempt is one call of `task`; a rejection is
  * retried (and counts against the target) unless `retryable` says false.
@@ -11,23 +14,23 @@ import { abortable } from '../hooks.js';
  * @returns {import('../engine/loop.js').Job}
  */
 export const job = (task, retryable) => ({
-  async attempt(call) {
+  async attempt(call, _n, signal) {
     try {
-      return { failed: false, value: await abortable(task({ signal: call.signal }), call.signal) };
+      return { failed: false, value: await abortable(task({ signal }), signal) };
     } catch (error) {
       call.alive();
       return { failed: true, error };
     }
   },
   judge(_call, o) {
-    if (!o.failed) return 'success';
+    if (!o.failed) return SUCCESS;
+    let hurt;
     try {
-      o.hurt = retryable?.(o.error) !== false;
+      hurt = retryable?.(o.error) !== false;
     } catch (thrown) {
       // (the target is told of the failure whatever `retryable` does; the call rejects with what it threw)
-      [o.hurt, o.error] = [true, thrown];
-      return 'hook-error';
+      return { why: 'hook-error', hurt: true, error: thrown };
     }
-    return o.hurt ? '' : 'not-retryable';
+    return { why: hurt ? '' : 'not-retryable', hurt };
   },
 });

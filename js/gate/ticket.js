@@ -44,26 +44,32 @@ export class Ticket {
    * @param {number} deadline
    * @param {(hintMs?: number) => number} spend
    * @param {number} seq
+   * @param {{ state(key: unknown): { state: string }, pace(key: unknown, ms: number): void }} of the gate (its view of the target; its pacing)
+   * @param {boolean} [pace] a success saying no request remains paces the target (the fetch driver's `pace`)
    */
-  constructor(slot, key, signal, deadline, spend, seq) {
+  constructor(slot, key, signal, deadline, spend, seq, of, pace = false) {
     this.slot = slot;
     this.key = key;
     this.signal = signal;
     this.deadline = deadline;
     this.spend = spend;
     this.seq = seq;
+    this.of = of;
+    this.paces = pace;
   }
 
   /**
    * Resolves when the call may be sent; rejects when it must not be (see `why`).
+   * @param {unknown} [_call]
+   * @param {number} [delayMs] the wait the loop was told (its own backoff; carried from another endpoint's ticket by failover)
    * @returns {Promise<void>}
    */
-  async pass() {
+  async pass(_call, delayMs = 0) {
     if (this.state === T_NEW) {
       let s = (this.s = this.slot());
       // Its own backoff (below the threshold), or the target's pause after a success
       // that said no request remains (Gate.pace), then the adaptive limiter's wait.
-      const wait = Math.max(this.delayMs, s.until - Date.now());
+      const wait = Math.max(delayMs, this.delayMs, s.until - Date.now());
       if (wait > 0) await this.nap(wait);
       this.delayMs = 0;
       this.paced = NaN;
@@ -164,17 +170,21 @@ export class Ticket {
 
   /**
    * The lane's step after an attempt (js/engine/loop.js): reports the
-   * outcome to the gate (`o.hurt`: the target failed) and returns why the
-   * call ends, or '' when it gets another attempt (held while the circuit
-   * is open, or after its own backoff below the threshold).
+   * outcome to the gate (the verdict's `hurt`: the target failed) and
+   * decides whether the call gets another attempt (held while the circuit
+   * is open, `held`; or after its own backoff below the threshold), and
+   * what it waits.
    * @param {import('../engine/call.js').Call} call
-   * @param {string} why the job's verdict ('' = another attempt wanted)
+   * @param {import('../engine/loop.js').Verdict} v the job's verdict ('' = another attempt wanted)
    * @param {import('../engine/loop.js').Outcome} o
+   * @returns {import('../engine/loop.js').Decision & { held?: boolean }}
    */
-  after(call, why, o) {
+  after(call, v, o) {
     // The gate was freed while the call was out: it ends with its own outcome.
     const s = this.s;
-    if (s.dead) return why || 'freed';
+    if (s.dead) return { why: v.why || 'freed', delayMs: 0 };
+    // A success saying no request remains holds the target's next calls until the reset.
+    if (o.pace !== undefined && this.paces) this.of.pace(this.key, o.pace);
     // Every answer feeds the adaptive limiter: throttling slows it down (once per round trip: the
     // core ignores throttles of attempts paced before its last cut). A server-named wait delays this
     // call's retry only; the limiter stores none (docs/protections.md: what a server-named wait pauses).
@@ -183,16 +193,26 @@ export class Ticket {
       w.gate_throttled(s.h, +throttled, this.paced, this.sent, Date.now());
     }
     this.paced = this.sent = NaN; // (a held call's next attempt takes no token)
-    let ra = o.hurt ? o.hintMs : undefined;
+    let why = v.why;
+    let ra = v.hurt ? o.hintMs : undefined;
     // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
     const most = call.c.maxRetryAfterMs ?? Infinity;
     // (retryAfterOverMax 'clamp': a longer wait is waited as maxRetryAfterMs)
     if (/** @type {number} */ (ra) > most) [why, ra] = [why || (call.c.clamp ? '' : 'retry-after'), most];
     if (!why && call.c.budget && !call.c.budget.withdraw(Date.now())) why = 'budget';
-    o.hintMs = ra;
-    const end = this.settle(!!o.hurt, !why, ra);
-    call.delayMs = why || end ? 0 : this.waitMs();
-    return why || end;
+    const end = this.settle(v.hurt, !why, ra);
+    why ||= end;
+    return why ? { why, delayMs: 0, hintMs: ra } : { why, delayMs: this.waitMs(), hintMs: ra, held: this.state === T_HELD };
+  }
+
+  /** Whether the target looks healthy now (a hedge may go): its circuit is closed. */
+  healthy() {
+    return this.of.state(this.key).state === 'closed';
+  }
+
+  /** Nothing more for onDone. */
+  about() {
+    return undefined;
   }
 
   /**

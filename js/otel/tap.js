@@ -35,16 +35,15 @@ const SECRET = /([?&](?:AWSAccessKeyId|Signature|sig|X-Goog-Signature)=)[^&#]*/g
 
 /**
  * What the request of a fetch call is now (beforeRetry may change it between
- * attempts): its method and URL, the semantic conventions' attributes.
- * @param {any} job a FetchJob (js/fetch/request.js)
+ * attempts; failover, where it goes): its method and URL as the job
+ * describes them, the semantic conventions' attributes.
+ * @param {import('../engine/loop.js').Job} job a FetchJob (js/fetch/request.js), or a hedged one
  * @returns {Attributes}
  */
 function request(job) {
-  const req = job.isReq ? job.input : undefined;
-  const method = String(job.init?.method ?? req?.method ?? 'GET').toUpperCase();
+  const { method, url: href } = /** @type {Function} */ (job.describe)();
   /** @type {Attributes} */
   const a = { 'http.request.method': method };
-  const href = req ? req.url : String(job.input);
   const m = PLAIN.exec(href);
   let scheme, host, port;
   if (m) [, scheme, host, port] = m;
@@ -103,6 +102,8 @@ class CallTap {
   #req = {};
   /** @type {Attributes} the metrics' attributes, from #req (while metering) */
   #m = {};
+  /** @type {Map<number, import("@opentelemetry/api").Span>} the attempts' spans while they run */
+  #spans = new Map();
 
   /**
    * @param {Kit} kit
@@ -112,7 +113,7 @@ class CallTap {
   constructor(kit, call, job) {
     this.kit = kit;
     this.job = job;
-    this.http = 'send' in job;
+    this.http = !!job.describe;
     if (this.http) this.#req = request(job);
     if (kit.metering) this.#m = metric(this.#req, kit.base);
     const name = this.http ? `${this.#req['http.request.method']}` : 'retry';
@@ -125,55 +126,48 @@ class CallTap {
     this.recording = this.span.isRecording();
     /** The attempts' parent context (none unless recorded). */
     this.ctx = this.recording ? trace.setSpan(parent, this.span) : parent;
-    if (kit.seen && this.http) kit.seen(/** @type {any} */ (call.c).gate?.keyOf?.(job.input, job.init));
+    // (the job's request: a hedged job's own)
+    const j = /** @type {any} */ (job).job ?? job;
+    if (kit.seen && this.http) kit.seen(/** @type {any} */ (call.c).gate?.keyOf?.(j.input, j.init));
   }
 
   /**
-   * Runs one attempt (`run`) in its own span (none when the call's span is
+   * Runs attempt `n` (`run`) in its own span (none when the call's span is
    * not recorded: no SDK, or sampled out; a fetch instrumentation then sees
    * the caller's context, whose sampling decision is the same).
-   * @param {import('../engine/call.js').Call} call
-   * @param {() => Promise<Outcome>} run
-   * @returns {Promise<Outcome>}
+   * @param {number} n
+   * @param {() => void} run
    */
-  attempt(call, run) {
+  attempt(n, run) {
     const { kit } = this;
-    const resend = call.n - 1;
-    if (resend) {
-      this.#waited += Date.now() - this.#idle;
-      if (this.http) this.#req = request(this.job);
-      if (this.http && kit.metering) this.#m = metric(this.#req, kit.base);
+    const resend = n - 1;
+    if (resend) this.#waited += Date.now() - this.#idle;
+    // (the request as this attempt sends it: beforeRetry's, failover's endpoint)
+    if (this.http) {
+      this.#req = request(this.job);
+      if (kit.metering) this.#m = metric(this.#req, kit.base);
     }
     if (kit.metering) kit.started.add(1, { ...this.#m, 'wasm_backoff.attempt_type': resend ? 'retry' : 'original' });
-    /** @type {import("@opentelemetry/api").Span | undefined} */
-    let span;
-    if (this.recording) {
-      /** @type {Attributes} */
-      const attrs = { ...this.#req, ...kit.base, 'wasm_backoff.attempt': call.n };
-      if (resend && this.http) attrs['http.request.resend_count'] = resend;
-      const kind = this.http ? SpanKind.CLIENT : SpanKind.INTERNAL;
-      span = kit.tracer.startSpan(this.http ? `${this.#req['http.request.method']}` : 'attempt', { kind, attributes: attrs }, this.ctx);
-    }
-    // (then, not async/await: no tick more than the attempt's own)
-    const p = span ? context.with(trace.setSpan(this.ctx, span), run) : run();
-    return p.then(
-      (o) => this.#end(span, o),
-      (error) => {
-        // (aborted, or past the deadline: the call ends with it)
-        this.#end(span, { failed: true, error });
-        throw error;
-      },
-    );
+    if (!this.recording) return run();
+    /** @type {Attributes} */
+    const attrs = { ...this.#req, ...kit.base, 'wasm_backoff.attempt': n };
+    if (resend && this.http) attrs['http.request.resend_count'] = resend;
+    const kind = this.http ? SpanKind.CLIENT : SpanKind.INTERNAL;
+    const span = kit.tracer.startSpan(this.http ? `${this.#req['http.request.method']}` : 'attempt', { kind, attributes: attrs }, this.ctx);
+    this.#spans.set(n, span);
+    context.with(trace.setSpan(this.ctx, span), run);
   }
 
   /**
-   * An attempt ended: its span, with its outcome.
-   * @param {import('@opentelemetry/api').Span | undefined} span
+   * Attempt `n` ended (answered, failed, or aborted): its span, with its outcome.
+   * @param {number} n
    * @param {Outcome} o
    */
-  #end(span, o) {
+  attempted(n, o) {
     this.#idle = Date.now();
-    if (!span) return o;
+    const span = this.#spans.get(n);
+    if (!span) return;
+    this.#spans.delete(n);
     if (o.status !== undefined) span.setAttribute('http.response.status_code', o.status);
     const type = errorType(o);
     if (type) {
@@ -182,14 +176,13 @@ class CallTap {
       if (o.failed && o.error instanceof Error) span.recordException(o.error);
     }
     span.end();
-    return o;
   }
 
   /**
    * Another attempt follows after a wait (what onRetry is told): an event on the call's span.
    * @param {{ attempt: number, delayMs: number, status?: number, error?: unknown, retryAfterMs?: number }} i
    */
-  wait(i) {
+  retry(i) {
     if (!this.recording) return;
     /** @type {Attributes} */
     const a = { 'wasm_backoff.retry.attempt': i.attempt, 'wasm_backoff.retry.delay_ms': i.delayMs };
@@ -230,30 +223,17 @@ class CallTap {
 }
 
 /**
- * The `telemetry` option's function for `kit`: per call, a CallTap; the
- * call's options copied with onRetry and onDone wrapped (the caller's still
- * called, after, as before: what they throw is the engine's to report); the
- * job's `attempt` wrapped on the job itself (made per call; not a copy, nor
- * an object over it as prototype: what beforeRetry changes on it is what the
- * next attempt sends, and V8 keeps it fast).
+ * The `telemetry` option's function for `kit`: per call, its observer (a
+ * CallTap: js/engine/loop.js's Tap), which sees each attempt, wait and the
+ * end, and cannot change an outcome (the engine guards every call of it);
+ * none when neither recorded nor measured (the API's no-ops: a span not
+ * recorded needs no end).
  * @param {Kit} kit
- * @returns {(call: import('../engine/call.js').Call, job: import('../engine/loop.js').Job) => import('../engine/loop.js').Job}
+ * @returns {(call: import('../engine/call.js').Call, job: import('../engine/loop.js').Job) => import('../engine/loop.js').Tap | undefined}
  */
 export function telemetry(kit) {
   return (call, job) => {
     const t = new CallTap(kit, call, job);
-    // (neither recorded nor measured, the API's no-ops: the job as it is; a
-    // span not recorded needs no end)
-    if (!t.recording && !kit.metering) return job;
-    const c = call.c;
-    const { onRetry, onDone } = c;
-    call.c = {
-      ...c,
-      onRetry: (/** @type {any} */ i) => (t.wait(i), onRetry?.(i)),
-      onDone: (/** @type {any} */ i) => (t.done(i), onDone?.(i)),
-    };
-    const run = job.attempt;
-    job.attempt = (cc) => t.attempt(cc, () => run.call(job, cc));
-    return job;
+    return t.recording || kit.metering ? t : undefined;
   };
 }

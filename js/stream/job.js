@@ -75,9 +75,10 @@ export class StreamJob extends FetchJob {
    * @param {typeof fetch} send
    * @param {any} input
    * @param {RequestInit | undefined} init
+   * @param {boolean} [paces]
    */
-  constructor(c, send, input, init) {
-    super(c, send, input, init);
+  constructor(c, send, input, init, paces) {
+    super(c, send, input, init, paces);
     this.c = c;
     const b = init?.body;
     if (typeof b === 'function') this.factory = /** @type {() => unknown} */ (b);
@@ -125,12 +126,16 @@ export class StreamJob extends FetchJob {
     return this.replay ? this.replay.stream() : this.bytes;
   }
 
-  /** @param {import('../engine/call.js').Call} call */
-  async attempt(call) {
+  /**
+   * @param {import('../engine/call.js').Call} call
+   * @param {number} n
+   * @param {AbortSignal | undefined} signal
+   */
+  async attempt(call, n, signal) {
     // (what the body factory throws rejects the call: nothing more is sent)
     if (this.feeds) this.next = await this.fresh();
     this.first = undefined;
-    const o = await super.attempt(call);
+    const o = await super.attempt(call, n, signal);
     // (the caller's source failed, or gave what fetch cannot send: the
     // caller's error, at once; never a network failure to retry)
     const bad = this.replay?.error;
@@ -148,56 +153,55 @@ export class StreamJob extends FetchJob {
   }
 
   /**
+   * The fetch job's verdict; a retry of a streamed body is decided on all
+   * of it: its source is read to its end first (within the buffer, and the
+   * call's deadline), so bytes that come during the wait cannot leave the
+   * retry a body other than the caller's. A source that fails meanwhile
+   * ends the call with its error.
    * @param {import('../engine/call.js').Call} call
    * @param {import('../engine/loop.js').Outcome} o
+   * @returns {import('../engine/loop.js').Verdict | Promise<import('../engine/loop.js').Verdict>}
    */
   judge(call, o) {
     this.call = call;
     const r = this.replay;
     const v = judge(call, o, true, this.idempotent(), r ? r.replayable() : this.feeds || this.body);
-    // A retry of a streamed body is decided on all of it: its source is read
-    // to its end first (within the buffer, and the call's deadline), so
-    // bytes that come during the wait cannot leave the retry a body other
-    // than the caller's.
-    if (v === '' && r && !r.done) return this.whole(call).then((ok) => this.judged(ok ? '' : 'not-replayable', o));
-    return typeof v === 'string' ? this.judged(v, o) : v.then((w) => this.judge2(call, w, o));
+    if ('why' in v && !(v.why === '' && r && !r.done)) return this.judged(v, o);
+    return this.whole(call, v).then((w) => this.judged(w, o));
   }
 
   /**
-   * A verdict that came from shouldRetry (a promise): a retry still needs
-   * all of a streamed body.
+   * A verdict `v` (or the promise of one, from shouldRetry) once a streamed
+   * body wanted again is read whole: 'not-replayable' past the buffer; the
+   * source's error, when it failed.
    * @param {import('../engine/call.js').Call} call
-   * @param {string} why
-   * @param {import('../engine/loop.js').Outcome} o
+   * @param {import('../engine/loop.js').Verdict | Promise<import('../engine/loop.js').Verdict>} v
+   * @returns {Promise<import('../engine/loop.js').Verdict>}
    */
-  async judge2(call, why, o) {
+  async whole(call, v) {
+    const w = await v;
     const r = this.replay;
-    if (why === '' && r && !r.done) why = (await this.whole(call)) ? '' : 'not-replayable';
-    return this.judged(why, o);
+    if (w.why !== '' || !r || r.done) return w;
+    try {
+      await abortable(r.drain(), call.signal, call.ds);
+    } catch (error) {
+      if (r.error === undefined) throw error; // (aborted, or the deadline)
+      return { why: 'not-retryable', hurt: w.hurt, error };
+    }
+    return r.replayable() ? w : { why: 'not-replayable', hurt: w.hurt };
   }
 
   /**
-   * Reads the streamed body's source to its end, or past the buffer;
-   * whether it can be sent again. Its source's error is the call's.
-   * @param {import('../engine/call.js').Call} call
-   */
-  async whole(call) {
-    const r = /** @type {Replay} */ (this.replay);
-    await abortable(r.drain(), call.signal, call.ds);
-    return r.replayable();
-  }
-
-  /**
-   * After the verdict `why`: an answer read ahead that is retried after all
-   * (a shouldRetry) is let go (its reader is ours: the loop cannot cancel
+   * After the verdict: an answer read ahead that is retried after all (a
+   * shouldRetry) is let go (its reader is ours: the loop cannot cancel
    * it); a call that ends failed lets go of the caller's stream.
-   * @param {string} why
+   * @param {import('../engine/loop.js').Verdict} v
    * @param {import('../engine/loop.js').Outcome} o
    */
-  judged(why, o) {
-    if (!why) this.first?.[0].cancel().catch(() => {}), (this.first = undefined);
-    else if (o.failed) this.replay?.close();
-    return why;
+  judged(v, o) {
+    if (!v.why) this.first?.[0].cancel().catch(() => {}), (this.first = undefined);
+    else if (o.failed || v.error !== undefined) this.replay?.close();
+    return v;
   }
 
   /** A call that failed lets go of the caller's stream. @param {import('../engine/loop.js').Outcome} o */

@@ -68,7 +68,8 @@ class RangeJob extends FetchJob {
     h.set('range', `bytes=${from}-`);
     h.set('if-range', tag);
     this.key = job.key;
-    this.move = job.move;
+    // (the call's request stages: failover's, to the endpoint that served the body)
+    this.stages = job.stages;
     this.from = from;
     this.tag = tag;
     this.total = total;
@@ -95,7 +96,7 @@ class RangeJob extends FetchJob {
   judge(call, o) {
     const s = /** @type {number} */ (o.status);
     if (o.failed || (s !== 206 && this.c.retryOn.has(s))) return super.judge(call, o);
-    return s === 206 ? 'success' : 'not-retryable';
+    return { why: s === 206 ? 'success' : 'not-retryable', hurt: false };
   }
 
   /**
@@ -142,11 +143,9 @@ export function resumer(call, job, tag, res) {
   return async (offset, error, signal) => {
     if (!(isNetworkError(error) || (error instanceof DOMException && error.name === 'TimeoutError'))) throw error;
     call.reopen(signal);
-    const lane = c.gate
-      ? c.gate.enter(c.gate.keyOf(job.input, job.init), call.signal, call.end, (/** @type {number=} */ h) => call.next(h))
-      : scheduled;
+    const lane = c.gate ? c.gate.lane(call, job.input, job.init) : scheduled;
     // (the break is a failed attempt of the call: worth another, as a network failure is)
-    const broke = { failed: true, error, network: true, hurt: true };
+    const broke = Object.freeze({ failed: true, error, network: true });
     const r = /** @type {Response} */ (await drive(call, new RangeJob(job, offset, tag, total), lane, broke));
     return /** @type {ReadableStream<Uint8Array>} */ (r.body).getReader();
   };

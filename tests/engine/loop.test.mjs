@@ -25,31 +25,31 @@ function stubs({ outcomes, verdicts, ends = verdicts, delayMs = 0 }) {
   const log = [];
   /** @type {import('../../js/engine/loop.js').Job} */
   const job = {
-    async attempt(call) {
-      log.push(`attempt ${call.n}`);
-      return outcomes[call.n - 1];
+    async attempt(call, n) {
+      log.push(`attempt ${n}`);
+      assert.equal(n, call.n, 'the attempt’s number is the call’s count');
+      return outcomes[n - 1];
     },
     async judge(call, o) {
       log.push(`judge ${call.n}`);
-      assert.equal(o, outcomes[call.n - 1], 'the judge gets the attempt’s outcome');
-      return verdicts[call.n - 1];
+      assert.deepEqual(o, outcomes[call.n - 1], 'the judge gets the attempt’s outcome');
+      assert.ok(Object.isFrozen(o), 'frozen: no step writes into it');
+      return { why: verdicts[call.n - 1], hurt: false };
     },
     async before(call, o) {
       log.push(`before ${call.n}`);
-      assert.equal(o, outcomes[call.n - 1], 'beforeRetry gets the last outcome');
+      assert.deepEqual(o, outcomes[call.n - 1], 'beforeRetry gets the last outcome');
     },
   };
   /** @type {import('../../js/engine/loop.js').Lane} */
   const lane = {
     async pass(call) {
       log.push(`pass ${call.n}`);
-      assert.equal(call.passing, true, 'the call is marked passing while the lane holds it');
     },
-    after(call, why, o) {
-      log.push(`after ${call.n} ${JSON.stringify(why)}`);
-      assert.equal(o, outcomes[call.n - 1]);
-      call.delayMs = delayMs;
-      return ends[call.n - 1];
+    after(call, v, o) {
+      log.push(`after ${call.n} ${JSON.stringify(v.why)}`);
+      assert.deepEqual(o, outcomes[call.n - 1]);
+      return { why: ends[call.n - 1], delayMs };
     },
     cancel() {
       log.push('cancel');
@@ -106,7 +106,7 @@ test('job.result shapes what the call resolves with; without it, the response, e
   const res = new Response('x');
   const one = (o, extra = {}) => ({ ...stubs({ outcomes: [o], verdicts: ['success'] }).job, ...extra });
   const lane = stubs({ outcomes: [], verdicts: ['success'] }).lane;
-  lane.after = () => 'success';
+  lane.after = () => ({ why: 'success', delayMs: 0 });
   assert.equal(await clock.run(drive(new Call(opts(), undefined), one({ failed: false, res, value: 1 }), lane)), res);
   assert.equal(await clock.run(drive(new Call(opts(), undefined), one({ failed: false, value: 1 }), lane)), 1);
   const shaped = one({ failed: false, value: 1 }, { result: (o) => ({ got: o.value }) });
@@ -123,7 +123,10 @@ test('onRetry and onDone are told the attempt, the wait, the status, the error, 
     { failed: false, res: r200, status: 200 },
   ];
   const { job, lane } = stubs({ outcomes, verdicts: ['', '', 'success'], delayMs: 250 });
-  lane.pass = (call) => new Promise((r) => setTimeout(r, call.n ? call.delayMs : 0));
+  // (the server's wait as the lane honoured it: what onRetry tells)
+  const after = lane.after;
+  lane.after = (call, v, o) => ({ ...after(call, v, o), hintMs: o.hintMs });
+  lane.pass = (call, delayMs) => new Promise((r) => setTimeout(r, call.n ? delayMs : 0));
   const retries = [];
   let done;
   const c = opts({ onRetry: (i) => retries.push(i), onDone: (i) => (done = i) });
@@ -221,7 +224,7 @@ test('the budget is paid into once per call, at its start', async () => {
   assert.equal(clock.now(), 5);
 });
 
-test('telemetry: asked once per call with it and its job; the job it returns is the one run', async () => {
+test('telemetry: asked once per call with it and its job; its observer runs each attempt and sees each step', async () => {
   const outcomes = [
     { failed: true, error: new Error('one') },
     { failed: false, value: 'v' },
@@ -230,18 +233,94 @@ test('telemetry: asked once per call with it and its job; the job it returns is 
   const asked = [];
   const telemetry = (call, j) => {
     asked.push([call, j]);
-    const w = Object.create(j);
-    w.attempt = (c) => (log.push(`wrapped ${c.n}`), j.attempt.call(w, c));
-    return w;
+    return {
+      attempt: (n, run) => (log.push(`tap ${n}`), run()),
+      attempted: (n, o) => log.push(`tapped ${n} ${o.failed}`),
+      retry: (i) => log.push(`tap retry ${i.attempt}`),
+      done: (i) => log.push(`tap done ${i.reason}`),
+    };
   };
   const call = new Call(opts({ telemetry }), undefined);
   assert.equal(await clock.run(drive(call, job, lane)), 'v');
   assert.deepEqual(asked, [[call, job]]);
   assert.deepEqual(
-    log.filter((l) => /^(wrapped|attempt|judge)/.test(l)),
-    ['wrapped 1', 'attempt 1', 'judge 1', 'wrapped 2', 'attempt 2', 'judge 2'],
+    log.filter((l) => /^(tap|attempt|judge)/.test(l)),
+    [
+      'tap 1',
+      'attempt 1',
+      'tapped 1 true',
+      'judge 1',
+      'tap retry 1',
+      'tap 2',
+      'attempt 2',
+      'tapped 2 false',
+      'judge 2',
+      'tap done success',
+    ],
   );
-  // (undefined: the job as it is)
+  // (undefined: no observer)
   const plain = stubs({ outcomes: [{ failed: false, value: 1 }], verdicts: ['success'] });
   assert.equal(await clock.run(drive(new Call(opts({ telemetry: () => undefined }), undefined), plain.job, plain.lane)), 1);
+});
+
+test('telemetry never changes an outcome: an observer that throws anywhere, or never runs the attempt, is reported', async (t) => {
+  const errors = t.mock.method(console, 'error', () => {});
+  const boom = () => {
+    throw new Error('tracer');
+  };
+  const taps = [
+    () => {
+      throw new Error('made');
+    },
+    () => ({ attempt: boom, attempted: boom, retry: boom, done: boom }),
+    () => ({ attempt: () => {} }), // (never runs it: the engine does)
+    () => ({ attempt: (_n, run) => (run(), run(), boom()) }), // (runs it twice: once is sent)
+  ];
+  for (const telemetry of taps) {
+    const outcomes = [
+      { failed: true, error: new Error('x') },
+      { failed: false, value: 7 },
+    ];
+    const { log, job, lane } = stubs({ outcomes, verdicts: ['', 'success'] });
+    let done;
+    const c = opts({ telemetry, onDone: (i) => (done = i) });
+    assert.equal(await clock.run(drive(new Call(c, undefined), job, lane)), 7);
+    assert.deepEqual(
+      log.filter((l) => l.startsWith('attempt')),
+      ['attempt 1', 'attempt 2'],
+      'each attempt sent once',
+    );
+    assert.equal(done.reason, 'success');
+  }
+  assert.ok(errors.mock.callCount() >= 5, 'what the observers threw is reported');
+});
+
+test('a call goes on from an outcome met after it answered: the lane decides on it, onRetry is told, onDone is not', async () => {
+  const broke = Object.freeze({ failed: true, error: new Error('cut'), network: true });
+  const outcomes = [{ failed: false, value: 'rest' }];
+  const log = [];
+  const job = {
+    async attempt(_call, n) {
+      log.push(`attempt ${n}`);
+      return outcomes[0];
+    },
+    judge: () => ({ why: 'success', hurt: false }),
+  };
+  const lane = {
+    pass: async (_call, delayMs) => void log.push(`pass ${delayMs}`),
+    after(_call, v, o) {
+      log.push(`after ${JSON.stringify(v)} ${o === broke}`);
+      return v.why ? { why: v.why, delayMs: 0 } : { why: '', delayMs: 40 };
+    },
+  };
+  const retries = [];
+  let dones = 0;
+  const call = new Call(opts({ onRetry: (i) => retries.push(i), onDone: () => dones++ }), undefined);
+  assert.equal(await clock.run(drive(call, job, lane, broke)), 'rest');
+  assert.deepEqual(log, ['after {"why":"","hurt":true} true', 'pass 40', 'attempt 1', 'after {"why":"success","hurt":false} false']);
+  assert.deepEqual(
+    retries.map((i) => [i.attempt, i.delayMs, i.error]),
+    [[0, 40, broke.error]],
+  );
+  assert.equal(dones, 0, 'onDone was told when the call answered');
 });

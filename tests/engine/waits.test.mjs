@@ -12,7 +12,7 @@ import { scheduled } from '../../js/engine/schedule.js';
 import { task } from '../../js/engine/task.js';
 import { config, snapshot } from '../../js/fetch/options.js';
 import { withBackoff } from '../../js/fetch/index.js';
-import { paceFor } from '../../js/fetch/request.js';
+import { paceFor } from '../../js/engine/schedule.js';
 import { createGate } from '../../js/gate/index.js';
 import { Backoff } from '../../js/backoff.js';
 import { install } from './clock.mjs';
