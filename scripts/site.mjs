@@ -182,6 +182,8 @@ function api(out) {
       // nested-interactive (a module's page lists its members).
       navigation: { includeFolders: false },
       navigationLeaves: MODULES,
+      // A listing's line under each name (the index's modules, a module's members): the first paragraph of its comment.
+      useFirstParagraphOfCommentAsSummary: true,
     };
     writeFileSync(path.join(tmp, 'typedoc.json'), JSON.stringify(options));
     execFileSync(path.join(ROOT, 'node_modules/.bin/typedoc'), ['--options', path.join(tmp, 'typedoc.json')], {

@@ -1,6 +1,7 @@
 /**
- * wasm-backoff: retry and backoff schedules computed in WebAssembly.
+ * Retry and backoff for `fetch` and any async work: the calculator (`Backoff`) and the fetch driver (`fetchWithBackoff`, `withBackoff`, `retry`).
  *
+ * The schedules are computed in WebAssembly.
  * All durations are milliseconds as JS numbers. "Retry n" is the wait before
  * the n-th retry (n = 1 is the wait after the first failure). Every delay is
  * clamped to 2^31 − 1 ms, the longest a JavaScript timer accepts.

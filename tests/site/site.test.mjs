@@ -8,7 +8,7 @@
 // Run: bash scripts/test.sh js tests/site/ (needs a built pkg/).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -123,6 +123,25 @@ test('the API reference (TypeDoc over types/): its index and each entry load wit
   const listed = await index.$$eval('#tsd-nav-container a', (as) => as.map((a) => a.textContent.trim()));
   assert.deepEqual(listed.filter((t) => t.startsWith('wasm-backoff')).sort(), [...MODULES].sort());
   await index.close();
+});
+
+test("the API reference's index says what each module is: a one-line description (its `@module` comment's first paragraph)", () => {
+  const index = readFileSync(path.join(ctx.out, 'api/index.html'), 'utf8');
+  const rows = [
+    ...index.matchAll(/<dt class="tsd-member-summary[^"]*"[^>]*>([\s\S]*?)<\/dt>\s*<dd class="tsd-member-summary[^"]*">([\s\S]*?)<\/dd>/g),
+  ];
+  const text = (html) =>
+    html
+      .replace(/<[^>]*>/g, '')
+      .replace(/\s+/g, ' ')
+      .trim();
+  const listed = rows.map(([, dt, dd]) => [text(dt), text(dd)]);
+  assert.deepEqual(listed.map(([name]) => name).sort(), [...MODULES].sort());
+  assert.deepEqual(
+    listed.filter(([, about]) => !about).map(([name]) => name),
+    [],
+    'modules listed with no description: give types/<entry>/index.d.ts a /** … @module */ comment whose first paragraph says what it is',
+  );
 });
 
 test('every #anchor a rendered page links to is a heading of its target page', () => {

@@ -1,6 +1,9 @@
-/** @module wasm-backoff/budget */
-// `wasm-backoff/budget`: RetryBudget, for the `budget` option of the fetch
-// driver. Plain JavaScript: importing it loads no wasm module.
+/**
+ * `RetryBudget`: retries as at most a fraction of recent traffic, for the fetch driver's `budget` option.
+ *
+ * Plain JavaScript: importing it loads no wasm module.
+ * @module wasm-backoff/budget
+ */
 
 /** Options of {@link RetryBudget} (defaults of tower's `TpsBudget`). */
 export interface RetryBudgetOptions {

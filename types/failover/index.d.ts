@@ -1,6 +1,9 @@
-/** @module wasm-backoff/failover */
-// `wasm-backoff/failover`: failover(), for the `endpoints` option of the
-// fetch driver. Plain JavaScript: importing it loads no wasm module.
+/**
+ * `failover()`: a retry goes to the next healthy origin, for the fetch driver's `endpoints` option.
+ *
+ * Plain JavaScript: importing it loads no wasm module.
+ * @module wasm-backoff/failover
+ */
 
 /**
  * An endpoint: an absolute http(s) origin (`https://host[:port]`, no path,

@@ -1,7 +1,9 @@
-/** @module wasm-backoff/gate */
-// `wasm-backoff/gate`: the per-target gate — backoff, circuit breaking and
-// adaptive rate limiting per target (its own wasm module: the gate, its
-// limiter and the calculator).
+/**
+ * The per-target gate: backoff, circuit breaking and adaptive rate limiting per target.
+ *
+ * Its own wasm module: the gate, its limiter and the calculator.
+ * @module wasm-backoff/gate
+ */
 import type { BackoffOptions } from '../index.js';
 export { Backoff, BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
 

@@ -1,6 +1,9 @@
-/** @module wasm-backoff/hedge */
-// `wasm-backoff/hedge`: hedge(), for the `hedge` option of the fetch
-// driver. Plain JavaScript: importing it loads no wasm module.
+/**
+ * `hedge()`: a copy of a slow request races the first, for the fetch driver's `hedge` option.
+ *
+ * Plain JavaScript: importing it loads no wasm module.
+ * @module wasm-backoff/hedge
+ */
 
 /** Options of {@link hedge}. */
 export interface HedgeOptions {

@@ -1,8 +1,11 @@
-/** @module wasm-backoff/otel */
-// `wasm-backoff/otel`: OpenTelemetry spans and metrics for fetchWithBackoff,
-// withBackoff and retry (docs/telemetry.md). Plain JavaScript: importing it
-// loads no wasm module. `@opentelemetry/api` is its peer dependency (an SDK,
-// if any, is the application's).
+/**
+ * OpenTelemetry spans and metrics for `fetchWithBackoff`, `withBackoff` and `retry` (`instrument`).
+ *
+ * See docs/telemetry.md. Plain JavaScript: importing it loads no wasm
+ * module. `@opentelemetry/api` is its peer dependency (an SDK, if any, is
+ * the application's).
+ * @module wasm-backoff/otel
+ */
 import type { Meter, Tracer } from '@opentelemetry/api';
 import type { FetchWithBackoff, RetryFnOptions, RetryOptions } from '../index.js';
 

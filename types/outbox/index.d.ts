@@ -1,9 +1,11 @@
-/** @module wasm-backoff/outbox */
-// `wasm-backoff/outbox`: "send it later" for HTTP requests (the job of
-// Workbox's BackgroundSyncPlugin), on the durable task queue of
-// `wasm-backoff/queue`: a request that failed or was made offline is stored
-// (method, URL, headers, a bounded body, an idempotency key) and replayed
-// through `withBackoff` at start, on `online` and on Background Sync.
+/**
+ * `Outbox`: HTTP requests that failed or were made offline, stored and sent later (the job of Workbox's BackgroundSyncPlugin).
+ *
+ * On the durable task queue of `wasm-backoff/queue`: a request is stored
+ * (method, URL, headers, a bounded body, an idempotency key) and replayed
+ * through `withBackoff` at start, on `online` and on Background Sync.
+ * @module wasm-backoff/outbox
+ */
 import type { RetryOptions } from '../index.js';
 import type { TaskQueue, TaskQueueOptions } from '../queue/index.js';
 export { PermanentError, MemoryStore } from '../queue/index.js';

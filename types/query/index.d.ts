@@ -1,8 +1,11 @@
-/** @module wasm-backoff/query */
-// `wasm-backoff/query`: retry options for TanStack Query (`retry`,
-// `retryDelay`) and SWR (`onErrorRetry`), on the package's schedule (the
-// small module's calculator, seeded jitter) and its retry policy (statuses,
-// server-named waits). No dependency on either library.
+/**
+ * Retry options for TanStack Query (`queryRetry`) and SWR (`swrRetry`), on the package's schedule and retry policy.
+ *
+ * TanStack's `retry` and `retryDelay`, SWR's `onErrorRetry`: the small
+ * module's calculator (seeded jitter) and the retry policy (statuses,
+ * server-named waits). No dependency on either library.
+ * @module wasm-backoff/query
+ */
 import type { BackoffOptions } from '../index.js';
 export { BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
 

@@ -1,7 +1,10 @@
-/** @module wasm-backoff/queue */
-// `wasm-backoff/queue`: the calculator and a durable task queue (the
-// Scheduler–Agent–Supervisor pattern). A module of its own: importing
-// 'wasm-backoff' or fetchWithBackoff downloads none of it.
+/**
+ * A durable task queue (the Scheduler–Agent–Supervisor pattern), with the calculator.
+ *
+ * A module of its own: importing 'wasm-backoff' or fetchWithBackoff
+ * downloads none of it.
+ * @module wasm-backoff/queue
+ */
 import type { BackoffOptions } from '../index.js';
 export { Backoff, BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
 

@@ -1,6 +1,9 @@
-/** @module wasm-backoff/stats */
-// `wasm-backoff/stats`: the calculator and the statistics of its delays
-// (for charts, dashboards and choosing a policy; not needed to retry).
+/**
+ * The statistics of a schedule's delays (`backoffStats`), with the calculator: for charts, dashboards and choosing a policy.
+ *
+ * Not needed to retry.
+ * @module wasm-backoff/stats
+ */
 import type { BackoffOptions } from '../index.js';
 export { Backoff, BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
 

@@ -1,11 +1,14 @@
-/** @module wasm-backoff/stream */
-// `wasm-backoff/stream`: `fetchWithBackoff` and `withBackoff` with bodies
-// that stream (the small module, as `wasm-backoff`): an idle timeout and a
-// first-chunk timeout on the answer's body, resuming a download that broke,
-// and request bodies sent again from a bounded buffer or made afresh per
-// attempt. Every option of `wasm-backoff`'s drivers applies too; the
-// options here are refused by `wasm-backoff` with a `TypeError` naming
-// this entry.
+/**
+ * `fetchWithBackoff` and `withBackoff` for bodies that stream: idle and first-chunk timeouts, resumed downloads, uploads sent again.
+ *
+ * The small module, as `wasm-backoff`: an idle timeout and a first-chunk
+ * timeout on the answer's body, resuming a download that broke, and
+ * request bodies sent again from a bounded buffer or made afresh per
+ * attempt. Every option of `wasm-backoff`'s drivers applies too; the
+ * options here are refused by `wasm-backoff` with a `TypeError` naming
+ * this entry.
+ * @module wasm-backoff/stream
+ */
 import type { RetryOptions as BaseOptions } from '../index.js';
 export { Backoff, BackoffOptions, Preset, Strategy, Jitter, DoneInfo, RetryInfo, BeforeRetryInfo } from '../index.js';
 

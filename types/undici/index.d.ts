@@ -1,9 +1,12 @@
-/** @module wasm-backoff/undici */
-// `wasm-backoff/undici`: the fetch driver's retry policy at undici's
-// dispatcher, the layer under Node's global `fetch` (and undici's
-// `request`, `stream`, and clients built on them): one setting makes every
-// request of a process retry. It imports nothing from undici: it wraps the
-// dispatcher it is given, Node's own or the `undici` package's.
+/**
+ * The fetch driver's retry policy at undici's dispatcher: every request of a Node process retried (`retryGlobalFetch`).
+ *
+ * The dispatcher is the layer under Node's global `fetch` (and undici's
+ * `request`, `stream`, and clients built on them): one setting makes every
+ * request of a process retry. It imports nothing from undici: it wraps the
+ * dispatcher it is given, Node's own or the `undici` package's.
+ * @module wasm-backoff/undici
+ */
 import type { BackoffOptions, RetryOptions } from '../index.js';
 export { BackoffOptions, Preset, Strategy, Jitter } from '../index.js';
 
