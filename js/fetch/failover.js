@@ -104,6 +104,26 @@ export function failover(endpoints) {
 }
 
 /**
+ * A Request's init without its body: the stream entry sends its own body
+ * (`init.body`), and the Request's, read already, could not be copied.
+ * @param {Request} r
+ * @returns {RequestInit}
+ */
+const without = (r) => ({
+  method: r.method,
+  headers: r.headers,
+  mode: r.mode === 'navigate' ? 'same-origin' : r.mode,
+  credentials: r.credentials,
+  cache: r.cache,
+  redirect: r.redirect,
+  referrer: r.referrer,
+  referrerPolicy: r.referrerPolicy,
+  integrity: r.integrity,
+  keepalive: r.keepalive,
+  signal: r.signal,
+});
+
+/**
  * fetch's arguments `input`, `init` sent to endpoint `ep` instead of the
  * request's own origin (its path, query and fragment kept). Away from its
  * own origin, the credential headers are dropped (from the Request and
@@ -118,7 +138,7 @@ function moved(input, init, ep, origins) {
   const u = /** @type {URL} */ (urlOf(input));
   if (u.origin === ep.origin) return [input, init];
   const to = ep.origin + u.pathname + u.search + u.hash;
-  const req = input instanceof Request ? new Request(to, input) : undefined;
+  const req = input instanceof Request ? new Request(to, init?.body === undefined ? input : without(input)) : undefined;
   if (!(ep.credentials && origins.has(u.origin))) {
     const drop = (/** @type {Headers} */ h) => {
       for (const n of CREDENTIALS) h.delete(n);

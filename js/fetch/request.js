@@ -122,9 +122,18 @@ export class FetchJob {
       o = { ...o, headers: hh };
     }
     if (sig !== signal) o = { ...o, signal: sig };
+    o = this.fed(o);
     let input = this.target();
     for (const stage of this.stages) [input, o] = stage(input, o, k);
     return [input, o];
+  }
+
+  /**
+   * The attempt's init with a body of the job's own (the stream entry's), before the request stages.
+   * @param {RequestInit | undefined} o
+   */
+  fed(o) {
+    return o;
   }
 
   /** The input of one attempt: a Request is cloned (its body tee'd; the stream entry bounds it, js/stream/job.js). */

@@ -96,18 +96,17 @@ export class StreamJob extends FetchJob {
   }
 
   /**
-   * @param {number} k
-   * @param {AbortSignal | undefined} sig
-   * @param {AbortSignal | undefined} signal
-   * @returns {[any, RequestInit | undefined]}
+   * The attempt's init with the body we feed (before the request stages,
+   * which then see it: failover moves a Request without copying its body).
+   * @param {RequestInit | undefined} o
+   * @returns {RequestInit | undefined}
    */
-  args(k, sig, signal) {
-    const [input, o] = super.args(k, sig, signal);
-    if (!this.feeds) return [input, o];
+  fed(o) {
+    if (!this.feeds) return o;
     const body = this.next;
     this.next = undefined;
     // (Node's fetch, Chromium and Deno refuse a stream body without it)
-    return [input, { ...o, body, ...(body instanceof ReadableStream && { duplex: 'half' }) }];
+    return { ...o, body, ...(body instanceof ReadableStream && { duplex: 'half' }) };
   }
 
   /** The body of the next attempt. */

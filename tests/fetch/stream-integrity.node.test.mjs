@@ -10,6 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fetchWithBackoff } from 'wasm-backoff/stream';
+import { failover } from 'wasm-backoff/failover';
 import { startScripted, patternByte } from '../server/scripted.mjs';
 import { timers, until, sleep } from '../support/wait.mjs';
 
@@ -281,4 +282,42 @@ test('download: a resume is an attempt of the call: onRetry is told its wait; on
   assert.equal(retries[0].delayMs, 7, 'the schedule’s first wait');
   assert.ok(retries[0].error instanceof Error, `${retries[0].error}`);
   assert.equal(dones.length, 1, 'onDone once, when the call answered');
+});
+
+// Where features meet: the stream entry with failover (issue 34, medium).
+test('failover × stream: a Request with a body moves to the next endpoint with its bytes', async () => {
+  const b = await startScripted();
+  try {
+    const p = path('moved-body');
+    srv.script(p, [{ status: 503 }]);
+    b.script(p, [{ echo: true }]);
+    const req = new Request(srv.url + p, { method: 'PUT', body: 'the caller’s bytes' });
+    const res = await fetchWithBackoff(req, undefined, { ...FAST, endpoints: failover([srv.url, b.url]) });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).body, 'the caller’s bytes');
+    assert.equal(srv.count(p), 1);
+  } finally {
+    await b.close();
+  }
+});
+
+test('failover × resume: the Range request goes to the endpoint that served the body', async () => {
+  const b = await startScripted();
+  try {
+    const p = path('moved-resume');
+    srv.script(p, [{ status: 503 }, { size: SIZE, range: true, headers: ETAG }]);
+    b.script(p, [
+      { size: SIZE, range: true, headers: ETAG, cutAfter: 30_000 },
+      { size: SIZE, range: true, headers: ETAG },
+    ]);
+    const res = await fetchWithBackoff(srv.url + p, undefined, { ...FAST, resume: true, endpoints: failover([srv.url, b.url]) });
+    const { bytes: got, error } = await drain(res);
+    assert.equal(error, undefined);
+    assert.deepEqual(got, pattern(0, SIZE));
+    assert.equal(srv.count(p), 1, 'the down origin was asked once');
+    assert.equal(b.count(p), 2, 'the body and its Range request');
+    assert.match(b.requests.filter((r) => r.path === p)[1].headers.range, /^bytes=\d+-$/);
+  } finally {
+    await b.close();
+  }
 });
