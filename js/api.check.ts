@@ -15,6 +15,7 @@ import * as outbox from './entries/outbox.js';
 import * as stream from './entries/stream.js';
 import * as hedge from './entries/hedge.js';
 import * as failover from './entries/failover.js';
+import * as testing from './entries/testing.js';
 import type * as Main from '../types/index.js';
 import type * as Backoff from '../types/backoff/index.js';
 import type * as Budget from '../types/budget/index.js';
@@ -27,6 +28,7 @@ import type * as Outbox from '../types/outbox/index.js';
 import type * as Stream from '../types/stream/index.js';
 import type * as Hedge from '../types/hedge/index.js';
 import type * as Failover from '../types/failover/index.js';
+import type * as Testing from '../types/testing/index.js';
 
 /** Only the values of a module namespace (its types are not run-time exports). */
 type Values<T> = { [K in keyof T]: T[K] };
@@ -44,4 +46,5 @@ export const checks: [
   Values<typeof Stream>,
   Values<typeof Hedge>,
   Values<typeof Failover>,
-] = [main, backoff, budget, gate, stats, queue, query, undici, outbox, stream, hedge, failover];
+  Values<typeof Testing>,
+] = [main, backoff, budget, gate, stats, queue, query, undici, outbox, stream, hedge, failover, testing];

@@ -43,7 +43,12 @@ export const MODULES = {
     entries: { stats: 'stats', queue: 'queue', outbox: 'outbox' },
   },
   // Plain JavaScript: no module to load.
-  js: { wasm: '', features: '', opt: '', entries: { budget: 'budget', otel: 'otel', hedge: 'hedge', failover: 'failover' } },
+  js: {
+    wasm: '',
+    features: '',
+    opt: '',
+    entries: { budget: 'budget', otel: 'otel', hedge: 'hedge', failover: 'failover', testing: 'testing' },
+  },
   // Everything, not shipped (no entries): the module the js/ sources run on
   // in Node (js/load/dev.js: tests/engine/ …), built into target/.
   full: { wasm: 'wasm_backoff_full.wasm', features: 'bare,full', opt: 'z', entries: {} },
@@ -126,7 +131,7 @@ export async function bundle(mod, { dev = false } = {}) {
     // `/query`, `/undici`, `/outbox` and `/otel` are one file in every form: split with the
     // other entries of their module, the code only they share would be a chunk of
     // its own, a file more for those entries. The plain-JavaScript entries
-    // (`/budget`, `/otel`, `/hedge`, `/failover`) share only an option
+    // (`/budget`, `/otel`, `/hedge`, `/failover`, `/testing`) share only an option
     // reader: one file each in every form too.
     const one = entryPoints.length === 1 || form === 'browser' || !MODULES[mod].wasm;
     const alone = one ? entryPoints : entryPoints.filter((e) => /^(?:query|undici|outbox|otel)\//.test(e.out));
