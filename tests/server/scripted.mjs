@@ -60,6 +60,7 @@ import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { mulberry32 } from '../../js/testing/random.js';
 
 const STEP_KEYS = new Set([
   'status',
@@ -102,16 +103,8 @@ function checkStep(step, where) {
   return step;
 }
 
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// (wasm-backoff/testing's PRNG: its chaos, seeded alike, faults the same requests as failRate)
+export { mulberry32 };
 
 // Turns what script() was given into a function (req) => step with its own counter.
 function compile(path, spec) {
