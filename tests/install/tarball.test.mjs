@@ -289,7 +289,7 @@ async function allEntries(t, cmd, args, env) {
     assert.ok(Array.isArray(imp), `import('${spec}') failed: ${imp}`);
     assert.ok(Array.isArray(req), `require('${spec}') failed: ${req}`);
     assert.deepEqual(req, imp, `${spec}: require and import give the same exports`);
-    // (wasm-backoff/budget, /hedge and /failover are plain JavaScript, no module; /query, /undici, /outbox, /otel: their own)
+    // (wasm-backoff/budget, /hedge, /failover and /testing are plain JavaScript, no module; /query, /undici, /outbox, /otel: their own)
     const MARKERS = {
       budget: 'RetryBudget',
       query: 'queryRetry',
@@ -298,6 +298,7 @@ async function allEntries(t, cmd, args, env) {
       otel: 'instrument',
       hedge: 'hedge',
       failover: 'failover',
+      testing: 'virtualClock',
     };
     const marker = MARKERS[/^wasm-backoff\/(\w+)/.exec(spec)?.[1]] ?? 'Backoff';
     assert.ok(imp.includes(marker), `${spec} exports ${marker}`);
