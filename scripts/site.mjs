@@ -29,6 +29,7 @@ export const PAGES = [
   ['docs/edge-fleets.md', 'Edge fleets'],
   ['docs/integrations.md', 'Integrations'],
   ['docs/telemetry.md', 'Telemetry'],
+  ['docs/testing.md', 'Testing'],
   ['docs/options.md', 'Options'],
   ['docs/presets.md', 'Presets'],
   ['docs/rust.md', 'Rust'],
@@ -42,7 +43,7 @@ const LINKED = ['bench/RESULTS.md', 'bench/OUTAGE.md'];
 /** The declarations TypeDoc documents, one module per published entry. */
 const ENTRIES = [
   'types/index.d.ts',
-  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici', 'outbox', 'otel', 'stream', 'hedge', 'failover'].map(
+  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici', 'outbox', 'otel', 'stream', 'hedge', 'failover', 'testing'].map(
     (e) => `types/${e}/index.d.ts`,
   ),
 ];

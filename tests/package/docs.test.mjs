@@ -295,6 +295,25 @@ test(`${HEDGING}: the hedge wins; the retry goes to the backup, then calls go st
   }
 });
 
+// docs/testing.md: one example per common test, each asserting on virtual time itself (a failed
+// assert rejects the import); what each logs is checked here, and that none sent a request.
+const TESTING = 'docs/testing.md';
+
+test(`${TESTING}: Retry-After, the deadline, the breaker and chaos, on the virtual clock`, async () => {
+  assert.deepEqual(
+    runnable(TESTING).map((b) => b.heading),
+    ['## Retries after Retry-After', '## Gives up at the deadline', '## Breaker opens', '## Chaos'],
+  );
+  srv.reset();
+  const realSetTimeout = globalThis.setTimeout;
+  assert.deepEqual(await run(TESTING, 0), ['3 attempts, 2 waits of 2 s']);
+  assert.deepEqual(await run(TESTING, 1), ['TimeoutError at 10000 ms']);
+  assert.deepEqual(await run(TESTING, 2), ['open (tripped), half-open (round-over), closed (probe-succeeded)']);
+  assert.match((await run(TESTING, 3)).join('\n'), /^20 calls succeeded through \d+ faults$/);
+  assert.equal(globalThis.setTimeout, realSetTimeout, 'each example uninstalled its clock');
+  assert.equal(srv.requests.length, 0, 'the scripted fetch answered: nothing reached a server');
+});
+
 // The fleet's Worker examples (sharedGate, sharedBudget): a report whose request has ended is never
 // answered in workerd, so flush() must reach waitUntil on every path, the call's error path included.
 test("the fleet's Worker examples hand flush() to waitUntil in a finally (also when the call throws)", () => {
