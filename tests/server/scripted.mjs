@@ -33,7 +33,8 @@
 // rest that much later: a slow body), early (answer, or reset, as soon as
 // the request's headers arrive, before its body: the body is read after,
 // into the logged record's `body`, with `complete` true once it ended; a
-// script of steps only, not a function).
+// script of steps only, not a function; such a script logs each request on
+// arrival, with `complete` false until its body was read to its end).
 // Streamed bodies (sent in `chunk`-byte writes, default 16 KiB, with
 // backpressure): size (a body of that many bytes, byte i = i * 7 % 251, in
 // place of `body`), stallAfter (send that many bytes, then nothing: the
@@ -43,6 +44,24 @@
 // then 200 and the whole body). Each logged request records `sent`, the
 // body bytes written, and `closed` (true once its connection closed before
 // the answer was sent in full: the client aborted it).
+// Hostile variants of a streamed body (property tests, tests/props/):
+// version (an integer >= 0: the synthetic body of that version of the
+// resource, byte i = (i * 7 + version) % 251, `patternByte(i, version)`;
+// 0, the default, is the pattern above; two versions differ at every
+// byte), noLength (no Content-Length: a chunked answer), rangeLie (how a
+// 206 lies; with `range`): 'ifRange' (206 even when an If-Range differs:
+// the bytes of this step's version, with its own validator), 'start' (the
+// Content-Range names a start one byte after the bytes sent, which start
+// where asked), 'total' (its total one byte more than the body's),
+// 'end' (only the first half of the rest, its Content-Range saying so: a
+// lawful partial answer), 'short' (the Content-Range names all the rest,
+// but only its first half is sent, with a Content-Length of that half,
+// and the answer ends cleanly).
+// For uploads: cutBodyAfter (with early: reset the connection once that
+// many bytes of the request body came, whether or not the step's answer
+// went first; with `hang`, only the body's end or the reset ends it). An
+// early request whose body broke off is logged with `broken` true
+// (`complete` stays false).
 //
 // Separate process (for tests whose client runs in another runtime):
 //   node tests/server/scripted.mjs [--port N] [--exit-with-stdin]
@@ -77,7 +96,12 @@ const STEP_KEYS = new Set([
   'cutAfter',
   'range',
   'early',
+  'version',
+  'noLength',
+  'rangeLie',
+  'cutBodyAfter',
 ]);
+const RANGE_LIES = new Set(['ifRange', 'start', 'total', 'end', 'short']);
 const CONTROL = '/__control';
 const CORS = {
   'access-control-allow-origin': '*',
@@ -99,6 +123,15 @@ function checkStep(step, where) {
   }
   if (step.delayMs !== undefined && !(Number.isFinite(step.delayMs) && step.delayMs >= 0)) {
     throw new RangeError(`${where}: delayMs must be a number >= 0, got ${step.delayMs}`);
+  }
+  if (step.version !== undefined && !(Number.isInteger(step.version) && step.version >= 0)) {
+    throw new RangeError(`${where}: version must be an integer >= 0, got ${step.version}`);
+  }
+  if (step.rangeLie !== undefined && !RANGE_LIES.has(step.rangeLie)) {
+    throw new RangeError(`${where}: rangeLie must be one of ${[...RANGE_LIES].join(', ')}, got ${step.rangeLie}`);
+  }
+  if (step.cutBodyAfter !== undefined && !(step.early && Number.isInteger(step.cutBodyAfter) && step.cutBodyAfter >= 0)) {
+    throw new RangeError(`${where}: cutBodyAfter must be an integer >= 0, in an early step`);
   }
   return step;
 }
@@ -186,8 +219,8 @@ function send(res, status, body, headers = {}) {
   }
 }
 
-/** Byte `i` of a synthetic body (`size`): a pattern with no short period. */
-export const patternByte = (i) => (i * 7) % 251;
+/** Byte `i` of a synthetic body (`size`) of `version`: a pattern with no short period. */
+export const patternByte = (i, version = 0) => (i * 7 + version) % 251;
 
 /** The pattern, long enough for any chunk (≤ 64 KiB) at any phase of its period (251). */
 const PATTERN = Buffer.from(Array.from({ length: 65536 + 251 }, (_, i) => patternByte(i)));
@@ -195,7 +228,9 @@ const PATTERN = Buffer.from(Array.from({ length: 65536 + 251 }, (_, i) => patter
 /** Bytes [from, to) of a step's body (to - from ≤ 64 KiB). */
 function slice(step, from, to) {
   if (step.size === undefined) return Buffer.from(String(step.body ?? '')).subarray(from, to);
-  return PATTERN.subarray(from % 251, (from % 251) + to - from);
+  // (version v's byte i is the pattern's byte i + 36v: 36 · 7 = 252 ≡ 1 mod 251)
+  const at = (from + 36 * (step.version ?? 0)) % 251;
+  return PATTERN.subarray(at, at + to - from);
 }
 
 /**
@@ -210,25 +245,29 @@ async function streamBody(req, res, step, rec) {
   const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
   const ifRange = req.headers['if-range'];
   let from = 0;
+  let to = total;
   let status = step.status ?? 200;
-  if (step.range && m && (ifRange === undefined || ifRange === tag) && +m[1] < total) {
+  const lie = step.rangeLie;
+  if (step.range && m && (ifRange === undefined || ifRange === tag || lie === 'ifRange') && +m[1] < total) {
     from = +m[1];
     status = 206;
-    h['content-range'] = `bytes ${from}-${total - 1}/${total}`;
+    if (lie === 'end' || lie === 'short') to = from + Math.floor((total - from) / 2);
+    const [start, end, length] = [from + (lie === 'start' ? 1 : 0), (lie === 'end' ? to : total) - 1, total + (lie === 'total' ? 1 : 0)];
+    h['content-range'] = `bytes ${start}-${end}/${length}`;
   }
-  h['content-length'] = total - from;
+  if (!step.noLength) h['content-length'] = to - from;
   res.writeHead(status, { ...h, ...step.headers });
   res.flushHeaders();
   const chunk = Math.min(step.chunk ?? 16384, 65536);
   const stop = step.stallAfter ?? step.cutAfter ?? Infinity;
   rec.sent = 0;
-  for (let at = from; at < total; ) {
+  for (let at = from; at < to; ) {
     if (res.destroyed) return;
     if (rec.sent >= stop) {
       if (step.cutAfter !== undefined) req.socket.destroy();
       return;
     }
-    const n = Math.min(chunk, total - at, stop - rec.sent);
+    const n = Math.min(chunk, to - at, stop - rec.sent);
     const ok = res.write(slice(step, at, at + n));
     at += n;
     rec.sent += n;
@@ -367,21 +406,34 @@ export async function startScripted({ port = 0 } = {}) {
         step = next(rec);
         if (step.early) {
           rec.complete = false;
+          const cutAt = step.cutBodyAfter;
+          if (cutAt !== undefined) {
+            let got = 0;
+            const cut = (/** @type {Buffer} */ c) => {
+              got += c.length;
+              if (got >= cutAt) req.off('data', cut), req.socket.destroy();
+            };
+            req.on('data', cut);
+          }
           readBody(req).then(
             (b) => Object.assign(rec, { body: b, complete: true }),
-            () => {},
+            () => (rec.broken = true),
           );
+          req.once('close', () => (rec.broken ||= !req.complete));
         }
       }
       if (!step?.early) {
+        // (logged already, by a script with early steps: not complete until its body is)
+        if (rec) rec.complete = false;
         let body;
         try {
           body = await readBody(req);
         } catch {
+          if (rec) rec.broken = true;
           return; // client went away mid-body
         }
         if (isControl) return control(req, res, url, body);
-        if (rec) rec.body = body;
+        if (rec) Object.assign(rec, { body, complete: true });
         else rec = log(req, url, body);
       }
       // (the client went away before the answer was sent: an abort reached the network)
