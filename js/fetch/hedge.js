@@ -131,9 +131,17 @@ export class Hedged {
       let over = false;
       /** @type {any} */
       let last;
+      // Each racer's signal follows the caller's by a listener taken away
+      // when the race ends (AbortSignal.any would keep an entry per racer
+      // on a long-lived caller's signal).
+      const onAbort = () => {
+        for (const ac of live) ac.abort(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort);
       const end = (/** @type {any} */ o, /** @type {unknown} */ e = undefined) => {
         over = true;
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         for (const ac of live) ac.abort(new DOMException('another attempt answered first', 'AbortError'));
         if (last && last[0] !== o) drop(last[0]);
         if (!o) return reject(e);
@@ -147,10 +155,19 @@ export class Hedged {
         live.add(ac);
         // (a timer's longest: past it, setTimeout would fire at once)
         if (hedges < h.maxHedges) timer = setTimeout(next, Math.min(h.delayMs, MAX_TIMER));
+        if (signal?.aborted) ac.abort(signal.reason);
         // The racer is an attempt of the call, with its own number and signal.
         job
-          .attempt(call, k, signal ? AbortSignal.any([signal, ac.signal]) : ac.signal)
+          .attempt(call, k, ac.signal)
           .then(async (o) => {
+            // A hedge refused before it was sent (not a network failure: a
+            // runtime's subrequest cap, "Too many subrequests.") is as if it
+            // never went: it never ends the race.
+            if (k !== n && o.failed && !o.network) {
+              live.delete(ac);
+              if (!over && !live.size && last) end(last[0]);
+              return;
+            }
             const v = over ? undefined : await job.judge(call, o);
             live.delete(ac);
             if (over || !v) return drop(o);
@@ -162,8 +179,9 @@ export class Hedged {
             if (!live.size) end(o);
           })
           .catch((e) => {
+            // (the caller's abort, the deadline, a hook that threw: the race ends with it)
             live.delete(ac);
-            if (!over && !ac.signal.aborted) end(undefined, e);
+            if (!over) end(undefined, e);
           });
       };
       /** Sends the next hedge, if one may go. */

@@ -129,3 +129,26 @@ test('weighted first attempts are drawn exactly by the normalised weights, at ei
     Math.random = random;
   }
 });
+
+test('a hedge refused before it was sent (a runtime’s subrequest cap) never ends the race: the attempt answers', async () => {
+  // (workerd's fetch throws "Too many subrequests." past an invocation's cap: not a network failure)
+  sa.script('/capped', [{ status: 200, body: 'first', delayMs: 150 }]);
+  let n = 0;
+  const capped = (input, init) => (++n === 1 ? fetch(input, init) : Promise.reject(new Error('Too many subrequests.')));
+  let done;
+  const f = main.withBackoff(capped, { baseMs: 1, hedge: hedge({ delayMs: 20, maxHedges: 2 }), onDone: (d) => (done = d) });
+  const res = await f(`${sa.url}/capped`);
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), 'first');
+  assert.equal(done.won, 1, JSON.stringify(done));
+  assert.equal(done.reason, 'success');
+  assert.equal(sa.count('/capped'), 1);
+});
+
+test('hedged calls with one long-lived caller signal keep nothing on it', async () => {
+  sa.script('/long', [{ status: 200, body: 'ok', delayMs: 30 }]);
+  const live = new AbortController();
+  const f = main.withBackoff(fetch, { baseMs: 1, hedge: hedge({ delayMs: 5 }) });
+  for (let i = 0; i < 20; i++) await (await f(`${sa.url}/long`, { signal: live.signal })).text();
+  assert.equal(getEventListeners(live.signal, 'abort').length, 0, 'no listener of ours on the caller’s signal');
+});
