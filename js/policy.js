@@ -55,6 +55,30 @@ export function advice(headers) {
   return v === 'true' || (v === 'false' ? false : undefined);
 }
 
+/**
+ * What makes a request retryable (the core's `policy::Request`): its
+ * method is in `methods` (`listed`), it carries an `Idempotency-Key` of its
+ * own (`keyed`), `idempotencyKey: true` (`option`), `retryNonIdempotent`
+ * (`any`).
+ * @typedef {{ listed: boolean, keyed: boolean, option: boolean, any: boolean }} RequestFacts
+ */
+
+/**
+ * Whether the driver generates an `Idempotency-Key` (the core's
+ * `wants_key`): with `idempotencyKey`, for a request whose method is not
+ * retried by itself and that has no key of its own. Every driver asks it
+ * (the fetch driver, undici's dispatcher, the outbox).
+ * @param {RequestFacts} r
+ */
+export const wantsKey = (r) => r.option && !r.listed && !r.keyed;
+
+/**
+ * Whether a request may be sent again (the core's `idempotent`): a listed
+ * method, a key (its own or one `wantsKey` generates), or `retryNonIdempotent`.
+ * @param {RequestFacts} r
+ */
+export const idempotent = (r) => r.listed || r.keyed || r.any || wantsKey(r);
+
 /** Whether an attempt was throttled (429, 503: the core's THROTTLE_STATUSES): its retry waits on `throttleBaseMs`. */
 export const throttled = (/** @type {number | undefined} */ status) => THROTTLE_STATUSES.includes(/** @type {number} */ (status));
 

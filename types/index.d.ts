@@ -351,8 +351,10 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
   retryNonIdempotent?: boolean;
   /**
    * Send an `Idempotency-Key` header (a `crypto.randomUUID()` per call, the
-   * same on every attempt), which makes POST and PATCH retryable. A key the
-   * request already has is kept. @default false
+   * same on every attempt) on a request whose method is not in `methods`,
+   * which makes POST and PATCH retryable. A key the request already has is
+   * kept; a GET gets none (it needs none). The same rule as
+   * `wasm-backoff/undici`'s and the outbox's. @default false
    */
   idempotencyKey?: boolean;
   /**

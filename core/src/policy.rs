@@ -4,7 +4,7 @@
 //! verdict (is this attempt worth another?) and the timing (may the call
 //! wait that long?).
 //!
-//! Both drivers follow it: the web crate calls these functions; the npm
+//! Every driver follows it: the web crate calls these functions; the npm
 //! package gets the lists and names rendered into `js/gen/policy.js` (by
 //! `xtask`) and runs the same two rules in JavaScript (a verdict per
 //! attempt is no reason to cross into wasm), checked against the same
@@ -81,6 +81,51 @@ pub fn advice(value: Option<&str>) -> Option<bool> {
 /// ```
 pub fn throttled(status: Option<u16>) -> bool {
     status.is_some_and(|s| THROTTLE_STATUSES.contains(&s))
+}
+
+/// What makes a request retryable, and whether the driver adds a key: one
+/// rule for every driver (the fetch driver, undici's dispatcher, the
+/// outbox). `listed`: its method is one of `methods`; `keyed`: it carries
+/// an `Idempotency-Key` of its own; `option`: `idempotencyKey: true`;
+/// `any`: `retryNonIdempotent`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Request {
+    /// Its method is one of `methods`.
+    pub listed: bool,
+    /// It carries an `Idempotency-Key` of its own.
+    pub keyed: bool,
+    /// `idempotencyKey: true`: a key is generated where one makes it retryable.
+    pub option: bool,
+    /// `retryNonIdempotent: true`.
+    pub any: bool,
+}
+
+/// Whether the driver generates an `Idempotency-Key` (one per call, the
+/// same on every attempt): only with `idempotencyKey: true`, for a request
+/// whose method is not retried by itself and that carries no key of its
+/// own (a GET needs none; the caller's key is kept).
+///
+/// ```
+/// use wasm_backoff_core::policy::{wants_key, Request};
+/// let post = Request { option: true, ..Request::default() };
+/// assert!(wants_key(post));
+/// assert!(!wants_key(Request { listed: true, ..post }) && !wants_key(Request { keyed: true, ..post }));
+/// ```
+pub const fn wants_key(r: Request) -> bool {
+    r.option && !r.listed && !r.keyed
+}
+
+/// Whether a request may be sent again: its method is listed, it carries a
+/// key (its own, or the one [`wants_key`] generates), or
+/// `retryNonIdempotent`.
+///
+/// ```
+/// use wasm_backoff_core::policy::{idempotent, Request};
+/// assert!(!idempotent(Request::default()));
+/// assert!(idempotent(Request { option: true, ..Request::default() }));
+/// ```
+pub const fn idempotent(r: Request) -> bool {
+    r.listed || r.keyed || r.any || wants_key(r)
 }
 
 /// Tries in all (the first included) unless the options or a preset say otherwise.

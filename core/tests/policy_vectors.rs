@@ -7,7 +7,8 @@ use crate::json;
 
 use json::Json;
 use wasm_backoff_core::policy::{
-    advice, honoured, throttled, timing, verdict, wait, Choice, End, Facts, Wait, DEFAULT_RETRY_ON,
+    advice, honoured, idempotent, throttled, timing, verdict, wait, wants_key, Choice, End, Facts,
+    Request, Wait, DEFAULT_RETRY_ON,
 };
 
 const VECTORS: &str = include_str!("policy_vectors.json");
@@ -102,6 +103,24 @@ fn delay_rules_answer_every_row() {
         // The hook is asked only when its answer can matter.
         let matters = w.delay_ms.is_some() && !w.hint_ms.is_some_and(|h| h > max);
         assert_eq!(asked.get(), matters, "{w:?}");
+    }
+}
+
+#[test]
+fn idempotency_answers_every_row() {
+    let top = json::parse(VECTORS);
+    let rows = top.get("idempotency").arr();
+    assert_eq!(rows.len(), 16, "every combination");
+    for row in rows {
+        let q = row.get("request");
+        let r = Request {
+            listed: q.get("listed").boolean(),
+            keyed: q.get("keyed").boolean(),
+            option: q.get("option").boolean(),
+            any: q.get("any").boolean(),
+        };
+        assert_eq!(wants_key(r), row.get("key").boolean(), "{r:?}");
+        assert_eq!(idempotent(r), row.get("idempotent").boolean(), "{r:?}");
     }
 }
 

@@ -8,7 +8,7 @@
 // POST, or drops the caller's key, makes it non-idempotent from then on.
 import { abortable } from '../hooks.js';
 import { serverWait, spentWait } from '../retry-after.js';
-import { advice, isNetworkError, replayable, honoured } from '../policy.js';
+import { advice, isNetworkError, replayable, honoured, wantsKey, idempotent } from '../policy.js';
 import { judge } from '../engine/judge.js';
 import { attemptSignal } from '../engine/signal.js';
 
@@ -74,8 +74,8 @@ export class FetchJob {
     this.isReq = input instanceof Request;
     this.headers = init?.headers ?? (this.isReq ? input.headers : undefined);
     // (a bad header throws here fetch's own TypeError, and nothing is sent)
-    /** The generated idempotency key, the same on every attempt. */
-    this.key = c.idempotencyKey && !this.keyed() ? crypto.randomUUID() : undefined;
+    /** The generated idempotency key, the same on every attempt (the policy's rule: a request not retryable by its method, without a key of its own). */
+    this.key = wantsKey({ ...this.facts(), option: c.idempotencyKey }) ? crypto.randomUUID() : undefined;
     this.body = replayable(init?.body);
     // Only when there is a hook: a call without one builds no Request per retry.
     if (!c.beforeRetry) /** @type {any} */ (this).before = undefined;
@@ -100,9 +100,15 @@ export class FetchJob {
     return String(this.init?.method ?? (this.isReq ? this.input.method : 'GET')).toUpperCase();
   }
 
+  /** The facts of the request as it stands that the policy's idempotency rule reads. @returns {import('../policy.js').RequestFacts} */
+  facts() {
+    const c = this.c;
+    return { listed: c.methods.has(this.method()), keyed: !!this.key || this.keyed(), option: false, any: c.retryNonIdempotent };
+  }
+
   /** Whether the request as it stands may be sent again (its method, a key, or retryNonIdempotent). */
   idempotent() {
-    return this.c.methods.has(this.method()) || this.c.retryNonIdempotent || !!this.key || this.keyed();
+    return idempotent(this.facts());
   }
 
   /**

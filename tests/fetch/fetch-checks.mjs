@@ -652,6 +652,15 @@ export const SCENARIOS = {
     await fetchWithBackoff(ctl.base + r, { method: 'POST', body: 'order' }, { ...FAST, idempotencyKey: true });
     const all = await ctl.requests(r);
     check(all[3].headers['idempotency-key'] !== keys[0], 'one key per call');
+    // (the policy's one rule: a method retried by itself needs no key; the caller's is kept)
+    await fetchWithBackoff(ctl.base + r, { method: 'GET' }, { ...FAST, idempotencyKey: true });
+    await fetchWithBackoff(
+      ctl.base + r,
+      { method: 'POST', body: 'o', headers: { 'Idempotency-Key': 'mine' } },
+      { ...FAST, idempotencyKey: true },
+    );
+    const more = (await ctl.requests(r)).slice(4).map((x) => x.headers['idempotency-key']);
+    check(more[0] === undefined && more[1] === 'mine', `GET and keyed POST: ${more}`);
     const bad = await fetchWithBackoff(ctl.base + r, undefined, { methods: 'GET' }).catch((x) => x);
     check(bad instanceof TypeError && bad.message.startsWith('methods'), `${bad}`);
     const bad2 = await fetchWithBackoff(ctl.base + r, undefined, { attemptHeader: 'a b' }).catch((x) => x);

@@ -14,6 +14,8 @@ import {
   isNetworkError,
   replayable,
   throttled,
+  wantsKey,
+  idempotent,
   timing,
   verdict,
 } from '../../js/policy.js';
@@ -71,6 +73,14 @@ test('delay rules: exhausted, a server wait over the cap (or clamped), the delay
   assert.equal(choose(-1, false), -1, 'an exhausted schedule stays exhausted');
   for (const bad of [null, true, '5', {}, 5n]) assert.throws(() => choose(100, bad), TypeError, String(bad));
   for (const bad of [-1, Number.NaN, -Infinity]) assert.throws(() => choose(100, bad), RangeError, String(bad));
+});
+
+test('the idempotency rule (a key generated; may be sent again): the same vectors', () => {
+  assert.equal(vectors.idempotency.length, 16);
+  for (const { request, key, idempotent: want } of vectors.idempotency) {
+    assert.equal(wantsKey(request), key, JSON.stringify(request));
+    assert.equal(idempotent(request), want, JSON.stringify(request));
+  }
 });
 
 test('throttled and the x-should-retry advice: the same vectors', () => {

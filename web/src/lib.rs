@@ -92,8 +92,8 @@ use std::time::Duration;
 
 use js_sys::{Array, Function, JsString, Promise};
 use wasm_backoff_core::policy::{
-    advice, choose, honoured, throttled, verdict, End, Facts, IDEMPOTENT_METHODS,
-    SHOULD_RETRY_HEADER,
+    advice, choose, honoured, idempotent, throttled, verdict, End, Facts, Request as PolicyRequest,
+    IDEMPOTENT_METHODS, SHOULD_RETRY_HEADER,
 };
 use wasm_backoff_core::retry::{retry, Pause, Policy, Verdict};
 use wasm_backoff_core::{
@@ -627,9 +627,13 @@ pub async fn fetch_with_backoff(
     };
     let call = Call {
         options,
-        idempotent: options.retry_non_idempotent
-            || IDEMPOTENT_METHODS.contains(&request.method().to_ascii_uppercase().as_str())
-            || request.headers().has("idempotency-key").unwrap_or(false),
+        // (the core's one rule: a listed method, a key of the request's own, or retry_non_idempotent)
+        idempotent: idempotent(PolicyRequest {
+            listed: IDEMPOTENT_METHODS.contains(&request.method().to_ascii_uppercase().as_str()),
+            keyed: request.headers().has("idempotency-key").unwrap_or(false),
+            option: false,
+            any: options.retry_non_idempotent,
+        }),
         signal,
         deadline: held.as_ref().map(|(ac, _)| ac),
         timeout_ms,
