@@ -73,3 +73,47 @@ test('nothing in the main entry names OpenTelemetry', async () => {
   const src = readFileSync(new URL('../../pkg/index.js', import.meta.url), 'utf8');
   assert.ok(!src.includes('opentelemetry'), 'the main entry does not import @opentelemetry/api');
 });
+
+test('telemetry never changes an outcome: a tracer, span or meter that throws', async (t) => {
+  const errors = t.mock.method(console, 'error', () => {});
+  const boom = () => {
+    throw new Error('telemetry broke');
+  };
+  /** A span whose every method throws but isRecording. */
+  const badSpan = () => ({
+    isRecording: () => true,
+    setAttribute: boom,
+    setStatus: boom,
+    addEvent: boom,
+    recordException: boom,
+    end: boom,
+    spanContext: boom,
+  });
+  const tracers = {
+    'startSpan throws': { startSpan: boom },
+    'a span that throws': { startSpan: badSpan },
+    'only the attempts’ spans throw': { startSpan: (name) => (name === 'GET' ? badSpan() : trace.getTracer('x').startSpan(name)) },
+  };
+  const meter = {
+    createHistogram: () => ({ record: boom }),
+    createCounter: () => ({ add: boom }),
+    createObservableGauge: () => ({ addCallback: boom, removeCallback: boom }),
+  };
+  for (const [name, tracer] of Object.entries(tracers)) {
+    for (const m of [undefined, meter]) {
+      const p = `/broken-${name.length}-${m ? 'm' : 't'}`;
+      srv.script(p, [{ status: 503 }, { status: 200, body: 'ok' }]);
+      let done;
+      const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      const opts = instrument({ baseMs: 1, maxElapsedMs: 60_000, onDone: (d) => (done = d) }, m ? { tracer, meter: m } : { tracer });
+      const res = await main.fetchWithBackoff(srv.url + p, undefined, opts);
+      assert.equal(res.status, 200, `${name}${m ? ' + meter' : ''}`);
+      assert.equal(await res.text(), 'ok');
+      assert.equal(done?.reason, 'success', 'onDone told');
+      assert.equal(srv.count(p), 2);
+      const after = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      assert.equal(after, before, 'the deadline timer was let go');
+    }
+  }
+  assert.ok(errors.mock.callCount() > 0, 'what telemetry threw was reported');
+});
