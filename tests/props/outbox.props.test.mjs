@@ -35,7 +35,7 @@ const answer = (g) =>
   ])();
 
 property('a stored request is delivered at least once, or ends in error by a rule, with its event', {
-  cases: 150,
+  cases: 120,
   caseMs: 30_000,
   generate(g) {
     const n = g.int(1, 4);
@@ -118,6 +118,8 @@ property('a stored request is delivered at least once, or ends in error by a rul
         }
         if (a === 'hang' || a.slow) {
           await new Promise((resolve, reject) => {
+            // (aborted already, while its body was read: the listener would never hear it)
+            if (r.signal.aborted) return reject(r.signal.reason);
             const t = a.slow ? setTimeout(resolve, a.slow) : undefined;
             r.signal.addEventListener('abort', () => (clearTimeout(t), reject(r.signal.reason)), { once: true });
           }).catch((e) => {
@@ -213,7 +215,8 @@ property('a stored request is delivered at least once, or ends in error by a rul
           assert.ok(last?.never, `${about}: 'permanent' after ${last?.got}, which the policy retries`);
         }
         if (e.reason === 'maxFailures') {
-          const counted = sentOf.filter((r) => typeof r.got === 'number' || (r.got === 'cut' && r.online)).length;
+          // (a replay that got an answer, or none by the lease's end while online: the server may have taken it)
+          const counted = sentOf.filter((r) => typeof r.got === 'number' || ((r.got === 'cut' || r.got === 'pending') && r.online)).length;
           assert.ok(counted >= c.queue.maxFailures, `${about}: maxFailures (${c.queue.maxFailures}) after ${counted} answers`);
         }
         if (e.reason === 'maxRetention') assert.ok(c.queue.maxRetentionMs, `${about}: maxRetention with no retention`);
