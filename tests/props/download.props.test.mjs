@@ -1,6 +1,6 @@
 // Property (issue 34): a download's bytes are a true prefix of exactly one
 // version of the resource, and the body ends without error only when it is
-// complete. wasm-backoff/stream (resume, idle and first-chunk timeouts)
+// complete. wasm-backoff/stream (resume, idle and first-chunk timeouts, hedges)
 // against a scripted server that breaks and lies: statuses, resets at any
 // byte, stalls, hangs, Range ignored (a 200), lied about (rangeLie: a wrong
 // start or total, a partial 206, a 206 from another version, a short one),
@@ -8,6 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fetchWithBackoff } from 'wasm-backoff/stream';
+import { hedge } from 'wasm-backoff/hedge';
 import { startScripted, patternByte } from '../server/scripted.mjs';
 import { property } from './props.mjs';
 
@@ -115,6 +116,8 @@ property('a download is a true prefix of one version, and ends cleanly only when
     }
     // (a hung request ends only by a timeout)
     if (c.steps.some((s) => s.hang)) c.options.timeoutMs = g.int(80, 200);
+    // (racers, each answered by the next step: the winner's bytes alone reach the reader)
+    if (!c.options.resume && c.options.firstChunkTimeoutMs === undefined && g.chance(0.3)) c.hedge = g.int(1, 20);
     return c;
   },
   async check(c) {
@@ -129,7 +132,11 @@ property('a download is a true prefix of one version, and ends cleanly only when
     /** @type {Response | undefined} */
     let res;
     try {
-      res = await fetchWithBackoff(srv.url + p, undefined, c.options);
+      res = await fetchWithBackoff(
+        srv.url + p,
+        undefined,
+        c.hedge === undefined ? c.options : { ...c.options, hedge: hedge({ delayMs: c.hedge }) },
+      );
     } catch (e) {
       return `rejected ${e?.name}`; // (no body: nothing delivered)
     }
