@@ -1,6 +1,7 @@
 // Property (issue 34): telemetry, hooks and adapters never change an outcome
 // or leave a promise unhandled. Random scenarios (fetchWithBackoff,
-// withBackoff, wasm-backoff/stream, retry(fn); statuses, resets, hangs
+// withBackoff, wasm-backoff/stream, retry(fn), Node's fetch through
+// wasm-backoff/undici; statuses, resets, hangs
 // under timeoutMs; decision hooks — shouldRetry, beforeRetry, delay — that
 // answer, throw, reject or return junk, the same in both runs) are run
 // twice: bare, and with observers installed — onRetry and onDone that
@@ -19,6 +20,7 @@ import { instrument } from 'wasm-backoff/otel';
 import { createGate } from 'wasm-backoff/gate';
 import { RetryBudget } from 'wasm-backoff/budget';
 import { queryRetry, swrRetry } from 'wasm-backoff/query';
+import { retryGlobalFetch } from 'wasm-backoff/undici';
 import { QueryClient } from '@tanstack/query-core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { startScripted } from '../server/scripted.mjs';
@@ -224,7 +226,8 @@ async function run(c, observed) {
     const make = (/** @type {string} */ k) => meddler(k) ?? observer(k);
     if (c.observe.onRetry) options.onRetry = make(c.observe.onRetry);
     if (c.observe.onDone) options.onDone = make(c.observe.onDone);
-    options = telemetry(c.observe.telemetry, options);
+    // (at undici's dispatcher there is no telemetry: a TypeError)
+    if (c.driver !== 'undici') options = telemetry(c.observe.telemetry, options);
   }
   let tries = 0;
   const settleOf = async (promise) => {
@@ -246,7 +249,7 @@ async function run(c, observed) {
         return step.status;
       }, options),
     );
-  } else {
+  } else if (c.driver !== 'undici') {
     srv.script(p, c.steps);
     const init = { method: c.method, ...(c.method !== 'GET' && { body: 'the body' }) };
     const call =
@@ -257,6 +260,18 @@ async function run(c, observed) {
           : stream.fetchWithBackoff(url, init, options);
     outcome = await settleOf(call);
     tries = srv.count(p);
+  } else {
+    // Node's global fetch through the dispatcher, for this call alone (no
+    // beforeRetry nor gate there: a TypeError).
+    srv.script(p, c.steps);
+    const { beforeRetry: _b, gate: _g, ...own } = options;
+    const undo = await retryGlobalFetch(own);
+    try {
+      outcome = await settleOf(fetch(url, { method: c.method, ...(c.method !== 'GET' && { body: 'the body' }) }));
+    } finally {
+      undo();
+    }
+    tries = srv.count(p);
   }
   gate?.free();
   return `${outcome}, ${tries} tries`;
@@ -265,7 +280,7 @@ async function run(c, observed) {
 property('observers never change an outcome, leave a rejection unhandled or a timer', {
   cases: 120,
   generate(g) {
-    const driver = g.pick(['fetch', 'client', 'stream', 'retry']);
+    const driver = g.pick(['fetch', 'client', 'stream', 'retry', 'undici']);
     const steps = [
       ...g.many(g.int(0, 4), () =>
         g.weighted([
