@@ -28,6 +28,7 @@ const NULL_BODY = [101, 103, 204, 205, 304];
  * @property {Uint8Array} [first] a chunk read ahead, replayed first
  * @property {(offset: number, error: unknown, signal: AbortSignal) => Promise<ReadableStreamDefaultReader<Uint8Array>>} [resume] the rest of the body from `offset`, or rejects with why not; `signal` aborts when the body is cancelled
  * @property {ReadableStreamDefaultReader<Uint8Array>} [reader] the response's reader, when it was taken already
+ * @property {(offset: number) => void} [finish] a resumed body ended cleanly at `offset`: throws when that is short of its length (a 206 whose body ended before its Content-Range's end)
  */
 
 /**
@@ -53,7 +54,8 @@ export function wrap(res, w) {
  * @param {ReadableStreamDefaultReader<Uint8Array>} reader
  * @param {Wrap} w
  */
-function body(reader, { idleMs, first, resume }) {
+function body(reader, { idleMs, first, resume, finish }) {
+  let resumed = false;
   let offset = 0;
   let waiting = false;
   let since = 0;
@@ -109,9 +111,14 @@ function body(reader, { idleMs, first, resume }) {
             // (cancelled while the resume answered: nobody will read it)
             if (cancelled.signal.aborted) return void next.cancel().catch(() => {});
             reader = next;
+            resumed = true;
             continue;
           }
-          if (r.done) return (stop(), ctl.close());
+          if (r.done) {
+            stop();
+            if (resumed) finish?.(offset);
+            return ctl.close();
+          }
           offset += r.value.byteLength;
           return ctl.enqueue(r.value);
         }

@@ -15,7 +15,7 @@ import { abortable } from '../hooks.js';
 import { ms, flag, integer } from '../options.js';
 import { Replay, REPLAY_BYTES, prime } from './replay.js';
 import { firstChunk, wrap } from './body.js';
-import { resumer, validator } from './resume.js';
+import { resumer, validator, finisher } from './resume.js';
 
 /**
  * The stream options over the fetch driver's.
@@ -69,6 +69,8 @@ export class StreamJob extends FetchJob {
   bytes;
   /** The answer's reader and first chunk, read ahead (firstChunkTimeoutMs). @type {[ReadableStreamDefaultReader<Uint8Array>, Uint8Array | undefined] | undefined} */
   first;
+  /** What a body function's stream failed with (its source's error). @type {[unknown] | undefined} */
+  failed;
 
   /**
    * @param {StreamConfig} c
@@ -109,6 +111,30 @@ export class StreamJob extends FetchJob {
     return { ...o, body, ...(body instanceof ReadableStream && { duplex: 'half' }) };
   }
 
+  /**
+   * A body function's stream, read through one that keeps what its source
+   * fails with (`failed`): the caller's error, not a network failure.
+   * @param {ReadableStream<Uint8Array>} b
+   */
+  watched(b) {
+    const reader = b.getReader();
+    return new ReadableStream(
+      {
+        pull: async (ctl) => {
+          try {
+            const r = await reader.read();
+            r.done ? ctl.close() : ctl.enqueue(r.value);
+          } catch (e) {
+            this.failed = [e];
+            throw e;
+          }
+        },
+        cancel: (why) => reader.cancel(why),
+      },
+      { highWaterMark: 0 },
+    );
+  }
+
   /** The body of the next attempt. */
   async fresh() {
     if (this.pending) {
@@ -120,7 +146,7 @@ export class StreamJob extends FetchJob {
     if (this.factory) {
       const b = this.factory();
       if (!isBody(b)) throw new TypeError('body() must return a body fetch can send');
-      return b;
+      return b instanceof ReadableStream ? this.watched(b) : b;
     }
     return this.replay ? this.replay.stream() : this.bytes;
   }
@@ -137,8 +163,8 @@ export class StreamJob extends FetchJob {
     const o = await super.attempt(call, n, signal);
     // (the caller's source failed, or gave what fetch cannot send: the
     // caller's error, at once; never a network failure to retry)
-    const bad = this.replay?.error;
-    if (o.failed && bad) return { failed: true, error: bad, network: false };
+    const bad = this.replay?.error !== undefined ? [this.replay.error] : this.failed;
+    if (o.failed && bad) return { failed: true, error: bad[0], network: false };
     const c = /** @type {StreamConfig} */ (this.c);
     const res = o.res;
     if (!res?.body || c.firstMs === undefined || c.retryOn.has(o.status ?? 0)) return o;
@@ -219,6 +245,6 @@ export class StreamJob extends FetchJob {
     if (c.idleMs === undefined && !this.first && !tag) return res;
     const [reader, first] = this.first ?? [];
     const resume = tag ? resumer(/** @type {import('../engine/call.js').Call} */ (this.call), this, tag, res) : undefined;
-    return wrap(res, { idleMs: c.idleMs, first, reader, resume });
+    return wrap(res, { idleMs: c.idleMs, first, reader, resume, finish: tag ? finisher(res) : undefined });
   }
 }

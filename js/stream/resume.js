@@ -126,6 +126,22 @@ class RangeJob extends FetchJob {
 }
 
 /**
+ * The check of a resumed body's clean end (js/stream/body.js `finish`): a
+ * 206 may name the rest of the body in its Content-Range and end, cleanly,
+ * before it; the body is then not whole, and errors.
+ * @param {Response} res the first answer
+ * @returns {(offset: number) => void}
+ */
+export function finisher(res) {
+  const total = +(res.headers.get('content-length') ?? NaN);
+  return (offset) => {
+    if (!Number.isNaN(total) && offset !== total) {
+      throw new ResumeError(`the resumed body ended at byte ${offset} of ${total}: an answer was shorter than its Content-Range`);
+    }
+  };
+}
+
+/**
  * The resume function of a body (js/stream/body.js): the rest of the body
  * from `offset`, after a failure `error`, by attempts of the call that
  * answered; or a rejection: `error` itself when it was not a network

@@ -177,6 +177,38 @@ for (const [name, answer] of [
   });
 }
 
+test('download: a 206 that ends cleanly short of its Content-Range errors the body (the props’ known defect)', async () => {
+  const p = path('short-206');
+  srv.script(p, [
+    { size: SIZE, range: true, headers: ETAG, cutAfter: 30_000 },
+    { size: SIZE, range: true, rangeLie: 'short', headers: ETAG },
+  ]);
+  const { bytes: got, error } = await drain(await fetchWithBackoff(srv.url + p, undefined, { ...FAST, resume: true }));
+  assert.equal(error?.name, 'ResumeError', `the body ended with ${error} after ${got.byteLength} of ${SIZE} bytes`);
+  assert.ok(prefix(got, pattern(0, SIZE)));
+});
+
+test('upload: a body function’s stream whose source errors rejects with its error, not retried', async () => {
+  const p = path('factory-stream-error');
+  srv.script(p, [{ echo: true }]);
+  const boom = new Error('the source broke');
+  let made = 0;
+  const body = () => {
+    made++;
+    let i = 0;
+    return new ReadableStream({
+      pull(c) {
+        if (i++ === 0) c.enqueue(bytes(1000, 4));
+        else c.error(boom);
+      },
+    });
+  };
+  const e = await fetchWithBackoff(srv.url + p, { method: 'PUT', body }, FAST).catch((x) => x);
+  assert.equal(e, boom, `rejected with ${e}`);
+  assert.equal(made, 1, 'one body made: not retried');
+  assert.deepEqual(stored(p), []);
+});
+
 test('download (item 4): a weak ETag with a Last-Modified equal to Date is not resumed (no If-Range with a weak date)', async () => {
   const p = path('weak-date');
   const date = new Date().toUTCString();
