@@ -97,4 +97,18 @@ export function deadline(what, ms, wait = ms) {
   return [ac, t];
 }
 
+/**
+ * Lets go of an outcome's response body (one the call will not return: its
+ * connection and memory are freed); what the cancel rejects with is dropped.
+ * @param {{ res?: Response }} o
+ */
+export const drop = (o) => o.res?.body?.cancel().catch(() => {});
+
+/**
+ * Whether this runtime is Cloudflare Workers (workerd): its requests cancel
+ * what waits with nothing pending in their own context (gates poll there),
+ * and its timers are numbers (a virtual clock's too).
+ */
+export const workerd = () => globalThis.navigator?.userAgent === 'Cloudflare-Workers';
+
 export { signalOf } from './options.js';

@@ -17,7 +17,7 @@
 // (outcomes are frozen). A feature is a job or a lane around another
 // (hedging, failover), or an observer (telemetry, onRetry, onDone), which
 // sees each step and cannot change an outcome.
-import { observe } from '../hooks.js';
+import { observe, drop } from '../hooks.js';
 import { Call } from './call.js';
 
 export { Call };
@@ -208,6 +208,3 @@ async function attempt(tap, job, call, n) {
   if (tap.attempted) observe(() => tap.attempted?.(n, o), {});
   return o;
 }
-
-/** Lets go of an outcome's response body. @param {Outcome} o */
-const drop = (o) => o.res?.body?.cancel().catch(() => {});

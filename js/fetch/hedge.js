@@ -18,6 +18,7 @@
 // the target looks healthy, bounded by the budget.
 import { own } from '../options.js';
 import { MAX_TIMER } from '../gen/boundary.js';
+import { drop } from '../hooks.js';
 
 /**
  * The `hedge` option of the fetch driver (what `hedge(options)` of
@@ -48,9 +49,6 @@ export function hedge(options) {
 
 /** A browser's window or worker (navigator.onLine: neither Node, Deno, Bun nor workerd has it). */
 const BROWSER = 'onLine' in (globalThis.navigator ?? {});
-
-/** Lets go of an outcome's response body. @param {import('../engine/loop.js').Outcome} o */
-const drop = (o) => o.res?.body?.cancel().catch(() => {});
 
 /**
  * The fetch job with each attempt raced against its hedges.

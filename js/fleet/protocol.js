@@ -29,6 +29,7 @@
 // never settled for another request, and the isolate then goes on with its
 // local gate (as when the object cannot be reached).
 import { GateTimeoutError } from '../gate/index.js';
+import { workerd } from '../hooks.js';
 
 /** The options that stay with each isolate's local gate (the rest go to the object's). */
 export const LOCAL = new Set([
@@ -48,7 +49,7 @@ export const LOCAL = new Set([
 /** The options of the threshold: the object's only (the local gate trips only when the object says so). */
 export const TRIP = ['consecutive', 'failureRatio', 'windowMs', 'minCalls'];
 
-export const POLL = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
+export const POLL = workerd();
 
 /** What within() resolves with when its request went stale first. */
 export const STALE = Symbol('stale');

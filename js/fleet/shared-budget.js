@@ -37,6 +37,7 @@
 //   deposit all along: the isolate then never refuses more than alone.
 import { RetryBudget, SLOTS } from '../budget.js';
 import { own, integer, option } from '../options.js';
+import { workerd } from '../hooks.js';
 
 /** Most retries one request may ask for (maxSlice's bound). */
 const MAX_SLICE = 1000;
@@ -49,7 +50,7 @@ const STALE_MS = 1000;
 /** The scope of a budget when `key` is not given. */
 const DEFAULT_KEY = 'default';
 
-const WORKERD = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
+const WORKERD = workerd();
 
 /** The budget's options, checked as RetryBudget checks them, with their defaults. */
 function budgetOptions(/** @type {Record<string, any>} */ o) {

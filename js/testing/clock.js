@@ -11,6 +11,7 @@
 // initialization steps"): a delay is ToInt32'd, negative becomes 0, nested
 // more than 5 deep below 4 ms becomes 4; same due time, first armed first.
 import { flag, number, own } from '../options.js';
+import { workerd } from '../hooks.js';
 
 const G = /** @type {any} */ (globalThis);
 /** Marks the globals while a clock is installed (a second copy of the kit sees it too). */
@@ -95,7 +96,7 @@ export function virtualClock(options) {
   const perfOwn = perf && Object.getOwnPropertyDescriptor(perf, 'now');
   const perfAt = typeof perf?.now === 'function' ? perf.now() : 0;
   // Node and Bun hand out timer objects (ref, unref, refresh); browsers, Deno and workerd numbers.
-  const objects = typeof G.process?.versions?.node === 'string' && !G.Deno && G.navigator?.userAgent !== 'Cloudflare-Workers';
+  const objects = typeof G.process?.versions?.node === 'string' && !G.Deno && !workerd();
 
   let now = start;
   let ids = FIRST_ID;
