@@ -1,11 +1,11 @@
 //! The calculator's exports (`Backoff` in js/backoff.js): the options record
 //! decoded into a validated schedule, and the schedule behind a handle.
 
-use crate::io::{answer, record, scratch_mut, Cell};
+use crate::io::{Cell, answer, record, scratch_mut};
 use crate::schema::{Error, Field, JITTER_RATIO, RECORD_LEN};
 use crate::slab::{self, Pool};
 use wasm_backoff_core::{
-    seeded_rng, AtCeiling, Backoff, Config, DefaultRng, Jitter, Preset, SlotMode, Strategy,
+    AtCeiling, Backoff, Config, DefaultRng, Jitter, Preset, SlotMode, Strategy, seeded_rng,
 };
 use wasm_bindgen::prelude::*;
 

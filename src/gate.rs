@@ -8,13 +8,13 @@
 //! succeeded), and nothing is counted on both sides.
 
 use crate::calc::{count, decode, given, handle};
-use crate::io::{answer, record, scratch_mut, Cell};
-use crate::schema::{Error, Field, EVICT_HEAD, EVICT_TAIL, HELD, REJECTED, WAKE_IDLE, WAKE_NONE};
+use crate::io::{Cell, answer, record, scratch_mut};
+use crate::schema::{EVICT_HEAD, EVICT_TAIL, Error, Field, HELD, REJECTED, WAKE_IDLE, WAKE_NONE};
 use crate::slab::{self, Pool};
 use wasm_backoff_core::breaker::Trip;
 use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow, RestoreError, SAVED_LEN};
 use wasm_backoff_core::limiter::Limiter;
-use wasm_backoff_core::{seeded_rng, Backoff, DefaultRng, MAX_DELAY_MS};
+use wasm_backoff_core::{Backoff, DefaultRng, MAX_DELAY_MS, seeded_rng};
 use wasm_bindgen::prelude::*;
 
 static GATES: Cell<Pool> = Pool::new();

@@ -118,7 +118,8 @@ pub fn alloc<T>(pool: &Cell<Pool>, value: T) -> usize {
 /// (the JS classes keep their handle private and forget it when freeing),
 /// and no other reference to the object is alive.
 pub unsafe fn get<'a, T>(handle: usize) -> &'a mut T {
-    &mut *(handle as *mut T)
+    // SAFETY: the caller's promise above.
+    unsafe { &mut *(handle as *mut T) }
 }
 
 /// Gives the slot of `handle` back to `pool` (its `T` needs no drop: every
@@ -127,7 +128,10 @@ pub unsafe fn get<'a, T>(handle: usize) -> &'a mut T {
 /// # Safety
 /// As for [`get`]; the handle is not used again.
 pub unsafe fn free(pool: &Cell<Pool>, handle: usize) {
-    let p = &mut *pool.ptr();
-    *(handle as *mut usize) = p.free;
-    p.free = handle;
+    // SAFETY: the caller's promise above; the pool is this thread's alone.
+    unsafe {
+        let p = &mut *pool.ptr();
+        *(handle as *mut usize) = p.free;
+        p.free = handle;
+    }
 }

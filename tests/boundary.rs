@@ -219,11 +219,11 @@ fn hint_waits_at_least_the_server_time_with_jitter_above() {
 #[test]
 fn draws_fill_the_scratch_buffer() {
     let _t = turn();
-    use wasm_backoff::io::{scratch, CHUNK};
+    use wasm_backoff::io::{CHUNK, scratch};
     set_record(rec(&[(Field::Seed, 99.0)]));
     let h = calc::backoff_new() as usize;
     calc::backoff_draws(h, 3, CHUNK as u32 + 10); // clamped to CHUNK
-                                                  // SAFETY: natively the static lives in this process; read right after.
+    // SAFETY: natively the static lives in this process; read right after.
     let xs = unsafe { core::slice::from_raw_parts(scratch(), CHUNK) };
     assert!(
         xs.iter().all(|&d| (0.0..400.0).contains(&d)),
@@ -239,7 +239,7 @@ fn queue_transitions_on_numeric_records() {
     let _t = turn();
     const INF: f64 = f64::INFINITY;
     const R: f64 = 1000.0; // a retention of 1 s
-                           // base 100 ms, no jitter (index 0); lease 1000 ms, 2 failures.
+    // base 100 ms, no jitter (index 0); lease 1000 ms, 2 failures.
     let policy = rec(&[
         (Field::BaseMs, 100.0),
         (Field::Jitter, 0.0),

@@ -2,7 +2,7 @@
 
 use crate::config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 use crate::math::{clamp_delay, fib_sat, min, mul, pow_sat};
-use crate::rng::{unit_f64, DefaultRng, Rng};
+use crate::rng::{DefaultRng, Rng, unit_f64};
 
 /// How many steps of the decorrelated chain [`Backoff::sample_at`] simulates
 /// at most. The chain forgets its start geometrically fast (each step draws
@@ -282,11 +282,7 @@ impl<R: Rng> Iterator for Backoff<R> {
 }
 
 fn min_u32(a: u32, b: u32) -> u32 {
-    if a < b {
-        a
-    } else {
-        b
-    }
+    if a < b { a } else { b }
 }
 
 /// `a % b`, 0 for b = 0. The ceiling is validated to be >= 1, but the

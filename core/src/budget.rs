@@ -145,11 +145,7 @@ impl RetryBudget {
         let d: f64 = self.deposits.iter().sum();
         let w: f64 = self.withdrawals.iter().sum();
         let a = self.floor + self.ratio * d - w;
-        if a > 0.0 {
-            a
-        } else {
-            0.0
-        }
+        if a > 0.0 { a } else { 0.0 }
     }
 
     /// Takes one retry from the budget if it has one.

@@ -18,7 +18,7 @@
 //! thirty.
 
 use crate::backoff::Backoff;
-use crate::breaker::{Counter, Trip, BUCKETS};
+use crate::breaker::{BUCKETS, Counter, Trip};
 use crate::limiter::Limiter;
 use crate::math::MAX_DELAY_MS;
 use crate::policy::DEFAULT_MAX_RETRY_AFTER_MS;

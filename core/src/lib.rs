@@ -52,10 +52,10 @@ pub use backoff::Backoff;
 pub use budget::{BudgetError, RetryBudget};
 pub use config::{AtCeiling, Config, ConfigError, Jitter, SlotMode, Strategy};
 pub use math::MAX_DELAY_MS;
-pub use network::{is_network_error, NETWORK_ERROR_PREFIXES, REFUSED_REQUEST_CODES};
+pub use network::{NETWORK_ERROR_PREFIXES, REFUSED_REQUEST_CODES, is_network_error};
 pub use preset::Preset;
-pub use retry_after::{server_wait, spent_wait, REMAINING_HEADERS, SERVER_WAIT_HEADERS};
+pub use retry_after::{REMAINING_HEADERS, SERVER_WAIT_HEADERS, server_wait, spent_wait};
+pub use rng::{DefaultRng, Rng, Xoshiro256pp, seeded_rng, unit_f64};
 #[cfg(feature = "getrandom")]
 pub use rng::{entropy_rng, entropy_seed};
-pub use rng::{seeded_rng, unit_f64, DefaultRng, Rng, Xoshiro256pp};
-pub use stats::{delay_stats, DelayStats};
+pub use stats::{DelayStats, delay_stats};

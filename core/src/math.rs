@@ -16,11 +16,7 @@ pub const MAX_DELAY_MS: f64 = 2_147_483_647.0;
 /// validated configurations never produce NaN in the first place.
 pub fn clamp_delay(x: f64) -> f64 {
     if x >= 0.0 {
-        if x < MAX_DELAY_MS {
-            x
-        } else {
-            MAX_DELAY_MS
-        }
+        if x < MAX_DELAY_MS { x } else { MAX_DELAY_MS }
     } else {
         0.0
     }
@@ -29,29 +25,17 @@ pub fn clamp_delay(x: f64) -> f64 {
 /// The smaller of two numbers (`f64::min` needs std on some targets' docs, and
 /// this spells out that NaN never occurs here).
 pub fn min(a: f64, b: f64) -> f64 {
-    if a < b {
-        a
-    } else {
-        b
-    }
+    if a < b { a } else { b }
 }
 
 /// The larger of `a` and `b` (`b` when they are unordered: NaN).
 pub fn max(a: f64, b: f64) -> f64 {
-    if a > b {
-        a
-    } else {
-        b
-    }
+    if a > b { a } else { b }
 }
 
 /// `a * b`, except that zero times anything (infinity included) is zero.
 pub fn mul(a: f64, b: f64) -> f64 {
-    if a == 0.0 || b == 0.0 {
-        0.0
-    } else {
-        a * b
-    }
+    if a == 0.0 || b == 0.0 { 0.0 } else { a * b }
 }
 
 /// `base^exp` by squaring, for `base >= 1`: O(log exp) multiplications, and

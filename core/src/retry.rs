@@ -64,10 +64,10 @@
 //! `when` and `notify` as the policy, and `wasm-backoff-web`'s
 //! `fetch_with_backoff` is that loop too: one retry loop in Rust.
 
-use crate::policy::{wait, Choice, End, Wait, DEFAULT_MAX_RETRY_AFTER_MS};
-use crate::{seeded_rng, Backoff, Config, ConfigError, DefaultRng};
+use crate::policy::{Choice, DEFAULT_MAX_RETRY_AFTER_MS, End, Wait, wait};
+use crate::{Backoff, Config, ConfigError, DefaultRng, seeded_rng};
 use std::convert::Infallible;
-use std::future::{ready, Future};
+use std::future::{Future, ready};
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;

@@ -29,11 +29,7 @@ pub fn parse(value: &[u8], now_ms: f64) -> Option<f64> {
     }
     let at = http_date(v, now_ms)?;
     let wait = at - now_ms;
-    if wait > 0.0 {
-        Some(wait)
-    } else {
-        None
-    }
+    if wait > 0.0 { Some(wait) } else { None }
 }
 
 /// The headers [`server_wait`] reads, in its order (lowercase, as it asks

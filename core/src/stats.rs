@@ -133,9 +133,5 @@ fn ceil(x: f64) -> f64 {
         return x;
     }
     let t = (x as u64) as f64;
-    if t < x {
-        t + 1.0
-    } else {
-        t
-    }
+    if t < x { t + 1.0 } else { t }
 }

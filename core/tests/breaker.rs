@@ -4,7 +4,7 @@
 
 use wasm_backoff_core::breaker::Trip;
 use wasm_backoff_core::gate::*;
-use wasm_backoff_core::{seeded_rng, Backoff, Config, DefaultRng, Jitter};
+use wasm_backoff_core::{Backoff, Config, DefaultRng, Jitter, seeded_rng};
 
 /// Rounds of 100, 200, 400, 800 ms; probe timeout 1 s.
 fn gate(trip: Trip, fail_fast: bool) -> Gate<DefaultRng> {

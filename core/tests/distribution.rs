@@ -4,7 +4,7 @@
 //! thresholds are the 1 % critical values, so a biased draw (say floor vs.
 //! round, or a range off by a factor) fails by a wide margin.
 
-use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+use wasm_backoff_core::{Backoff, Config, Jitter, seeded_rng};
 
 const N: usize = 100_000;
 

@@ -2,7 +2,7 @@
 //! and a fixed schedule (no jitter: 100, 200, 400, 800 ms).
 
 use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow, Phase};
-use wasm_backoff_core::{seeded_rng, Backoff, Config, DefaultRng, Jitter};
+use wasm_backoff_core::{Backoff, Config, DefaultRng, Jitter, seeded_rng};
 
 fn gate_with(max_queued: u32, overflow: Overflow, concurrency: u32) -> Gate<DefaultRng> {
     let cfg = Config::new()

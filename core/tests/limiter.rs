@@ -5,7 +5,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use wasm_backoff_core::limiter::{Limiter, BETA};
+use wasm_backoff_core::limiter::{BETA, Limiter};
 
 const RTT_MS: f64 = 20.0;
 

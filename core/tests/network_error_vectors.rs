@@ -7,7 +7,7 @@
 
 use crate::json;
 
-use wasm_backoff_core::{is_network_error, NETWORK_ERROR_PREFIXES};
+use wasm_backoff_core::{NETWORK_ERROR_PREFIXES, is_network_error};
 
 const VECTORS: &str = include_str!("network_error_vectors.json");
 

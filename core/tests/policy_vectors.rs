@@ -7,8 +7,8 @@ use crate::json;
 
 use json::Json;
 use wasm_backoff_core::policy::{
-    advice, honoured, idempotent, throttled, timing, verdict, wait, wants_key, Choice, End, Facts,
-    Request, Wait, DEFAULT_RETRY_ON,
+    Choice, DEFAULT_RETRY_ON, End, Facts, Request, Wait, advice, honoured, idempotent, throttled,
+    timing, verdict, wait, wants_key,
 };
 
 const VECTORS: &str = include_str!("policy_vectors.json");

@@ -4,7 +4,7 @@
 //! formula that is off by a factor, an offset or an exponent fails.
 
 use wasm_backoff_core::{
-    seeded_rng, unit_f64, AtCeiling, Backoff, Config, ConfigError, DefaultRng, Preset,
+    AtCeiling, Backoff, Config, ConfigError, DefaultRng, Preset, seeded_rng, unit_f64,
 };
 
 const SEED: u64 = 0xC0FFEE;

@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use proptest::strategy::Strategy as _;
 use wasm_backoff_core::{
-    seeded_rng, AtCeiling, Backoff, Config, Jitter, SlotMode, Strategy, MAX_DELAY_MS,
+    AtCeiling, Backoff, Config, Jitter, MAX_DELAY_MS, SlotMode, Strategy, seeded_rng,
 };
 
 fn strategy() -> impl proptest::strategy::Strategy<Value = Strategy> {

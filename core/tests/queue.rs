@@ -3,7 +3,7 @@
 #![cfg(feature = "queue")]
 
 use wasm_backoff_core::queue::{Due, Queue, QueueConfig, QueueError, Task, TaskState};
-use wasm_backoff_core::{seeded_rng, Backoff, Config, ConfigError, Jitter};
+use wasm_backoff_core::{Backoff, Config, ConfigError, Jitter, seeded_rng};
 
 /// A fake clock: the tests move it by hand.
 struct Clock(f64);
@@ -217,9 +217,11 @@ fn config_is_validated_with_errors_naming_the_option() {
         assert_eq!(Queue::new(cfg), Err(err), "{cfg:?}");
     }
     assert!(QueueError::LeaseMs.message().starts_with("leaseMs "));
-    assert!(QueueError::MaxFailures
-        .message()
-        .starts_with("maxFailures "));
+    assert!(
+        QueueError::MaxFailures
+            .message()
+            .starts_with("maxFailures ")
+    );
     assert_eq!(
         QueueError::Backoff(ConfigError::Factor).message(),
         ConfigError::Factor.message()
@@ -461,9 +463,11 @@ fn retention_a_task_is_not_claimed_past_its_age_and_expires_instead() {
         Queue::new(QueueConfig::new().max_retention_ms(-1.0)).err(),
         Some(QueueError::MaxRetentionMs)
     );
-    assert!(QueueError::MaxRetentionMs
-        .message()
-        .starts_with("maxRetentionMs"));
+    assert!(
+        QueueError::MaxRetentionMs
+            .message()
+            .starts_with("maxRetentionMs")
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use tokio::time::{sleep, Instant};
+use tokio::time::{Instant, sleep};
 use wasm_backoff_core::retry::retry;
 use wasm_backoff_core::{Config, Jitter, Preset};
 

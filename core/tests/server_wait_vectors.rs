@@ -10,7 +10,7 @@ use json::Json;
 use std::cell::RefCell;
 
 use proptest::prelude::*;
-use wasm_backoff_core::{server_wait, spent_wait, SERVER_WAIT_HEADERS};
+use wasm_backoff_core::{SERVER_WAIT_HEADERS, server_wait, spent_wait};
 
 const VECTORS: &str = include_str!("server_wait_vectors.json");
 

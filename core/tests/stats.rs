@@ -2,7 +2,7 @@
 //! schedule, for every preset and strategy that has a closed form.
 
 use wasm_backoff_core::{
-    delay_stats, seeded_rng, AtCeiling, Backoff, Config, Jitter, Preset, SlotMode, Strategy,
+    AtCeiling, Backoff, Config, Jitter, Preset, SlotMode, Strategy, delay_stats, seeded_rng,
 };
 
 fn empirical(cfg: Config, n: u32) -> [f64; 5] {

@@ -1,6 +1,6 @@
 //! The generic strategies and limits, with jitter off so values are exact.
 
-use wasm_backoff_core::{seeded_rng, Backoff, Config, ConfigError, Jitter, Strategy, MAX_DELAY_MS};
+use wasm_backoff_core::{Backoff, Config, ConfigError, Jitter, MAX_DELAY_MS, Strategy, seeded_rng};
 
 fn exact(cfg: Config) -> Backoff {
     Backoff::new(cfg.jitter(Jitter::None), seeded_rng(1)).unwrap()
@@ -23,7 +23,9 @@ fn defaults_are_exponential_full_jitter_100ms_factor_2_cap_20s_no_limit() {
     // The unjittered first retry waits baseMs.
     assert_eq!(
         take(&mut exact(c), 9),
-        [100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0, 6400.0, 12800.0, 20000.0]
+        [
+            100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0, 6400.0, 12800.0, 20000.0
+        ]
     );
 }
 

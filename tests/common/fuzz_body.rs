@@ -6,7 +6,7 @@
 
 use wasm_backoff::calc::decode;
 use wasm_backoff::schema::RECORD_LEN;
-use wasm_backoff_core::{seeded_rng, Backoff, MAX_DELAY_MS};
+use wasm_backoff_core::{Backoff, MAX_DELAY_MS, seeded_rng};
 
 /// Panics (the fuzzer's signal) if any invariant breaks.
 pub fn check(data: &[u8]) {

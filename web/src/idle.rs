@@ -15,13 +15,13 @@ use std::rc::{Rc, Weak};
 use js_sys::{Function, Object, Promise, Reflect};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::{JsFuture, future_to_promise};
 use web_sys::{
     QueuingStrategy, ReadableStream, ReadableStreamDefaultController, ReadableStreamDefaultReader,
     Response, ResponseInit,
 };
 
-use crate::{timeout_error, Timer};
+use crate::{Timer, timeout_error};
 
 /// One body's state, shared by its `pull`, its `cancel` and its timer.
 struct Idle {

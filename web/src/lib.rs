@@ -92,13 +92,13 @@ use std::time::Duration;
 
 use js_sys::{Array, Function, JsString, Promise};
 use wasm_backoff_core::policy::{
-    advice, choose, honoured, idempotent, throttled, verdict, End, Facts, Request as PolicyRequest,
-    IDEMPOTENT_METHODS, SHOULD_RETRY_HEADER,
+    End, Facts, IDEMPOTENT_METHODS, Request as PolicyRequest, SHOULD_RETRY_HEADER, advice, choose,
+    honoured, idempotent, throttled, verdict,
 };
-use wasm_backoff_core::retry::{retry, Pause, Policy, Verdict};
+use wasm_backoff_core::retry::{Pause, Policy, Verdict, retry};
 use wasm_backoff_core::{
-    entropy_seed, is_network_error, server_wait, Config, ConfigError, MAX_DELAY_MS,
-    SERVER_WAIT_HEADERS,
+    Config, ConfigError, MAX_DELAY_MS, SERVER_WAIT_HEADERS, entropy_seed, is_network_error,
+    server_wait,
 };
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};

@@ -6,7 +6,7 @@
 //! scripts/build.sh and `npm run lint` run it; the output is not committed.
 
 use std::fmt::Write as _;
-use wasm_backoff::schema::{self, Error, Kind, FIELDS, SECTIONS};
+use wasm_backoff::schema::{self, Error, FIELDS, Kind, SECTIONS};
 
 fn list(items: &[&str]) -> String {
     let quoted: Vec<String> = items.iter().map(|s| format!("'{s}'")).collect();
@@ -180,9 +180,11 @@ fn render() -> String {
 fn render_network() -> String {
     let prefixes = wasm_backoff_core::NETWORK_ERROR_PREFIXES;
     // Letters and spaces (the core's doctest checks it): no regex syntax.
-    assert!(prefixes
-        .iter()
-        .all(|p| p.bytes().all(|b| b == b' ' || b.is_ascii_alphabetic())));
+    assert!(
+        prefixes
+            .iter()
+            .all(|p| p.bytes().all(|b| b == b' ' || b.is_ascii_alphabetic()))
+    );
     // Folded where that is shorter and means the same (measured: 8 B of
     // gzip less for `wasm-backoff` than the plain list): `Network error`
     // with `network error` as `[Nn]etwork error`, `A…` with ` A…` as ` ?A…`.

@@ -6,7 +6,7 @@
 //! bit-identical.
 
 use wasm_backoff_core::{
-    seeded_rng, AtCeiling, Backoff, Config, Jitter, Preset, SlotMode, Strategy,
+    AtCeiling, Backoff, Config, Jitter, Preset, SlotMode, Strategy, seeded_rng,
 };
 
 /// Delays per case.

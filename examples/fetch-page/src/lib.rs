@@ -72,7 +72,7 @@ async fn send(request: &Request, list: &Element) -> (Result<Response, String>, u
     use std::cell::Cell;
     use std::rc::Rc;
     use wasm_backoff_core::Config;
-    use wasm_backoff_web::{fetch_with_backoff, Options};
+    use wasm_backoff_web::{Options, fetch_with_backoff};
 
     let failed = Rc::new(Cell::new(0));
     let (list, seen) = (list.clone(), failed.clone());

@@ -7,9 +7,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Promise, Reflect, JSON};
+use js_sys::{JSON, Promise, Reflect};
 use wasm_backoff_core::{Config, Jitter, Strategy};
-use wasm_backoff_web::{fetch_with_backoff, Choice, DelayInfo, FetchError, Options, RetryInfo};
+use wasm_backoff_web::{Choice, DelayInfo, FetchError, Options, RetryInfo, fetch_with_backoff};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -414,10 +414,11 @@ async fn network_errors_are_retried_then_reported() {
     } else {
         assert!(retries <= 2, "{retries} retries");
     }
-    assert!(seen
-        .borrow()
-        .iter()
-        .all(|s| s.error.is_some() && s.status.is_none()));
+    assert!(
+        seen.borrow()
+            .iter()
+            .all(|s| s.error.is_some() && s.status.is_none())
+    );
     let n = count(&p).await;
     assert!(
         sent(retries + 1, 2, n),
