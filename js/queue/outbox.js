@@ -14,6 +14,7 @@ import { PermanentError, describe } from './errors.js';
 import { advice, throttled, isNetworkError, METHODS } from '../policy.js';
 import { serverWait } from '../retry-after.js';
 import { bounded } from './options.js';
+import { readUpTo, joined } from '../body.js';
 
 /**
  * Why a replay's tries ended on an answer that will never be taken: the
@@ -43,18 +44,10 @@ async function bodyOf(request, max) {
   if (declared > max) throw over(String(declared));
   if (request.body === null) return null;
   const reader = request.body.getReader();
-  /** @type {Uint8Array[]} */
-  const chunks = [];
-  let size = 0;
-  for (let r = await reader.read(); !r.done; r = await reader.read()) {
-    size += r.value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      throw over(`at least ${size}`);
-    }
-    chunks.push(r.value);
-  }
-  return new Blob(/** @type {BlobPart[]} */ (chunks)).arrayBuffer();
+  const read = await readUpTo(async () => (await reader.read()).value, max);
+  if (read.done) return (await joined(read.chunks)).buffer;
+  await reader.cancel();
+  throw over(`at least ${read.size}`);
 }
 
 /**

@@ -5,6 +5,7 @@
 // attempt that overflowed it is the last). Memory: at most `limit` bytes
 // plus the one chunk in flight. Each attempt reads its own stream, which
 // replays what was kept, then reads on from the source.
+import { readUpTo, joined } from '../body.js';
 
 /** The Fetch standard's allowance for a body kept for a redirect, and our default: 64 KiB. */
 export const REPLAY_BYTES = 65536;
@@ -104,15 +105,10 @@ export class Replay {
  * @returns {Promise<Uint8Array | Replay>}
  */
 export async function prime(body, limit) {
-  const reader = body.getReader();
-  const replay = new Replay(reader, Infinity);
-  while (replay.size <= limit && !(await replay.fill(), replay.done));
-  if (replay.done) {
-    const all = new Uint8Array(replay.size);
-    let at = 0;
-    for (const c of replay.chunks) all.set(c, at), (at += c.byteLength);
-    return all;
-  }
+  // (the replay keeps every chunk read meanwhile: the bound is `readUpTo`'s)
+  const replay = new Replay(body.getReader(), Infinity);
+  const { chunks, done } = await readUpTo(() => replay.fill(), limit);
+  if (done) return joined(chunks);
   // (the first attempt sends what was read: then the limit applies)
   replay.limit = limit;
   return replay;
