@@ -11,7 +11,7 @@ import { withBackoff } from '../fetch/index.js';
 import { TaskQueue } from './task-queue.js';
 import { IndexedDBStore } from './indexeddb-store.js';
 import { PermanentError, describe } from './errors.js';
-import { advice, throttled, isNetworkError, METHODS } from '../policy.js';
+import { advice, throttled, isNetworkError, wantsKey, METHODS } from '../policy.js';
 import { serverWait } from '../retry-after.js';
 import { bounded } from './options.js';
 import { readUpTo, joined } from '../body.js';
@@ -160,7 +160,9 @@ export class Outbox {
    */
   async fetch(request) {
     if (!(request instanceof Request)) throw new TypeError('request must be a Request');
-    if (!METHODS.includes(request.method.toUpperCase()) && !keyOf(request.headers)) {
+    // (the core's one rule, as with `idempotencyKey: true`: a method retried by itself, or a key of its own, needs none)
+    const listed = METHODS.includes(request.method.toUpperCase());
+    if (wantsKey({ listed, keyed: keyOf(request.headers) !== undefined, option: true, any: false })) {
       const headers = new Headers(request.headers);
       headers.set('idempotency-key', crypto.randomUUID());
       request = new Request(request, { headers });
