@@ -12,10 +12,6 @@
 //                                request ends and takes the handler with it
 //   GET  /get?id=  /stats        the record; the object's alarm count and alarm
 //   POST /pause?on=1|0  /reset   hold the object's alarm handling; ctx.abort()
-//   POST /plant?ids=a,b&kind=&ago=  records the queue must skip, due `ago` ms
-//                                ago: kind noseed, null (the record is null),
-//                                state (an unknown one), string (a string
-//                                time), orphan (an index entry, no record)
 //   POST /lone                   enqueues the id 'order-\ud800' (a lone
 //                                surrogate) with enqueueTo and by RPC; answers
 //                                each error as [name, message] and the ids stored
@@ -36,18 +32,6 @@ export class Jobs extends TaskQueueObject {
     return job(this.env, task.id, 'object', signal);
   }
 
-  /** The ids of the malformed records the queue reported (storeerror), in this instance of the object. */
-  reported = [];
-
-  get queue() {
-    const q = super.queue;
-    if (!this.listening) {
-      this.listening = true;
-      q.addEventListener('storeerror', (e) => this.reported.push(e.task?.id ?? null));
-    }
-    return q;
-  }
-
   // The test's view of the object: how many alarms it handled (kept in storage, across resets).
   async alarm() {
     const s = this.ctx.storage;
@@ -62,35 +46,7 @@ export class Jobs extends TaskQueueObject {
     const states = {};
     for (const r of await this.store.list()) states[r?.state] = (states[r?.state] ?? 0) + 1;
     const { running: started } = this.queue;
-    return { alarms: (await s.get('test:alarms')) ?? 0, alarm: await s.getAlarm(), states, started, reported: this.reported };
-  }
-
-  /** Writes records the queue must skip (see /plant): each through the store (its index entry), then spoiled in storage. */
-  async plant(ids, kind, ago) {
-    const s = this.ctx.storage;
-    for (const id of ids) {
-      const at = Date.now() - ago;
-      const r = {
-        id,
-        payload: 0,
-        state: 'pending',
-        lockedBy: null,
-        completeBy: 0,
-        failureCount: 0,
-        nextAttemptAt: at,
-        createdAt: at,
-        seed: 1,
-        version: 0,
-        lastError: null,
-      };
-      if (kind === 'noseed') delete r.seed;
-      if (kind === 'string') r.nextAttemptAt = r.createdAt = 'soon';
-      await this.store.add(r);
-      if (kind === 'null') await s.put(`t:${id}`, null);
-      if (kind === 'state') await s.put(`t:${id}`, { ...r, state: 'sleeping' });
-      if (kind === 'orphan') await s.delete(`t:${id}`);
-    }
-    await s.setAlarm(Date.now());
+    return { alarms: (await s.get('test:alarms')) ?? 0, alarm: await s.getAlarm(), states, started };
   }
 
   async pause(on) {
@@ -160,9 +116,6 @@ export default {
         return Response.json(await object(env).stats());
       case '/pause':
         await object(env).pause(q('on') === '1');
-        return Response.json(true);
-      case '/plant':
-        await object(env).plant(q('ids').split(','), q('kind'), Number(q('ago')));
         return Response.json(true);
       case '/lone': {
         const id = 'order-\ud800';
