@@ -31,6 +31,7 @@ window.ob = {
   },
   start: () => void queue.start(),
   stop: () => queue.stop(),
+  drain: () => queue.drain(),
   enqueue: (id, payload) => queue.enqueue(payload, { id }),
   list: () => new IndexedDBStore({ name: OUTBOX.name }).list(),
   events: () => events,

@@ -27,6 +27,21 @@ async function handler(task, { signal }) {
 }
 
 let queue, store, reads;
+
+/** A pending task's record, never claimed, as a queue writes it. */
+const pending = (id, payload, nextAttemptAt, createdAt, seed) => ({
+  id,
+  payload,
+  state: 'pending',
+  lockedBy: null,
+  completeBy: 0,
+  failureCount: 0,
+  nextAttemptAt,
+  createdAt,
+  seed,
+  version: 0,
+  lastError: null,
+});
 const events = [];
 
 // Every IndexedDB connection the page opens, and how many the browser closed
@@ -80,6 +95,8 @@ window.qt = {
     }
   },
   purge: (options) => queue.purge(options),
+  /** Writes the record of a task enqueued `ago` ms ago and never claimed, as a queue would have written it. */
+  plant: ({ id, payload, ago }) => store.add(pending(id, payload, Date.now() - ago, Date.now() - ago, 1)),
   list: () => store.list(),
   /** Records handed back by the store's reads since make(). */
   reads: () => reads.read,
@@ -92,19 +109,7 @@ window.qt = {
         const tx = req.result.transaction('tasks', 'readwrite');
         const now = Date.now();
         for (let i = 0; i < n; i++) {
-          tx.objectStore('tasks').put({
-            id: `v${i}`,
-            payload: { quiet: true },
-            state: 'pending',
-            lockedBy: null,
-            completeBy: 0,
-            failureCount: 0,
-            nextAttemptAt: now + i,
-            createdAt: now,
-            seed: i,
-            version: 0,
-            lastError: null,
-          });
+          tx.objectStore('tasks').put(pending(`v${i}`, { quiet: true }, now + i, now, i));
         }
         tx.oncomplete = () => (req.result.close(), resolve());
         tx.onerror = () => reject(tx.error);

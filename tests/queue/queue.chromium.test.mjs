@@ -1,9 +1,12 @@
 // The durable task queue in real headless Chromium with IndexedDBStore
-// (tests/browser/queue.html): two pages of one origin sharing 200 tasks, a
-// page closed mid-task, reloads, a handler that always fails. Each handler
-// run is POSTed to the test server (/queue-log), so runs in closed and
-// reloaded pages are counted too. In every case every enqueued id must end
-// `processed` or `error`.
+// (tests/browser/queue.html): two pages of one origin sharing 200 tasks,
+// reloads, the browser closing the database, an upgrade, a handler that
+// always fails, retention, notBefore and purge. Each handler run is POSTed
+// to the test server (/queue-log), so runs in closed and reloaded pages are
+// counted too. In every case every enqueued id must end `processed` or
+// `error`. One real-time smoke of a lease across pages (a page closed
+// mid-task, its task recovered by another after completeBy); outcomes and
+// order only: the exact times are queue.node.test.mjs's, in virtual time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_ROUTES } from '../../scripts/serve.mjs';
@@ -144,14 +147,13 @@ test('a page closed in the middle of a task: the other page recovers it after co
   }
 });
 
-test('a reload: pending tasks persist and resume, one interrupted mid-task is recovered', { timeout: 30_000 }, async () => {
+test('a reload: pending tasks persist, and resume once a queue starts', { timeout: 30_000 }, async () => {
   const context = await ctx.browser.newContext();
   try {
-    const options = { db: 'reload', leaseMs: 2000, concurrency: 1, backoff: { baseMs: 10 }, pollMs: 50 };
+    const options = { db: 'reload', concurrency: 1, pollMs: 50 };
     const page = await openPage(context, 'R');
     await page.evaluate((o) => window.qt.make(o), options);
-    // r5 runs long enough (1.2 s, within the lease) for the reload to land in the middle of it on a loaded machine.
-    const items = Array.from({ length: 20 }, (_, i) => [`r${i}`, { ms: i === 5 ? 1200 : 30 }]);
+    const items = Array.from({ length: 20 }, (_, i) => [`r${i}`, { ms: 1 }]);
     const ids = new Set(items.map(([id]) => id));
     await page.evaluate((it) => window.qt.enqueue(it), items); // not started: only stored
 
@@ -160,48 +162,23 @@ test('a reload: pending tasks persist and resume, one interrupted mid-task is re
     await page.evaluate((o) => window.qt.make(o), options);
     const stored = await page.evaluate(() => window.qt.list());
     assert.deepEqual(
-      stored.map((r) => r.state),
-      Array(20).fill('pending'),
+      stored.map((r) => [r.id, r.state]).sort(),
+      items.map(([id]) => [id, 'pending']).sort(),
       'the 20 tasks survived the reload',
     );
     await page.evaluate(() => window.qt.start());
-    const until = Date.now() + 10_000;
-    const r5 = new Set(['r5']);
-    while (runs('start', r5).length === 0) {
-      assert.ok(Date.now() < until, 'r5 never started');
-      await sleep(5);
-    }
-    await page.reload(); // r5's handler is in flight: its record stays processing
-    assert.equal(runs('done', r5).length, 0, 'the reload cut r5 off');
-    const doneBefore = runs('done', ids).length;
-    assert.ok(doneBefore < 20, 'the reload came before the end');
-    await page.waitForSelector('body[data-ready="1"]');
-    await page.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
     const recs = await settled(page, ids);
     assert.deepEqual(
-      recs.filter((r) => r.state !== 'processed'),
+      recs.filter((r) => r.state !== 'processed' || r.failureCount !== 0),
       [],
-      'all processed after the reload',
+      'all processed after the reload, none failed',
     );
-    // The interrupted task was recovered by the sweep: one failure, the lease's.
-    const interrupted = recs.filter(
-      (r) => r.failureCount === 1 && r.lastError === 'the lease expired (completeBy passed) before the handler settled',
-    );
+    const done = runs('done', ids);
     assert.deepEqual(
-      interrupted.map((r) => r.id),
-      ['r5'],
-      'exactly the task cut off by the reload was swept',
-    );
-    assert.deepEqual(
-      recs.filter((r) => r.failureCount !== 0 && r.id !== 'r5'),
+      [...counts(done, 'id')].filter(([, n]) => n !== 1),
       [],
-      'no other task failed',
     );
-    const perId = counts(runs('done', ids), 'id');
-    assert.equal(perId.size, 20, 'every task completed');
-    // At-least-once: only a task cut off between its handler's end and the
-    // write of `processed` can complete twice; there is at most one such.
-    assert.ok([...perId.values()].filter((n) => n > 1).length <= 1);
+    assert.equal(done.length, 20, 'each once');
     await page.evaluate(() => window.qt.stop());
     assert.deepEqual(page.problems, []);
   } finally {
@@ -255,7 +232,8 @@ test('a handler that always fails: the task ends in error after maxFailures, wit
   const context = await ctx.browser.newContext();
   try {
     const page = await openPage(context, 'F');
-    await page.evaluate((o) => (window.qt.make(o), window.qt.start()), { db: 'fail', maxFailures: 3, backoff: { baseMs: 20 }, pollMs: 50 });
+    // (no wait between tries: the backoff's timing is queue.node.test.mjs's)
+    await page.evaluate((o) => (window.qt.make(o), window.qt.start()), { db: 'fail', maxFailures: 3, backoff: { baseMs: 0 }, pollMs: 50 });
     const ids = new Set(['bad', 'good']);
     await page.evaluate(() =>
       window.qt.enqueue([
@@ -334,12 +312,10 @@ test('IndexedDB: maxRetentionMs ends a task too old to run, notBefore delays one
   const context = await ctx.browser.newContext();
   try {
     const page = await openPage(context, 'P');
-    // (retention 1.5 s from creation: 'delayed' below, due at 150 ms, has 1.35 s to be claimed on a loaded machine)
-    await page.evaluate((o) => window.qt.make(o), { db: 'retention', maxRetentionMs: 1500, pollMs: 4000 });
-    await page.evaluate(() => window.qt.enqueue([['stale', { quiet: true }]]));
-    await sleep(1600); // the queue is not running: 'stale' outlives its retention unclaimed
+    await page.evaluate((o) => window.qt.make(o), { db: 'retention', maxRetentionMs: 60_000, pollMs: 60_000 });
+    // A task enqueued two minutes ago and never claimed: past its retention (written as a queue would have).
+    await page.evaluate(() => window.qt.plant({ id: 'stale', payload: { quiet: true }, ago: 120_000 }));
     await page.evaluate(() => window.qt.start());
-    const t0 = Date.now();
     await page.evaluate(() =>
       window.qt.enqueue([
         ['fresh', { quiet: true }],
@@ -352,7 +328,6 @@ test('IndexedDB: maxRetentionMs ends a task too old to run, notBefore delays one
       ['fresh', 'processed', 0],
       ['stale', 'error', 0],
     ]);
-    assert.ok(Date.now() - t0 < 3000, 'the delayed task was run at its time, not at the next poll (4 s)');
     const delayed = recs.find((r) => r.id === 'delayed');
     assert.ok(delayed.nextAttemptAt - delayed.createdAt >= 149, 'not claimed before notBefore');
     const events = await page.evaluate(() => window.qt.events());
