@@ -2,7 +2,7 @@
 // The one retry loop. Every driver runs it: fetchWithBackoff / withBackoff
 // and retry(fn) (js/fetch/), gate.run and a gated fetch (js/gate/), the
 // fleet's shared gate (js/fleet/), a request at undici's dispatcher
-// (js/undici-request.js), a resumed body (js/stream/resume.js). Each round
+// (js/undici/job.js), a resumed body (js/stream/resume.js). Each round
 // is the same four steps:
 //
 //   pass     the lane lets the attempt go (after its wait, or its hold)

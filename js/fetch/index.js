@@ -15,24 +15,12 @@ import { scheduled, paced } from '../engine/schedule.js';
 import { task } from '../engine/task.js';
 import { EXT, config, merge, snapshot } from './options.js';
 import { FetchJob } from './request.js';
+import { originOf } from '../request-model.js';
 
 export { parseRetryAfter, serverWait };
 
 /** The validated defaults, made at the first call that uses them (not at import: no wasm work before it is needed). */
 let defaults;
-
-/**
- * The origin of a request: what a withBackoff client paces by (a relative
- * URL against the page's; '' when there is none).
- * @param {any} input
- */
-function originOf(input) {
-  try {
-    return new URL(input instanceof Request ? input.url : String(input), globalThis.location?.href).origin;
-  } catch {
-    return '';
-  }
-}
 
 /**
  * What the stream entry adds to the drivers: its job (a FetchJob that
@@ -66,7 +54,7 @@ function run(c, input, init, send, at) {
     // (fetch would send a function as its source text)
     if (!c.ext && typeof init?.body === 'function') throw new TypeError(`a body function ${STREAM}`);
     const { gate, pace } = c;
-    const origin = !gate && at && pace ? originOf(input) : '';
+    const origin = !gate && at && pace && originOf(input);
     job = new (c.ext?.Job ?? FetchJob)(c, send, input, init, pace && (!!gate || !!origin));
     call = new Call(c, signal);
     const own = origin ? paced(/** @type {Map<string, number>} */ (at), origin) : scheduled;

@@ -6,24 +6,14 @@
 // retried at all (its method, its key, its body) is judged on the request
 // actually sent, attempt by attempt: a beforeRetry that turns a GET into a
 // POST, or drops the caller's key, makes it non-idempotent from then on.
+// The request is the drivers' one model (js/request-model.js): its facts,
+// its key and its request stages are the undici job's too.
 import { abortable } from '../hooks.js';
 import { serverWait, spentWait } from '../retry-after.js';
-import { advice, isNetworkError, replayable, honoured, wantsKey, idempotent } from '../policy.js';
+import { advice, isNetworkError, honoured, idempotent } from '../policy.js';
+import { RequestModel, keyFor, attemptOf } from '../request-model.js';
 import { judge } from '../engine/judge.js';
 import { attemptSignal } from '../engine/signal.js';
-
-/**
- * The attempt header's value for attempt `k`, as AWS's `amz-sdk-request`
- * (`attempt=2; max=5`): the fetch driver's and the undici entry's. With
- * `hedge`, each racer is numbered, so `max` is the most requests the call
- * may send: `maxAttempts` rounds of one request and up to `maxHedges` more.
- * @param {{ max: number, hedge?: { maxHedges: number } }} c
- * @param {number} k
- */
-export const attemptValue = (c, k) => {
-  const m = c.max * (1 + (c.hedge?.maxHedges ?? 0));
-  return `attempt=${k}${m < Infinity ? `; max=${m}` : ''}`;
-};
 
 /**
  * How long a success's headers ask the target's next calls to hold (`pace`):
@@ -36,7 +26,8 @@ export const attemptValue = (c, k) => {
  */
 export function paceMs(c, h) {
   const ms = honoured(spentWait(h), c.maxRetryAfterMs, c.clamp);
-  return ms !== undefined && ms <= c.maxRetryAfterMs ? ms : undefined;
+  // (undefined, no wait named, is not <= anything)
+  return /** @type {number} */ (ms) <= c.maxRetryAfterMs ? ms : undefined;
 }
 
 /**
@@ -48,8 +39,10 @@ export function paceMs(c, h) {
 /**
  * The job of one fetch call (the engine's Job: attempt, judge, before).
  * The request as it stands: `input`/`init` (replaced when beforeRetry
- * returns a Request), the headers beforeRetry set over them, then the
- * request stages of the features in use, in order.
+ * returns a Request) and the headers beforeRetry set over them, read as the
+ * drivers' model (`model()`); each attempt sends it through the model's
+ * request stages (the attempt header, the key), then through the stages of
+ * the features in use (`use`), in order.
  */
 export class FetchJob {
   /** Headers changed by beforeRetry (over the request's). @type {Headers | undefined} */
@@ -75,8 +68,8 @@ export class FetchJob {
     this.headers = init?.headers ?? (this.isReq ? input.headers : undefined);
     // (a bad header throws here fetch's own TypeError, and nothing is sent)
     /** The generated idempotency key, the same on every attempt (the policy's rule: a request not retryable by its method, without a key of its own). */
-    this.key = wantsKey({ ...this.facts(), option: c.idempotencyKey }) ? crypto.randomUUID() : undefined;
-    this.body = replayable(init?.body);
+    this.key = keyFor(c, this.model());
+    this.body = this.model().replayable();
     // Only when there is a hook: a call without one builds no Request per retry.
     if (!c.beforeRetry) /** @type {any} */ (this).before = undefined;
   }
@@ -90,25 +83,15 @@ export class FetchJob {
     this.stages.push(stage);
   }
 
-  /** The request as it stands carries an idempotency key of the caller's. */
-  keyed() {
-    return new Headers(this.changed ?? this.headers).has('idempotency-key');
+  /** The request as it stands (beforeRetry's headers over its own), as the drivers' model. */
+  model() {
+    const o = this.init;
+    return new RequestModel(o?.method ?? (this.isReq ? this.input.method : undefined), this.changed ?? this.headers, o?.body);
   }
 
-  /** The request's method as it stands. */
-  method() {
-    return String(this.init?.method ?? (this.isReq ? this.input.method : 'GET')).toUpperCase();
-  }
-
-  /** The facts of the request as it stands that the policy's idempotency rule reads. @returns {import('../policy.js').RequestFacts} */
-  facts() {
-    const c = this.c;
-    return { listed: c.methods.has(this.method()), keyed: !!this.key || this.keyed(), option: false, any: c.retryNonIdempotent };
-  }
-
-  /** Whether the request as it stands may be sent again (its method, a key, or retryNonIdempotent). */
+  /** Whether the request as it stands may be sent again (the policy's rule on its facts: its method, a key, or retryNonIdempotent). */
   idempotent() {
-    return idempotent(this.facts());
+    return idempotent(this.model().facts(this.c, this.key));
   }
 
   /**
@@ -119,14 +102,10 @@ export class FetchJob {
    * @returns {[any, RequestInit | undefined]}
    */
   args(k, sig, signal) {
-    const { c, key, changed } = this;
+    const { c, key } = this;
     let o = this.init;
-    if (key || c.attemptHeader || changed) {
-      const hh = new Headers(changed ?? this.headers);
-      if (c.attemptHeader) hh.set(c.attemptHeader, attemptValue(c, k));
-      if (key) hh.set('idempotency-key', key);
-      o = { ...o, headers: hh };
-    }
+    // (the request stages: the attempt header, the key; headers beforeRetry changed)
+    if (key || c.attemptHeader || this.changed) o = { ...o, headers: attemptOf(c, key, this.model(), k).headers };
     if (sig !== signal) o = { ...o, signal: sig };
     o = this.fed(o);
     let input = this.target();
@@ -153,7 +132,7 @@ export class FetchJob {
     /** @type {RequestInit | undefined} */
     let o = this.init;
     for (const stage of this.stages) [input, o] = stage(input, o, 0);
-    return { method: this.method(), url: input instanceof Request ? input.url : String(input) };
+    return { method: this.model().method, url: input instanceof Request ? input.url : String(input) };
   }
 
   /**

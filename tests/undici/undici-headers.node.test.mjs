@@ -6,12 +6,18 @@
 // against plain undici's, a body that fails to read, one over
 // maxBufferBytes. Against the scripted server on 127.0.0.1, through
 // undici's Agent. The bodies' invariant: the bytes the server stored are
-// the caller's bytes, or the call fails.
+// the caller's bytes, or the call fails. And the request model the fetch
+// driver shares (js/request-model.js): the same request, with the same
+// options, through fetchWithBackoff (Node's plain global fetch) and
+// through undici's Agent gets the same idempotency verdict (the core's one
+// rule: which request gets a generated key, which keeps the caller's,
+// which is retried) and the same request stages on every attempt.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { Agent } from 'undici';
 import { retryInterceptor, retryGlobalFetch } from 'wasm-backoff/undici';
+import { fetchWithBackoff } from 'wasm-backoff';
 import { startScripted } from '../server/scripted.mjs';
 
 let srv;
@@ -260,4 +266,76 @@ test('a body undici refuses is not a network failure: a URLSearchParams body fai
   assert.deepEqual(mine, plain);
   assert.deepEqual(mine, { error: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', stored: [] });
   assert.deepEqual(retried, [], 'never retried');
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * What the server saw of each attempt at `path`: the key ('generated' for
+ * one of ours, the same on every attempt), the attempt header.
+ */
+function sent(path) {
+  const h = seen(path);
+  const keys = h.map((x) => x['idempotency-key']);
+  const generated = keys[0] !== undefined && UUID.test(keys[0]) && keys.every((k) => k === keys[0]);
+  return { attempts: h.length, key: generated ? 'generated' : keys[0], keys: new Set(keys).size, attempt: h.map((x) => x['x-attempt']) };
+}
+
+/** The request through the fetch driver (fetch's headers), then through undici's dispatcher (undici's form). */
+async function both(name, { method, headers, undiciHeaders = headers }, options) {
+  const o = { baseMs: 1, maxAttempts: 2, attemptHeader: 'x-attempt', ...options };
+  const steps = [{ status: 503 }, { status: 201 }];
+  srv.script(`/fetch-${name}`, steps);
+  const res = await fetchWithBackoff(`${srv.url}/fetch-${name}`, { method, headers, body: method === 'GET' ? undefined : 'x' }, o);
+  await res.arrayBuffer();
+  srv.script(`/undici-${name}`, steps);
+  const d = agent.compose(retryInterceptor(o));
+  const r = await d.request({
+    origin: srv.url,
+    path: `/undici-${name}`,
+    method,
+    headers: undiciHeaders,
+    body: method === 'GET' ? undefined : 'x',
+  });
+  await r.body.dump();
+  return [sent(`/fetch-${name}`), sent(`/undici-${name}`)];
+}
+
+test('idempotencyKey: a GET gets no key, a POST one generated key on every attempt, in both drivers', async () => {
+  const [f, u] = await both('get', { method: 'GET' }, { idempotencyKey: true });
+  assert.deepEqual(f, { attempts: 2, key: undefined, keys: 1, attempt: ['attempt=1; max=2', 'attempt=2; max=2'] });
+  assert.deepEqual(u, f);
+  const [fp, up] = await both('post', { method: 'POST' }, { idempotencyKey: true });
+  assert.deepEqual(fp, { attempts: 2, key: 'generated', keys: 1, attempt: ['attempt=1; max=2', 'attempt=2; max=2'] });
+  assert.deepEqual(up, fp);
+});
+
+test("a caller's key is kept (never replaced by one generated) and makes its POST retryable, in both drivers, in every header form", async () => {
+  const forms = {
+    record: { headers: { 'Idempotency-Key': 'mine' } },
+    pairs: { headers: [['idempotency-key', 'mine']], undiciHeaders: ['Idempotency-Key', 'mine'] },
+    Headers: { headers: new Headers({ 'idempotency-key': 'mine' }), undiciHeaders: new Map([['idempotency-key', 'mine']]) },
+  };
+  for (const [form, h] of Object.entries(forms)) {
+    for (const idempotencyKey of [false, true]) {
+      const [f, u] = await both(`mine-${form}-${idempotencyKey}`, { method: 'POST', ...h }, { idempotencyKey });
+      assert.deepEqual(f, { attempts: 2, key: 'mine', keys: 1, attempt: ['attempt=1; max=2', 'attempt=2; max=2'] }, form);
+      assert.deepEqual(u, f, `${form}, idempotencyKey: ${idempotencyKey}`);
+    }
+  }
+});
+
+test('the one rule decides the retry: a POST without a key is sent once; a method outside `methods` too; retryNonIdempotent retries it, in both drivers', async () => {
+  const cases = [
+    ['post', { method: 'POST' }, {}, 1],
+    ['put-unlisted', { method: 'PUT' }, { methods: ['GET'] }, 1],
+    ['put-unlisted-keyed', { method: 'PUT' }, { methods: ['GET'], idempotencyKey: true }, 2],
+    ['patch-any', { method: 'PATCH' }, { retryNonIdempotent: true }, 2],
+    ['delete', { method: 'DELETE' }, {}, 2],
+  ];
+  for (const [name, request, options, attempts] of cases) {
+    const [f, u] = await both(`rule-${name}`, request, options);
+    assert.equal(f.attempts, attempts, `${name}: the fetch driver`);
+    assert.deepEqual(u, f, name);
+  }
 });

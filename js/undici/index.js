@@ -8,10 +8,13 @@
 // hidden from the handler, and the request dispatched again after the
 // schedule's delay; the first answer that is not retried is handed over
 // whole. Nothing here imports undici: it wraps whatever dispatcher it is
-// given (undici's Agent, or Node's own global one).
-import { snapshot, config } from './fetch/options.js';
-import { number } from './options.js';
-import { request } from './undici-request.js';
+// given (undici's Agent, or Node's own global one). One request is
+// js/undici/request.js, its job job.js, an attempt's answer answer.js, its
+// headers (the drivers' request model over undici's forms) headers.js, a
+// body read once body.js.
+import { snapshot, config } from '../fetch/options.js';
+import { number } from '../options.js';
+import { request } from './request.js';
 
 /** The fetch driver's options that have no meaning at a dispatcher (refused rather than ignored). */
 const NOT_HERE = ['gate', 'beforeRetry', 'signal', 'hedge', 'endpoints', 'telemetry'];
@@ -39,7 +42,7 @@ function read(options) {
 /**
  * An undici interceptor (`agent.compose(retryInterceptor(options))`, or
  * `interceptors: { Agent: [...] }`): `dispatch => dispatch'`.
- * @param {import('../types/undici/index.js').UndiciRetryOptions} [options]
+ * @param {import('../../types/undici/index.js').UndiciRetryOptions} [options]
  * @returns {(dispatch: Dispatch) => Dispatch}
  */
 export function retryInterceptor(options) {
@@ -56,7 +59,7 @@ export function retryInterceptor(options) {
  * A dispatcher that sends every request through `dispatcher` with retries
  * (for `setGlobalDispatcher`, or fetch's `dispatcher` option).
  * @param {any} dispatcher an undici Dispatcher (Agent, Pool, Client, or Node's global one)
- * @param {import('../types/undici/index.js').UndiciRetryOptions} [options]
+ * @param {import('../../types/undici/index.js').UndiciRetryOptions} [options]
  */
 export function retryDispatcher(dispatcher, options) {
   if (typeof dispatcher?.dispatch !== 'function') throw new TypeError('dispatcher must be an undici Dispatcher');
@@ -77,7 +80,7 @@ export function retryDispatcher(dispatcher, options) {
  * dispatcher (made first, by a `fetch` of a `data:` URL, where Node has not
  * made it yet) and installs the result in its place. Resolves with a
  * function that puts the previous dispatcher back.
- * @param {import('../types/undici/index.js').UndiciRetryOptions} [options]
+ * @param {import('../../types/undici/index.js').UndiciRetryOptions} [options]
  * @returns {Promise<() => void>}
  */
 export async function retryGlobalFetch(options) {
