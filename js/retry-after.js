@@ -115,7 +115,7 @@ export function spentWait(headers, nowMs) {
  * The headers of a failed request as an error carries them: `get(name)`
  * (Headers, AxiosHeaders) or a plain record (any case; the OpenAI and
  * Anthropic SDKs' errors), else undefined. Shared by `carried` and the
- * query adapters (js/query.js).
+ * query adapters (js/query/wait.js).
  * @param {any} h
  * @returns {{ get(name: string): string | null } | undefined}
  */
