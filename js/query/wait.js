@@ -4,22 +4,24 @@
 // why not). Both libraries give the number of failures so far, so each
 // answer is computed afresh for that retry, as the fetch driver computes a
 // call's: a schedule made from the options' record (a fresh seed unless the
-// options name one), stepped to that retry, the last step lifted to the
-// server's wait when the error carries one (the core's rule: at least that,
-// with jitter above), then freed. Nothing is kept between calls: a
+// options name one), stepped to that retry, the last step drawn on
+// `throttleBaseMs` after a throttled answer (429, 503, 529) and lifted to
+// the server's wait when the error carries one (the core's rule: at least
+// that, with jitter above), then freed. Nothing is kept between calls: a
 // handful of wasm calls per retry (microseconds, against a wait of
 // milliseconds).
-import { own, fn, ms, statuses } from '../options.js';
+import { own, fn, ms, statuses, option } from '../options.js';
 import { w, load, check } from '../wasm.js';
 import { plan } from '../backoff.js';
-import { verdict, timing, advice, RETRY_ON } from '../policy.js';
+import { verdict, timing, advice, throttled, RETRY_ON } from '../policy.js';
 import { headersOf, serverWait } from '../retry-after.js';
-import { MAX_RETRY_AFTER_MS } from '../gen/policy.js';
+import { MAX_RETRY_AFTER_MS, THROTTLE_BASE_FACTOR } from '../gen/policy.js';
 import { unawaited } from '../hooks.js';
 
 /**
  * The delay before retry `failures` of a schedule made from `rec` (a
- * `plan`), stepped there afresh, the last step lifted to the server's wait
+ * `plan`), stepped there afresh, the last step drawn on `base` (NaN: the
+ * schedule's own; < 0: that multiple of it) and lifted to the server's wait
  * `hintMs` by the core's rule; -1 when the schedule is exhausted. Stateless
  * (the schedule is freed before it returns): the adapters are told the
  * failure count and keep no handle between retries.
@@ -27,13 +29,14 @@ import { unawaited } from '../hooks.js';
  * @param {boolean} seeded
  * @param {number} failures
  * @param {number} [hintMs]
+ * @param {number} [base]
  */
-export function delayAt(rec, seeded, failures, hintMs) {
+export function delayAt(rec, seeded, failures, hintMs, base = NaN) {
   load(rec, seeded);
   const h = check(w.backoff_new());
   try {
     for (let i = 1; i < failures; i++) w.backoff_next(h, NaN, NaN);
-    return w.backoff_next(h, hintMs ?? NaN, NaN);
+    return w.backoff_next(h, hintMs ?? NaN, base);
   } finally {
     w.backoff_free(h);
   }
@@ -71,6 +74,8 @@ export function waits(options) {
   const seeded = o.seed !== undefined;
   const retryOn = statuses(o, 'retryOn', new Set(RETRY_ON));
   const maxRetryAfterMs = ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false);
+  // (negative: that multiple of the schedule's own base, as the fetch driver's)
+  const throttleBaseMs = option(o, 'throttleBaseMs', -THROTTLE_BASE_FACTOR);
   const shouldRetry = fn(o, 'shouldRetry');
   return guarded((failures, error) => {
     if (!(failures >= 1 && failures < max)) return 'exhausted';
@@ -81,7 +86,7 @@ export function waits(options) {
     const failed = status === undefined;
     const why = verdict({ failed, network: failed, status, hintMs, advice, retryOn, idempotent: true, replayable: true, wants });
     if (why) return why;
-    const delayMs = delayAt(rec, seeded, failures, hintMs);
+    const delayMs = delayAt(rec, seeded, failures, hintMs, throttled(status) ? throttleBaseMs : NaN);
     return timing({ delayMs, hintMs, maxRetryAfterMs, elapsedMs: 0, maxElapsedMs: Infinity }) || delayMs;
   });
 }

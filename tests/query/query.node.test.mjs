@@ -11,6 +11,7 @@ import { QueryClient } from '@tanstack/query-core';
 import { defaultConfig } from 'swr/_internal';
 import { queryRetry, swrRetry } from 'wasm-backoff/query';
 import { Backoff } from 'wasm-backoff/backoff';
+import { fetchWithBackoff } from 'wasm-backoff';
 import { startScripted } from '../server/scripted.mjs';
 import { settled } from '../engine/clock.mjs';
 
@@ -56,8 +57,9 @@ const gaps = (path) => {
   return at.slice(1).map((t, i) => t - at[i]);
 };
 
-test('TanStack Query: 503, 503, 200 succeeds after the seeded schedule’s delays', async () => {
-  srv.script('/flaky', [{ status: 503 }, { status: 503 }, { status: 200, body: 'ok' }]);
+test('TanStack Query: 502, 500, 200 succeeds after the seeded schedule’s delays', async () => {
+  // (statuses that are not throttling: a 429, 503 or 529 waits on throttleBaseMs, tested below)
+  srv.script('/flaky', [{ status: 502 }, { status: 500 }, { status: 200, body: 'ok' }]);
   const options = { baseMs: 20, seed: 7 };
   const { delays, retry, retryDelay } = recorded(options);
   const client = new QueryClient();
@@ -71,6 +73,32 @@ test('TanStack Query: 503, 503, 200 succeeds after the seeded schedule’s delay
   assert.ok(expected[0] < 20 && expected[1] < 40, String(expected));
   for (const [i, g] of gaps('/flaky').entries()) assert.ok(g >= expected[i] - 2, `gap ${g} ms >= delay ${expected[i]} ms`);
   client.clear();
+});
+
+test('a 429, 503 or 529 waits on throttleBaseMs (10 × baseMs by default), as the fetch driver waits for it; other failures on baseMs', async () => {
+  const options = { baseMs: 10, seed: 5 };
+  for (const status of [429, 503, 529, 500]) {
+    // The fetch driver's wait before its first retry, with the same seeded options.
+    srv.script(`/throttled-${status}`, [{ status }, { status: 200 }]);
+    let waited;
+    const onRetry = ({ delayMs }) => {
+      waited = delayMs;
+    };
+    assert.equal((await fetchWithBackoff(`${srv.url}/throttled-${status}`, undefined, { ...options, onRetry })).status, 200);
+    const error = new HTTPError(new Response(null, { status }));
+    assert.equal(queryRetry(options).retryDelay(0, error), waited, `${status}: the fetch driver's wait`);
+  }
+  const none = { baseMs: 10, jitter: 'none' };
+  const wait = (options, status) => queryRetry(options).retryDelay(0, { status, headers: {} });
+  assert.deepEqual(
+    [429, 503, 529, 500, 502].map((s) => wait(none, s)),
+    [100, 100, 100, 10, 10],
+  );
+  assert.equal(wait({ ...none, throttleBaseMs: 30 }, 429), 30, 'throttleBaseMs set');
+  assert.equal(wait({ ...none, throttleBaseMs: 30 }, 500), 10);
+  // A server-named wait still lifts it (with the core's jitter above).
+  const lifted = queryRetry({ ...none, throttleBaseMs: 1 }).retryDelay(0, { status: 429, headers: { 'retry-after-ms': '50' } });
+  assert.ok(lifted >= 50 && lifted <= 55, `lifted to the server's 50 ms: ${lifted}`);
 });
 
 test('TanStack Query: a 429 waits the server’s wait (retry-after-ms), jitter above', async () => {
@@ -182,6 +210,9 @@ test('bad options throw TypeError or RangeError naming the option, at the factor
     [{ retryOn: [99] }, RangeError, /^retryOn/],
     [{ shouldRetry: true }, TypeError, /^shouldRetry/],
     [{ maxElapsedMs: 1000 }, TypeError, /^maxElapsedMs/],
+    [{ throttleBaseMs: -1 }, RangeError, /^throttleBaseMs/],
+    [{ throttleBaseMs: Infinity }, RangeError, /^throttleBaseMs/],
+    [{ throttleBaseMs: '100' }, TypeError, /^throttleBaseMs/],
   ];
   for (const make of [queryRetry, swrRetry]) {
     for (const [options, type, message] of cases) {

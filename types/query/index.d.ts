@@ -55,6 +55,14 @@ export interface QueryRetryOptions extends Omit<BackoffOptions, 'maxElapsedMs' |
    */
   maxRetryAfterMs?: number;
   /**
+   * The base of the wait after a throttled failure (an error whose status is
+   * 429, 503 or 529), in place of `baseMs`, as for the fetch driver: the same
+   * schedule and retry count, that retry's step drawn on this base (a finite
+   * number >= 0). Other failures keep `baseMs`; a server-named wait still
+   * lifts it. @default 10 × `baseMs` (the preset's base, when it sets one)
+   */
+  throttleBaseMs?: number;
+  /**
    * Asked (synchronously) at each failure the attempts allow: `true` retries
    * it (even a 404), `false` does not, `undefined` keeps the rule above.
    * Another return value (a promise too: it is not awaited) is a
