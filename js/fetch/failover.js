@@ -86,17 +86,15 @@ export function failover(endpoints) {
   const made = Object.freeze({
     endpoints: Object.freeze(list.map((e) => e.origin)),
     weighted,
+    feature: 'endpoints',
     /**
      * The lane of a call for one of the listed origins; undefined for any
      * other (it goes to its own origin, on the call's plain lane).
-     * @param {import('./options.js').Config} c
-     * @param {import('./request.js').FetchJob} job
-     * @param {import('../engine/call.js').Call} call
-     * @param {import('../engine/loop.js').Lane} scheduled the plain lane (without a gate)
+     * @param {import('./options.js').Wiring} x
      */
-    lane: (c, job, call, scheduled) => {
-      const from = urlOf(job.input)?.origin;
-      return origins.has(/** @type {string} */ (from)) ? new Failover(c, job, call, eps, scheduled) : undefined;
+    lane: (x) => {
+      const from = urlOf(x.job.input)?.origin;
+      return origins.has(/** @type {string} */ (from)) ? new Failover(x.c, x.job, x.call, eps, x.own) : undefined;
     },
   });
   // (the .d.ts's Failover carries a type-only mark of what failover() made)

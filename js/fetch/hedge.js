@@ -37,11 +37,12 @@ export function hedge(options) {
   const h = { delayMs, maxHedges };
   const made = Object.freeze({
     ...h,
+    feature: 'hedge',
     /**
-     * @param {import('./request.js').FetchJob} job
-     * @param {import('../engine/loop.js').Lane} lane the call's (a hedge goes only while its target looks healthy)
+     * The call's job, raced (a hedge goes only while the lane's target looks healthy).
+     * @param {import('./options.js').Wiring} x
      */
-    wrap: (job, lane) => new Hedged(job, h, () => lane.healthy?.() ?? true),
+    job: (x) => new Hedged(x.job, h, () => x.lane.healthy?.() ?? true),
   });
   // (the .d.ts's Hedge carries a type-only mark of what hedge() made)
   return /** @type {typeof made & import('../../types/hedge/index.js').Hedge} */ (made);

@@ -45,10 +45,17 @@ let defaults;
  * @param {RequestInit | undefined} init
  * @param {typeof fetch} send
  * @param {Map<string, number>} [at]
+ * @param {boolean} [shared] run by a `dedupe` for its callers
  */
-function run(c, input, init, send, at) {
+function run(c, input, init, send, at, shared = false) {
   const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
   if (signal?.aborted) return Promise.reject(signal.reason);
+  // (dedupe: one call, under its own signal, for every caller of the same request)
+  const d = c.dedupe;
+  if (d && !shared)
+    return /** @type {Function} */ (d.share)({ c, input, init }, (/** @type {AbortSignal=} */ s) =>
+      run(c, input, { ...init, signal: s }, send, at, true),
+    );
   let job, call, lane;
   try {
     // (fetch would send a function as its source text)
@@ -58,9 +65,17 @@ function run(c, input, init, send, at) {
     job = new (c.ext?.Job ?? FetchJob)(c, send, input, init, pace && (!!gate || !!origin));
     call = new Call(c, signal);
     const own = origin ? paced(/** @type {Map<string, number>} */ (at), origin) : scheduled;
-    lane = c.endpoints?.lane(c, job, call, own) ?? gate?.lane(call, input, init) ?? own;
-    // (hedges go only while the lane's target looks healthy: a gate's circuit closed)
-    if (c.hedge) job = c.hedge.wrap(job, lane);
+    /** @type {import('./options.js').Wiring} */
+    const x = { c, call, input, init, job, lane: own, own };
+    // Failover's lane (a request to a listed origin) holds its endpoints'
+    // tickets itself; else the gate's ticket; then the features around
+    // them, in order (a quota's wait; auth's refresh, hedging's race).
+    x.lane = c.endpoints?.lane?.(x) ?? gate?.lane(call, input, init) ?? own;
+    for (const f of c.features) {
+      x.lane = f.lane?.(x) ?? x.lane;
+      x.job = f.job?.(x) ?? x.job;
+    }
+    [job, lane] = [x.job, x.lane];
   } catch (e) {
     call?.close();
     return Promise.reject(e);

@@ -79,16 +79,51 @@ function overMax(v) {
 }
 
 /**
- * An option made by a subpath's factory (its code is downloaded only by
- * those who import it): undefined, or an object with method `m`.
+ * A feature an option's value brings, made by its own subpath's factory
+ * (its code is downloaded only by those who import it): `failover()`,
+ * `quota()`, `auth()`, `hedge()`, `dedupe()`. The fetch driver asks
+ * `endpoints` for the call's lane first (failover), then each of FEATURES
+ * in order for a lane around the one it has and a job around the one it
+ * has; `dedupe` runs the call (`share`: one call for many callers). Each
+ * carries its option's name (`feature`), so a plain object is refused.
+ * @typedef {object} Feature
+ * @property {string} feature the option it is made for
+ * @property {(x: Wiring) => import('../engine/loop.js').Lane | undefined} [lane]
+ * @property {(x: Wiring) => import('../engine/loop.js').Job} [job]
+ * @property {(x: { c: Config, input: any, init: RequestInit | undefined }, go: (signal: AbortSignal | undefined) => Promise<Response>) => Promise<Response>} [share] runs the call by `go` (under a signal of its own), for one caller or many
+ */
+
+/**
+ * What a feature is given to wire a call: its options, the call, its
+ * request, its job and lane so far, and the plain lane (own: a client's
+ * paced one).
+ * @typedef {object} Wiring
+ * @property {Config} c
+ * @property {import('../engine/call.js').Call} call
+ * @property {any} input
+ * @property {RequestInit | undefined} init
+ * @property {any} job the fetch job (js/fetch/request.js), or one around it
+ * @property {import('../engine/loop.js').Lane} lane
+ * @property {import('../engine/loop.js').Lane} own
+ */
+
+/** The options whose value is a feature, in the order they wrap a call, with the subpath (and factory) that makes each. */
+const FEATURES = [
+  ['limit', 'quota'],
+  ['auth', 'auth'],
+  ['hedge', 'hedge'],
+];
+
+/**
+ * The value of `o[key]`, a feature made by `entry`'s factory, or undefined.
  * @param {Record<string, any>} o
  * @param {string} key
- * @param {string} m
- * @param {string} what
+ * @param {string} entry
+ * @returns {Feature | undefined}
  */
-function made(o, key, m, what) {
+function made(o, key, entry) {
   const v = o[key];
-  if (v !== undefined && typeof v?.[m] !== 'function') throw new TypeError(`${key} must be made by ${what}`);
+  if (v !== undefined && v?.feature !== key) throw new TypeError(`${key} must be made by ${entry}() from 'wasm-backoff/${entry}'`);
   return v;
 }
 
@@ -143,8 +178,10 @@ export function config(o) {
     telemetry: fn(o, 'telemetry'),
     budget,
     gate: gate || undefined,
-    hedge: made(o, 'hedge', 'wrap', "hedge(options) from 'wasm-backoff/hedge'"),
-    endpoints: made(o, 'endpoints', 'lane', "failover(endpoints) from 'wasm-backoff/failover'"),
+    hedge: /** @type {(Feature & { maxHedges: number }) | undefined} */ (made(o, 'hedge', 'hedge')),
+    endpoints: made(o, 'endpoints', 'failover'),
+    features: /** @type {Feature[]} */ (FEATURES.map(([k, e]) => made(o, k, e)).filter(Boolean)),
+    dedupe: made(o, 'dedupe', 'dedupe'),
   };
 }
 
