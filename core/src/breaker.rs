@@ -32,6 +32,30 @@ pub enum Trip {
     },
 }
 
+impl Trip {
+    /// The threshold of a gate made without one (`createGate()`): five
+    /// failures in a row. ([`crate::gate::Gate::new`] trips at the first
+    /// failure unless given one.)
+    ///
+    /// ```
+    /// use wasm_backoff_core::breaker::Trip;
+    /// assert_eq!(Trip::DEFAULT, Trip::Consecutive(5));
+    /// ```
+    pub const DEFAULT: Trip = Trip::Consecutive(5);
+    /// The window of a ratio threshold named without one, in ms: 30 s.
+    ///
+    /// ```
+    /// assert_eq!(wasm_backoff_core::breaker::Trip::DEFAULT_WINDOW_MS, 30_000.0);
+    /// ```
+    pub const DEFAULT_WINDOW_MS: f64 = 30_000.0;
+    /// The calls a ratio threshold named without a minimum needs in its window: 20.
+    ///
+    /// ```
+    /// assert_eq!(wasm_backoff_core::breaker::Trip::DEFAULT_MIN_CALLS, 20);
+    /// ```
+    pub const DEFAULT_MIN_CALLS: u32 = 20;
+}
+
 /// Buckets of the sliding window of [`Trip::Ratio`]: the window slides by
 /// an eighth of its length.
 pub const BUCKETS: usize = 8;
@@ -94,6 +118,21 @@ impl Counter {
     /// ```
     pub fn failures(&self) -> u32 {
         self.run
+    }
+
+    /// Whether it has no failure to remember: none in a row, none in the window.
+    ///
+    /// ```
+    /// use wasm_backoff_core::breaker::{Counter, Trip};
+    /// let mut c = Counter::new(Trip::Ratio { ratio: 0.5, window_ms: 1000.0, min_calls: 10 });
+    /// c.record(false, 0.0);
+    /// assert!(c.quiet());
+    /// c.record(true, 1.0);
+    /// c.record(false, 2.0); // a success ends the run, not the window's count
+    /// assert!(!c.quiet());
+    /// ```
+    pub fn quiet(&self) -> bool {
+        self.run == 0 && self.fails == [0; BUCKETS]
     }
 
     /// Calls and failures in the window as of the last outcome.

@@ -16,12 +16,18 @@
 //! their failures are stale; they are held without touching the schedule, so
 //! thirty concurrent failures make one backoff round and one probe, not
 //! thirty.
+//!
+//! The gate also decides each call's fate after its attempt
+//! ([`Gate::settle`]: the outcome in; retry after the call's own backoff,
+//! hold, or end with a reason out), which held calls stay when a round
+//! begins ([`Gate::keep`]), and whether an outcome is news ([`Gate::news`]):
+//! the caller keeps promises and timers, and counts and decides nothing.
 
 use crate::backoff::Backoff;
 use crate::breaker::{BUCKETS, Counter, Trip};
 use crate::limiter::Limiter;
 use crate::math::MAX_DELAY_MS;
-use crate::policy::DEFAULT_MAX_RETRY_AFTER_MS;
+use crate::policy::{DEFAULT_MAX_RETRY_AFTER_MS, End};
 use crate::rng::Rng;
 
 /// Identifies a sent request to the gate: the round it was sent in (31 bits,
@@ -105,6 +111,70 @@ pub enum Admit {
     /// Refuse it now: the circuit is open and the gate fails fast
     /// ([`Gate::fail_fast`]).
     Reject,
+}
+
+/// What a sent request met, for [`Gate::settle`].
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let mut g = Gate::new(rounds, Limits::default());
+/// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+/// g.settle(t, Outcome::Failed(500.0), None, 0.0); // a round of at least 500 ms (a Retry-After)
+/// assert!(g.until() >= Some(500.0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Outcome {
+    /// It reached the target: whatever it answered, no failure of the target.
+    Reached,
+    /// It failed in a way that says the target is down, naming a wait (ms;
+    /// negative or NaN: none) that a round it starts waits at least.
+    Failed(f64),
+    /// It ended without an outcome (its caller aborted it): it says nothing.
+    Cancelled,
+    /// Its caller's deadline cut it in flight ([`Gate::timed_out`]).
+    TimedOut,
+}
+
+/// What a call that wants another attempt can afford, for [`Gate::settle`].
+///
+/// ```
+/// use wasm_backoff_core::gate::Next;
+/// use wasm_backoff_core::policy::End;
+/// let spent = Next { own: Err(End::Exhausted), deadline_ms: f64::INFINITY };
+/// assert!(spent.own.is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Next {
+    /// Its own next delay (ms, from its own schedule: a failure below the
+    /// threshold waits that, not a round), or why it has none
+    /// ([`End::Exhausted`]; [`End::Vetoed`]: its `delay` hook gave up).
+    pub own: Result<f64, End>,
+    /// When it must be over (epoch ms; infinite: never).
+    pub deadline_ms: f64,
+}
+
+/// The gate's decision on a call after its outcome ([`Gate::settle`]).
+///
+/// ```
+/// use wasm_backoff_core::gate::*;
+/// use wasm_backoff_core::policy::End;
+/// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+/// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+/// let mut g = Gate::new(rounds, Limits::default()).fail_fast(true);
+/// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+/// let next = Next { own: Ok(10.0), deadline_ms: f64::INFINITY };
+/// assert_eq!(g.settle(t, Outcome::Failed(f64::NAN), Some(next), 0.0), Some(Decision::End(End::CircuitOpen)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decision {
+    /// Send it again after its own backoff (ms): the target is below its threshold.
+    Retry(f64),
+    /// Hold it for the target (at the tail of the held list; then evict as told).
+    Hold(Hold),
+    /// It ends, and why.
+    End(End),
 }
 
 /// Where the target stands, in the circuit breaker's words (closed, open,
@@ -676,7 +746,12 @@ impl<R: Rng> Gate<R> {
             && (0.0..=MAX_DELAY_MS).contains(&s[SAVED_CHAIN])
             && count(s[SAVED_FAILURES])
             && (s[SAVED_WINDOW_AT].is_nan() || s[SAVED_WINDOW_AT].is_finite())
-            && (0..BUCKETS).all(|i| count(calls[i]) && count(fails[i]) && fails[i] <= calls[i]);
+            // (zipped, not indexed: an index the optimiser cannot bound brings
+            // the panic's message and core::fmt's digits into the module)
+            && calls
+                .iter()
+                .zip(&fails)
+                .all(|(c, f)| count(*c) && count(*f) && f <= c);
         if !ok {
             return Err(RestoreError::Malformed);
         }
@@ -744,14 +819,48 @@ impl<R: Rng> Gate<R> {
         self.in_flight.saturating_sub(self.stalled) >= self.limits.concurrency
     }
 
-    /// A sent request (`tag`) settled: it leaves the in-flight count, and
+    /// A sent request (`tag`) came back: it leaves the in-flight count, and
     /// the stalled one if it was sent before the last stall.
-    fn settle(&mut self, tag: Tag) {
+    fn land(&mut self, tag: Tag) {
         self.in_flight = self.in_flight.saturating_sub(1);
         let age = self.stall_epoch.wrapping_sub(tag >> 1) & EPOCH_MASK;
         if age != 0 && age < 1 << 30 && self.stalled > 0 {
             self.stalled -= 1;
         }
+    }
+
+    /// What an outcome that is news ([`Gate::news`]) does to the target:
+    /// a closed one counts it against the threshold (and trips); the
+    /// probe's closes the circuit, starts the next round, or (cancelled)
+    /// lets the next request probe.
+    fn heard(&mut self, outcome: Outcome, now_ms: f64) {
+        let cause = match (self.phase, outcome) {
+            (Phase::Closed, Outcome::Reached) => {
+                self.counter.record(false, now_ms);
+                return;
+            }
+            (Phase::Closed, Outcome::Failed(_)) if self.counter.record(true, now_ms) => {
+                Cause::Tripped
+            }
+            (Phase::Probing, Outcome::Reached) => {
+                self.close();
+                self.cause = Cause::ProbeSucceeded;
+                return;
+            }
+            (Phase::Probing, Outcome::Failed(_)) => Cause::ProbeFailed,
+            (Phase::Probing, Outcome::Cancelled) => {
+                self.phase = Phase::HalfOpen;
+                return;
+            }
+            (Phase::Probing, Outcome::TimedOut) => Cause::ProbeTimeout,
+            _ => return,
+        };
+        let hint_ms = if let Outcome::Failed(h) = outcome {
+            h
+        } else {
+            -1.0
+        };
+        self.start_round(hint_ms, now_ms, cause);
     }
 
     fn send(&mut self, probe: bool, now_ms: f64) -> Tag {
@@ -880,16 +989,9 @@ impl<R: Rng> Gate<R> {
     /// assert!(g.wake_at().is_none() && g.can_wait(450.0) == false);
     /// ```
     pub fn failed(&mut self, tag: Tag, hint_ms: f64, now_ms: f64) -> bool {
-        self.settle(tag);
-        let cause = match self.phase {
-            Phase::Closed if tag == self.tag(false) && self.counter.record(true, now_ms) => {
-                Cause::Tripped
-            }
-            Phase::Probing if tag == self.tag(true) => Cause::ProbeFailed,
-            _ => return false,
-        };
-        self.start_round(hint_ms, now_ms, cause);
-        true
+        let rounds = self.rounds;
+        self.settle(tag, Outcome::Failed(hint_ms), None, now_ms);
+        self.rounds != rounds
     }
 
     /// Outcomes of calls to the target that were sent elsewhere (by the
@@ -939,13 +1041,7 @@ impl<R: Rng> Gate<R> {
     /// assert!(g.idle());
     /// ```
     pub fn succeeded(&mut self, tag: Tag, now_ms: f64) {
-        self.settle(tag);
-        if self.phase == Phase::Probing && tag == self.tag(true) {
-            self.close();
-            self.cause = Cause::ProbeSucceeded;
-        } else if self.phase == Phase::Closed && tag == self.tag(false) {
-            self.counter.record(false, now_ms);
-        }
+        self.settle(tag, Outcome::Reached, None, now_ms);
     }
 
     /// The request sent with `tag` ended without an outcome (its caller
@@ -963,9 +1059,137 @@ impl<R: Rng> Gate<R> {
     /// assert_eq!(g.in_flight(), 0);
     /// ```
     pub fn cancelled(&mut self, tag: Tag) {
-        self.settle(tag);
-        if self.phase == Phase::Probing && tag == self.tag(true) {
-            self.phase = Phase::HalfOpen;
+        self.settle(tag, Outcome::Cancelled, None, f64::NAN);
+    }
+
+    /// The request sent with `tag` was cut in flight by its caller's
+    /// deadline at `now_ms`: no answer within the time it had. The probe's
+    /// counts as failed, as a probe unsettled after the probe timeout does
+    /// (the next round starts, [`Cause::ProbeTimeout`]: the calls held
+    /// behind it are not sent one after another into the same silence);
+    /// another's says nothing, as [`Gate::cancelled`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let mut g = Gate::new(rounds, Limits::default());
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// let Admit::Send(probe) = g.admit(100.0) else { unreachable!() };
+    /// g.timed_out(probe, 150.0);
+    /// assert_eq!((g.phase(), g.cause(), g.until()), (Phase::Open, Cause::ProbeTimeout, Some(350.0)));
+    /// ```
+    pub fn timed_out(&mut self, tag: Tag, now_ms: f64) {
+        self.settle(tag, Outcome::TimedOut, None, now_ms);
+    }
+
+    /// Whether an outcome of the request sent with `tag` is news about the
+    /// target: it was sent in the current healthy period, or it is the
+    /// current probe. The others were sent before the last round (or an
+    /// isolation, a restore, a stall) began: they fail or succeed with what
+    /// the target was then, and [`Gate::settle`] counts them for nothing.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let mut g = Gate::new(rounds, Limits::default());
+    /// let Admit::Send(a) = g.admit(0.0) else { unreachable!() };
+    /// let Admit::Send(b) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(a, -1.0, 0.0); // a round starts
+    /// let Admit::Send(probe) = g.admit(100.0) else { unreachable!() };
+    /// g.succeeded(probe, 110.0); // closed again
+    /// assert!(!g.news(b), "sent before the round");
+    /// ```
+    pub fn news(&self, tag: Tag) -> bool {
+        let probe = tag & 1 == 1;
+        tag == self.tag(probe) && self.phase == if probe { Phase::Probing } else { Phase::Closed }
+    }
+
+    /// The outcome of the request sent with `tag` at `now_ms`, and the
+    /// gate's decision on its call: with `next` (the call wants another
+    /// attempt), [`Decision::Retry`] after its own backoff while the target
+    /// is closed (below its threshold), [`Decision::Hold`] while it backs
+    /// off, or [`Decision::End`] and why: its own limits (`next.own`'s
+    /// reason; [`End::Deadline`] when its backoff, or the round, ends past
+    /// its deadline), or [`End::CircuitOpen`] when failing fast. Without
+    /// `next`, the outcome is recorded and nothing decided (`None`).
+    /// Outcomes that are no news ([`Gate::news`]) count for nothing.
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::breaker::Trip;
+    /// use wasm_backoff_core::policy::End;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let mut g = Gate::new(rounds, Limits::default()).with_trip(Trip::Consecutive(3));
+    /// let next = |own| Some(Next { own, deadline_ms: 1000.0 });
+    /// let failed = Outcome::Failed(f64::NAN);
+    /// // Below the threshold: the call's own backoff, unless it ends past the deadline.
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// assert_eq!(g.settle(t, failed, next(Ok(50.0)), 0.0), Some(Decision::Retry(50.0)));
+    /// let Admit::Send(t) = g.admit(50.0) else { unreachable!() };
+    /// assert_eq!(g.settle(t, failed, next(Ok(2000.0)), 50.0), Some(Decision::End(End::Deadline)));
+    /// // The third failure in a row trips: the call is held for the round.
+    /// let Admit::Send(t) = g.admit(60.0) else { unreachable!() };
+    /// assert_eq!(g.settle(t, failed, next(Ok(0.0)), 60.0), Some(Decision::Hold(Hold::Held)));
+    /// ```
+    pub fn settle(
+        &mut self,
+        tag: Tag,
+        outcome: Outcome,
+        next: Option<Next>,
+        now_ms: f64,
+    ) -> Option<Decision> {
+        if self.news(tag) {
+            self.heard(outcome, now_ms);
+        }
+        self.land(tag);
+        let next = next?;
+        let own = match next.own {
+            Ok(ms) => ms,
+            Err(why) => return Some(Decision::End(why)),
+        };
+        Some(if self.phase == Phase::Closed {
+            if now_ms + own > next.deadline_ms {
+                Decision::End(End::Deadline)
+            } else {
+                Decision::Retry(own)
+            }
+        } else if !self.can_wait(next.deadline_ms) {
+            Decision::End(End::Deadline)
+        } else if self.fail_fast {
+            Decision::End(End::CircuitOpen)
+        } else {
+            Decision::Hold(self.hold())
+        })
+    }
+
+    /// Whether a held request stays held once a round it waits through has
+    /// begun (each costs it an attempt: `own`, its own schedule's next delay,
+    /// or why it has none): `None` when it does, else why it leaves —
+    /// [`End::Exhausted`] (out of attempts: a held call has no answer of its
+    /// own to end with), or [`End::Deadline`] when the gate will not wake
+    /// before its deadline. Then call [`Gate::left`].
+    ///
+    /// ```
+    /// use wasm_backoff_core::gate::*;
+    /// use wasm_backoff_core::policy::End;
+    /// use wasm_backoff_core::{seeded_rng, Backoff, Config, Jitter};
+    /// let rounds = Backoff::new(Config::new().jitter(Jitter::None), seeded_rng(1)).unwrap();
+    /// let mut g = Gate::new(rounds, Limits::default());
+    /// let Admit::Send(t) = g.admit(0.0) else { unreachable!() };
+    /// g.failed(t, -1.0, 0.0); // a 100 ms round starts
+    /// assert_eq!(g.keep(Ok(0.0), 100.0), None);
+    /// assert_eq!(g.keep(Ok(0.0), 99.0), Some(End::Deadline));
+    /// assert_eq!(g.keep(Err(End::Vetoed), 1e9), Some(End::Exhausted));
+    /// ```
+    pub fn keep(&self, own: Result<f64, End>, deadline_ms: f64) -> Option<End> {
+        if own.is_err() {
+            Some(End::Exhausted)
+        } else {
+            (!self.can_wait(deadline_ms)).then_some(End::Deadline)
         }
     }
 
@@ -1172,8 +1396,7 @@ impl<R: Rng> Gate<R> {
         self.phase == Phase::Closed
             && self.held == 0
             && self.in_flight == 0
-            && self.counter.failures() == 0
-            && self.counter.window().1 == 0
+            && self.counter.quiet()
             && self.limiter.is_none_or(|l| !l.enabled())
     }
 }

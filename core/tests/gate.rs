@@ -1,7 +1,10 @@
 //! The per-target gate's state machine, with a fake clock (time is passed in)
 //! and a fixed schedule (no jitter: 100, 200, 400, 800 ms).
 
-use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow, Phase};
+use wasm_backoff_core::gate::{
+    Admit, Cause, Decision, Gate, Hold, Limits, Next, Outcome, Overflow, Phase,
+};
+use wasm_backoff_core::policy::End;
 use wasm_backoff_core::{Backoff, Config, DefaultRng, Jitter, seeded_rng};
 
 fn gate_with(max_queued: u32, overflow: Overflow, concurrency: u32) -> Gate<DefaultRng> {
@@ -321,4 +324,118 @@ fn hung_requests_stop_occupying_their_slots_after_the_probe_timeout() {
     assert_eq!((g.wake_at(), drain(&mut g, 1e12).len()), (None, 0));
     g.failed(a, -1.0, 0.0);
     assert_eq!(g.wake_at(), Some(100.0));
+}
+
+/// What a call that wants another attempt can afford: its own next delay, a deadline.
+fn next(own: Result<f64, End>, deadline_ms: f64) -> Option<Next> {
+    Some(Next { own, deadline_ms })
+}
+
+#[test]
+fn settle_decides_each_call_retry_hold_or_end() {
+    use wasm_backoff_core::breaker::Trip;
+    let failed = Outcome::Failed(f64::NAN);
+    let mut g = gate().with_trip(Trip::Consecutive(2));
+    // Below the threshold: the call's own backoff, within its deadline.
+    let t = send(&mut g, 0.0);
+    assert_eq!(
+        g.settle(t, failed, next(Ok(30.0), 1e9), 0.0),
+        Some(Decision::Retry(30.0))
+    );
+    // Its own limits come first, whatever the target does.
+    let t = send(&mut g, 30.0);
+    assert_eq!(
+        g.settle(t, failed, next(Err(End::Vetoed), 1e9), 30.0),
+        Some(Decision::End(End::Vetoed))
+    );
+    assert_eq!(
+        (g.phase(), g.until()),
+        (Phase::Open, Some(130.0)),
+        "the second failure in a row tripped"
+    );
+    let probe = send(&mut g, 130.0);
+    assert_eq!(
+        g.settle(probe, failed, next(Err(End::Exhausted), 1e9), 130.0),
+        Some(Decision::End(End::Exhausted))
+    );
+    // Open (until 330): held for the round, unless it ends past the call's deadline.
+    let probe = send(&mut g, 330.0);
+    assert_eq!(
+        g.settle(probe, failed, next(Ok(0.0), 730.0), 330.0),
+        Some(Decision::Hold(Hold::Held))
+    );
+    let probe = g.take(730.0).unwrap();
+    assert_eq!(
+        g.settle(probe, failed, next(Ok(0.0), 1529.0), 730.0),
+        Some(Decision::End(End::Deadline))
+    );
+    // A success wants nothing: recorded, nothing decided.
+    let probe = send(&mut g, 1530.0);
+    assert_eq!(g.settle(probe, Outcome::Reached, None, 1530.0), None);
+    assert_eq!(g.phase(), Phase::Closed);
+    // Fail-fast: the call ends, the circuit open.
+    let mut g = gate().fail_fast(true);
+    let t = send(&mut g, 0.0);
+    assert_eq!(
+        g.settle(t, failed, next(Ok(5.0), 1e9), 0.0),
+        Some(Decision::End(End::CircuitOpen))
+    );
+}
+
+#[test]
+fn a_probe_cut_by_its_deadline_starts_the_next_round_another_cut_call_says_nothing() {
+    let mut g = gate();
+    let a = send(&mut g, 0.0);
+    let b = send(&mut g, 0.0);
+    assert!(g.failed(a, -1.0, 0.0)); // a 100 ms round
+    let probe = send(&mut g, 100.0);
+    assert_eq!(g.phase(), Phase::Probing);
+    // A call sent before the round, cut by its deadline: nothing changes.
+    g.settle(b, Outcome::TimedOut, None, 150.0);
+    assert_eq!((g.phase(), g.in_flight()), (Phase::Probing, 1));
+    // The probe, cut: no answer in the time it had. The next round (200 ms) starts now.
+    g.settle(probe, Outcome::TimedOut, None, 250.0);
+    assert_eq!(
+        (g.phase(), g.cause(), g.until(), g.rounds()),
+        (Phase::Open, Cause::ProbeTimeout, Some(450.0), 2)
+    );
+    // Cancelled (aborted by its caller), a probe says nothing: the next request probes.
+    let probe = send(&mut g, 450.0);
+    g.settle(probe, Outcome::Cancelled, None, 460.0);
+    assert_eq!((g.phase(), g.rounds()), (Phase::HalfOpen, 2));
+}
+
+#[test]
+fn only_news_counts_and_the_core_says_which_outcome_is_news() {
+    let mut g = gate();
+    let a = send(&mut g, 0.0);
+    let b = send(&mut g, 0.0);
+    assert!(g.news(a) && g.news(b));
+    assert!(g.failed(a, -1.0, 0.0));
+    assert!(!g.news(b), "sent before the round");
+    let probe = send(&mut g, 100.0);
+    assert!(g.news(probe));
+    g.succeeded(probe, 110.0);
+    assert_eq!(g.phase(), Phase::Closed);
+    // b fails after the probe closed the circuit: stale, no second round.
+    assert!(!g.news(b));
+    assert!(!g.failed(b, -1.0, 300.0));
+    assert_eq!((g.phase(), g.rounds()), (Phase::Closed, 1));
+    let c = send(&mut g, 300.0);
+    assert!(g.news(c), "sent after: news");
+}
+
+#[test]
+fn keep_says_whether_a_held_call_stays_for_the_round() {
+    let mut g = gate();
+    let t = send(&mut g, 0.0);
+    assert!(g.failed(t, -1.0, 0.0)); // until 100
+    assert_eq!(g.keep(Ok(10.0), 100.0), None);
+    assert_eq!(g.keep(Ok(10.0), 99.0), Some(End::Deadline));
+    assert_eq!(g.keep(Err(End::Exhausted), 1e9), Some(End::Exhausted));
+    assert_eq!(
+        g.keep(Err(End::Vetoed), 1e9),
+        Some(End::Exhausted),
+        "a held call has no answer of its own"
+    );
 }
