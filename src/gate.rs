@@ -9,11 +9,17 @@
 
 use crate::calc::{count, decode, given, handle};
 use crate::io::{Cell, answer, record, scratch_mut};
-use crate::schema::{EVICT_HEAD, EVICT_TAIL, Error, Field, HELD, REJECTED, WAKE_IDLE, WAKE_NONE};
+use crate::schema::{
+    CANCELLED, ENDED, EVICT_HEAD, EVICT_TAIL, Error, FAILED, Field, HELD, OWN_VETOED, REACHED,
+    WAKE_IDLE, WAKE_NONE,
+};
 use crate::slab::{self, Pool};
 use wasm_backoff_core::breaker::Trip;
-use wasm_backoff_core::gate::{Admit, Gate, Hold, Limits, Overflow, RestoreError, SAVED_LEN};
+use wasm_backoff_core::gate::{
+    Admit, Decision, Gate, Hold, Limits, Next, Outcome, Overflow, RestoreError, SAVED_LEN,
+};
 use wasm_backoff_core::limiter::Limiter;
+use wasm_backoff_core::policy::End;
 use wasm_backoff_core::{Backoff, DefaultRng, MAX_DELAY_MS, seeded_rng};
 use wasm_bindgen::prelude::*;
 
@@ -28,7 +34,7 @@ fn gate<'a>(h: usize) -> &'a mut Gate<DefaultRng> {
 /// Writes the status of the gate of `h` to the result record: phase, held,
 /// in flight, rounds, wake time (-1 none, -2 idle: the gate may be
 /// dropped), probes, evictions, timeouts, cause, the round's end (-1 when
-/// not backing off), failures in a row.
+/// not backing off).
 fn status(h: usize) {
     let g = gate(h);
     let wake = if g.idle() {
@@ -47,7 +53,6 @@ fn status(h: usize) {
         g.timeouts() as f64,
         g.cause() as u8 as f64,
         g.until().unwrap_or(WAKE_NONE),
-        g.failures() as f64,
     ]);
 }
 
@@ -60,16 +65,34 @@ fn hold_code(h: Hold) -> f64 {
     }
 }
 
-/// The threshold the record describes: `failureRatio` (with `windowMs`,
-/// default 30 s, and `minCalls`, default 20) or `consecutive` (default 5).
+/// An end as a number: `ENDED` minus the reason's wire order (`schema::CODES`).
+fn end_code(e: End) -> f64 {
+    ENDED - e as u8 as f64
+}
+
+/// A call's own next delay as `Call.next` (js/engine/call.js) answers it:
+/// ms (>= 0), `OWN_VETOED` (its `delay` hook gave up), or another negative
+/// (its schedule is exhausted).
+fn own(ms: f64) -> Result<f64, End> {
+    if ms >= 0.0 {
+        Ok(ms)
+    } else if ms == OWN_VETOED {
+        Err(End::Vetoed)
+    } else {
+        Err(End::Exhausted)
+    }
+}
+
+/// The threshold the record describes: `failureRatio` (with `windowMs` and
+/// `minCalls`, the core's defaults unless given) or `consecutive` (the
+/// core's default threshold unless given).
 fn trip(r: &[f64; crate::schema::RECORD_LEN]) -> Result<Trip, Error> {
     let consecutive = given(r, Field::Consecutive);
     let Some(ratio) = given(r, Field::FailureRatio) else {
-        return Ok(Trip::Consecutive(count(
-            consecutive.unwrap_or(5.0),
-            1.0,
-            Error::Consecutive,
-        )?));
+        return match consecutive {
+            Some(n) => Ok(Trip::Consecutive(count(n, 1.0, Error::Consecutive)?)),
+            None => Ok(Trip::DEFAULT),
+        };
     };
     if consecutive.is_some() {
         return Err(Error::Consecutive);
@@ -77,18 +100,17 @@ fn trip(r: &[f64; crate::schema::RECORD_LEN]) -> Result<Trip, Error> {
     if !(ratio > 0.0 && ratio <= 1.0) {
         return Err(Error::FailureRatio);
     }
-    let window_ms = given(r, Field::WindowMs).unwrap_or(30_000.0);
+    let window_ms = given(r, Field::WindowMs).unwrap_or(Trip::DEFAULT_WINDOW_MS);
     if !(window_ms > 0.0 && window_ms <= MAX_DELAY_MS) {
         return Err(Error::WindowMs);
     }
     Ok(Trip::Ratio {
         ratio,
         window_ms,
-        min_calls: count(
-            given(r, Field::MinCalls).unwrap_or(20.0),
-            1.0,
-            Error::MinCalls,
-        )?,
+        min_calls: match given(r, Field::MinCalls) {
+            Some(n) => count(n, 1.0, Error::MinCalls)?,
+            None => Trip::DEFAULT_MIN_CALLS,
+        },
     })
 }
 
@@ -157,45 +179,72 @@ pub fn gate_free(h: usize) {
     unsafe { slab::free(&GATES, h) }
 }
 
-/// A new call at `now`: its tag (>= 0) to send with, a hold code, or
-/// `REJECTED` (failing fast).
+/// A new call at `now`: its tag (>= 0) to send with, a hold code, or an
+/// end (`circuit-open`: failing fast).
 #[wasm_bindgen]
 pub fn gate_admit(h: usize, now: f64) -> f64 {
     let r = match gate(h).admit(now) {
         Admit::Send(t) => t as f64,
         Admit::Hold(x) => hold_code(x),
-        Admit::Reject => REJECTED,
+        Admit::Reject => end_code(End::CircuitOpen),
     };
     status(h);
     r
 }
 
-/// The call sent with `tag` failed (the target is down); `hint` is a
-/// server-named wait or -1.
+/// The outcome of the call sent with `tag` at `now` (`REACHED`, `FAILED`
+/// with `hint`, a server-named wait or NaN, `CANCELLED` or `TIMED_OUT`) and
+/// the gate's decision (`Gate::settle`) on its call, which wants another
+/// attempt when `own` (see `own`) is not NaN: a retry after that many ms
+/// (>= 0), a hold code, or an end; NaN when nothing was asked.
 #[wasm_bindgen]
-pub fn gate_failed(h: usize, tag: u32, hint: f64, now: f64) {
-    gate(h).failed(tag, hint, now);
+pub fn gate_settle(
+    h: usize,
+    tag: u32,
+    outcome: f64,
+    hint: f64,
+    own_ms: f64,
+    deadline: f64,
+    now: f64,
+) -> f64 {
+    let o = if outcome == REACHED {
+        Outcome::Reached
+    } else if outcome == FAILED {
+        Outcome::Failed(hint)
+    } else if outcome == CANCELLED {
+        Outcome::Cancelled
+    } else {
+        Outcome::TimedOut
+    };
+    let next = (!own_ms.is_nan()).then(|| Next {
+        own: own(own_ms),
+        deadline_ms: deadline,
+    });
+    let r = match gate(h).settle(tag, o, next, now) {
+        Some(Decision::Retry(ms)) => ms,
+        Some(Decision::Hold(x)) => hold_code(x),
+        Some(Decision::End(e)) => end_code(e),
+        None => f64::NAN,
+    };
     status(h);
+    r
 }
 
-/// The call sent with `tag` reached the target at `now`.
+/// Whether an outcome of the call sent with `tag` is news (`Gate::news`).
 #[wasm_bindgen]
-pub fn gate_succeeded(h: usize, tag: u32, now: f64) {
-    gate(h).succeeded(tag, now);
-    status(h);
+pub fn gate_news(h: usize, tag: u32) -> bool {
+    gate(h).news(tag)
 }
 
-/// Isolates the target by hand.
+/// Isolates the target by hand (`on`), or ends an isolation (or a backoff).
 #[wasm_bindgen]
-pub fn gate_isolate(h: usize) {
-    gate(h).isolate();
-    status(h);
-}
-
-/// Ends an isolation (or a backoff) by hand.
-#[wasm_bindgen]
-pub fn gate_release(h: usize) {
-    gate(h).release();
+pub fn gate_isolate(h: usize, on: bool) {
+    let g = gate(h);
+    if on {
+        g.isolate()
+    } else {
+        g.release()
+    }
     status(h);
 }
 
@@ -210,12 +259,11 @@ pub fn gate_save(h: usize, now: f64) {
 /// the status.
 #[wasm_bindgen]
 pub fn gate_restore(h: usize, now: f64) -> u32 {
-    let mut saved = [0.0; SAVED_LEN];
-    // (a loop, not copy_from_slice: its length check would bring core::fmt in)
-    for (d, x) in saved.iter_mut().zip(scratch_mut().iter()) {
-        *d = *x;
-    }
-    let r = match gate(h).restore(&saved, now) {
+    // (the buffer is longer: never None; no copy, no length check)
+    let Some(saved) = scratch_mut().first_chunk::<SAVED_LEN>() else {
+        return 1;
+    };
+    let r = match gate(h).restore(saved, now) {
         Ok(()) => 0,
         Err(RestoreError::Malformed) => 1,
         Err(RestoreError::Future) => 2,
@@ -247,19 +295,17 @@ pub fn gate_throttled(h: usize, throttled: bool, paced: f64, sent: f64, now: f64
     g.limiter().map_or(f64::INFINITY, Limiter::rate)
 }
 
-/// The call sent with `tag` ended without an outcome (aborted).
+/// Whether a held call stays held once a round begins (`Gate::keep`): its
+/// own next delay `own` (see `own`; NaN: none spent) and `deadline`. A
+/// hold code, or an end (then `gate_left`).
 #[wasm_bindgen]
-pub fn gate_cancelled(h: usize, tag: u32) {
-    gate(h).cancelled(tag);
-    status(h);
-}
-
-/// One more call is held (a failed one waiting for the target): a hold code.
-#[wasm_bindgen]
-pub fn gate_hold(h: usize) -> f64 {
-    let r = hold_code(gate(h).hold());
-    status(h);
-    r
+pub fn gate_keep(h: usize, own_ms: f64, deadline: f64) -> f64 {
+    let spent = if own_ms.is_nan() {
+        Ok(0.0)
+    } else {
+        own(own_ms)
+    };
+    gate(h).keep(spent, deadline).map_or(HELD, end_code)
 }
 
 /// A held call left: aborted, or (`timed_out`) out of time or attempts.
@@ -281,12 +327,6 @@ pub fn gate_take(h: usize, now: f64) -> f64 {
 #[wasm_bindgen]
 pub fn gate_status(h: usize) {
     status(h);
-}
-
-/// Whether a call whose deadline is `deadline` can still wait for the target.
-#[wasm_bindgen]
-pub fn gate_can_wait(h: usize, deadline: f64) -> bool {
-    gate(h).can_wait(deadline)
 }
 
 static LIMITERS: Cell<Pool> = Pool::new();

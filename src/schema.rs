@@ -416,7 +416,7 @@ impl Error {
 
 /// What the result record ([`crate::io::out`]) holds after a gate
 /// operation, by offset.
-pub const GATE_STATUS: [&str; 11] = [
+pub const GATE_STATUS: [&str; 10] = [
     "phase",
     "held",
     "inFlight",
@@ -427,7 +427,6 @@ pub const GATE_STATUS: [&str; 11] = [
     "timeouts",
     "cause",
     "until",
-    "failures",
 ];
 
 /// What the result record holds after `backoff_counters`, by offset.
@@ -457,19 +456,32 @@ pub const JITTER_ADD_MAX_MS: usize = 4;
 /// answer that can be a value (a delay, a tag, a handle, a time) is negative
 /// when there is none (a constructor's: minus the error code), and an
 /// argument that may be absent is NaN when it is (as in the options record).
-pub const CODES: [(&str, f64); 12] = [
+pub const CODES: [(&str, f64); 17] = [
     // A gate's wake time when no timer is needed.
     ("WAKE_NONE", -1.0),
     // A gate's wake time when it is idle (nothing held, in flight or to remember).
     ("WAKE_IDLE", -2.0),
-    // gate_admit / gate_hold: held.
+    // gate_admit / gate_settle / gate_keep: held.
     ("HELD", -1.0),
     // … held, and the oldest held call (the head) must be evicted.
     ("EVICT_HEAD", -2.0),
     // … held, and the newest held call (the tail) must be refused.
     ("EVICT_TAIL", -3.0),
-    // gate_admit: refused, the circuit is open and the gate fails fast.
-    ("REJECTED", -4.0),
+    // gate_admit / gate_settle / gate_keep: the call ends, for the reason
+    // END_REASONS[ENDED - answer] (js/gen/policy.js: the core's policy::End
+    // in wire order; `circuit-open` when failing fast).
+    ("ENDED", -4.0),
+    // gate_settle's outcome: the call reached the target (no failure of it).
+    ("REACHED", 0.0),
+    // … it failed the target.
+    ("FAILED", 1.0),
+    // … it ended without an outcome (aborted).
+    ("CANCELLED", 2.0),
+    // … its deadline cut it in flight (a probe's counts as failed).
+    ("TIMED_OUT", 3.0),
+    // gate_settle / gate_keep's `own`: the call's `delay` hook gave up (what
+    // Call.next answers then: js/policy.js GAVE_UP; -1, its schedule is exhausted).
+    ("OWN_VETOED", -2.0),
     // queue_due: nothing to do now (`queue::Due` order).
     ("DUE_WAIT", 0.0),
     // queue_due: pending and due: claim it.
@@ -498,7 +510,17 @@ pub const EVICT_HEAD: f64 = code(3);
 /// See [`CODES`].
 pub const EVICT_TAIL: f64 = code(4);
 /// See [`CODES`].
-pub const REJECTED: f64 = code(5);
+pub const ENDED: f64 = code(5);
+/// See [`CODES`].
+pub const REACHED: f64 = code(6);
+/// See [`CODES`].
+pub const FAILED: f64 = code(7);
+/// See [`CODES`].
+pub const CANCELLED: f64 = code(8);
+/// See [`CODES`].
+pub const TIMED_OUT: f64 = code(9);
+/// See [`CODES`].
+pub const OWN_VETOED: f64 = code(10);
 
 /// Named numbers both sides use.
 pub const LIMITS: [(&str, f64); 8] = [
@@ -556,6 +578,12 @@ mod tests {
             assert_eq!(at, i, "{name}");
         }
         assert_eq!(g::SAVED_WINDOW, SAVED.len(), "then the window");
+        // An end crosses as ENDED minus its wire order (END_REASONS), below the hold codes.
+        use wasm_backoff_core::policy::End;
+        for (i, e) in End::ALL.iter().enumerate() {
+            assert_eq!(*e as usize, i, "{e:?}");
+        }
+        assert!(ENDED < HELD.min(EVICT_HEAD).min(EVICT_TAIL));
     }
 
     #[test]

@@ -327,6 +327,9 @@ fn queue_transitions_on_numeric_records() {
 #[test]
 fn a_healthy_gated_call_is_two_calls_and_the_status_says_everything() {
     use wasm_backoff::gate::*;
+    use wasm_backoff::schema::{ENDED, FAILED, HELD, OWN_VETOED, REACHED};
+    use wasm_backoff_core::policy::End;
+    const INF: f64 = f64::INFINITY;
     let _t = turn();
     set_record(rec(&[
         (Field::BaseMs, 20.0),
@@ -337,23 +340,37 @@ fn a_healthy_gated_call_is_two_calls_and_the_status_says_everything() {
     let tag = gate_admit(h, 0.0);
     assert!(tag >= 0.0);
     // status: phase, held, in flight, rounds, wake, probes, evictions,
-    // timeouts, cause, until, failures
+    // timeouts, cause, until
     assert_eq!(
-        answered()[..11],
-        [0.0, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0]
+        answered()[..10],
+        [0.0, 0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, -1.0]
     );
-    gate_succeeded(h, tag as u32, 0.0);
+    // A success wants nothing more: nothing decided (NaN).
+    assert!(gate_settle(h, tag as u32, REACHED, f64::NAN, f64::NAN, INF, 0.0).is_nan());
     assert_eq!(answered()[..5], [0.0, 0.0, 0.0, 0.0, -2.0], "idle");
-    // A failure starts a round (backing off until 20 ms); a new call is held.
+    // A failure starts a round (backing off until 20 ms); the call is held
+    // for it, and a new call is held too.
     let tag = gate_admit(h, 100.0);
-    gate_failed(h, tag as u32, -1.0, 100.0);
-    assert_eq!(answered()[..5], [1.0, 0.0, 0.0, 1.0, -1.0]);
-    assert_eq!(gate_admit(h, 101.0), -1.0, "held");
+    let own = 5.0; // its own next delay, unused: the circuit is open
+    assert_eq!(
+        gate_settle(h, tag as u32, FAILED, f64::NAN, own, INF, 100.0),
+        HELD
+    );
+    assert_eq!(answered()[..5], [1.0, 1.0, 0.0, 1.0, 120.0]);
+    assert_eq!(gate_admit(h, 101.0), HELD, "held");
     assert_eq!(
         answered()[..5],
-        [1.0, 1.0, 0.0, 1.0, 120.0],
+        [1.0, 2.0, 0.0, 1.0, 120.0],
         "wake at the round's end"
     );
+    // A held call whose deadline comes before the round's end leaves.
+    let deadline = ENDED - End::Deadline as u8 as f64;
+    assert_eq!(gate_keep(h, 0.0, 119.0), deadline);
+    assert_eq!(
+        gate_keep(h, OWN_VETOED, INF),
+        ENDED - End::Exhausted as u8 as f64
+    );
+    assert_eq!(gate_keep(h, f64::NAN, 120.0), HELD);
     gate_left(h, true);
     assert_eq!(answered()[7], 1.0, "a timeout, counted by the core");
     gate_free(h);

@@ -3,7 +3,7 @@
 // the local gate's ticket, and the object consulted when the local gate probes.
 import { BrokenCircuitError, GateTimeoutError } from '../gate/index.js';
 import { STALE, within } from './protocol.js';
-import { T_NEW } from '../gate/slot.js';
+import { T_NEW } from '../gate/ticket.js';
 import { STALE_MS } from './limiter.js';
 
 /** @typedef {import('./protocol.js').Answer} Answer */

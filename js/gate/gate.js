@@ -15,39 +15,19 @@
 // idle (a healthy call through the gate is two wasm calls and allocates
 // nothing); idle slots are dropped when the map has doubled since the last
 // time it was pruned.
-import { own, number, fn, signalOf, count, ms } from '../options.js';
-import { w, mem, write, load, record, check, OPTS, OUT, SCRATCH } from '../wasm.js';
+import { own, fn, signalOf, count, ms } from '../options.js';
+import { w, mem, write, record, load, check, OPTS, SCRATCH } from '../wasm.js';
 import { job } from './run-job.js';
 import { Call, drive } from '../engine/loop.js';
-import { op, registry, drop, out, rounds, pump, sync } from './slot.js';
-/** @typedef {import('./slot.js').Slot} Slot */
+import { Slot } from './slot.js';
 import { Ticket } from './ticket.js';
-import {
-  GATE_MESSAGES,
-  BUCKETS,
-  CIRCUIT,
-  F_LIMIT,
-  F_MODE,
-  SAVED,
-  SAVED_LEN,
-  SAVED_STATES,
-  WAKE_IDLE,
-  WAKE_NONE,
-  F_MAX_ATTEMPTS,
-  F_MAX_ELAPSED_MS,
-  GATE,
-  GATE_EVICTIONS,
-  GATE_FAILURES,
-  GATE_HELD,
-  GATE_IN_FLIGHT,
-  GATE_PHASE,
-  GATE_PROBES,
-  GATE_ROUNDS,
-  GATE_TIMEOUTS,
-  GATE_WAKE,
-  PHASES,
-  SCHEDULE,
-} from '../gen/boundary.js';
+import { saved, rows, WHAT } from './saved.js';
+import { GATE_MESSAGES, F_LIMIT, F_MAX_ATTEMPTS, F_MAX_ELAPSED_MS, GATE, SCHEDULE, LIMIT_KINDS } from '../gen/boundary.js';
+
+/** Frees the slots of gates that were not freed by hand once they are garbage. */
+const registry = new FinalizationRegistry((/** @type {Map<unknown, Slot>} */ slots) => {
+  for (const s of slots.values()) s.drop();
+});
 
 /**
  * The default key of a fetch call: its origin.
@@ -60,18 +40,6 @@ function origin(input) {
   } catch {
     return url;
   }
-}
-
-/**
- * Adds the counters of slot `s` (just asked for its status) to `n`.
- * @param {{ evictions: number, rounds: number, probes: number, timeouts: number }} n
- * @param {Slot} s
- */
-function tally(n, s) {
-  n.evictions += s.st[GATE_EVICTIONS];
-  n.rounds += s.st[GATE_ROUNDS];
-  n.probes += s.st[GATE_PROBES];
-  n.timeouts += s.st[GATE_TIMEOUTS];
 }
 
 /** Supervises targets by key; see gate/index.d.ts for the options. */
@@ -89,11 +57,8 @@ export class Gate {
   #maxAttempts;
   #maxElapsedMs;
   #freed = false;
-  /** @type {((info: any) => unknown) | undefined} */
-  #on;
-  #limited;
-  #failFast;
-  #throttleOn;
+  /** What its slots share. @type {import('./slot.js').Shared} */
+  #shared;
 
   /** @param {import('../../types/gate/index.js').GateOptions} [options] */
   constructor(options) {
@@ -107,14 +72,11 @@ export class Gate {
     mem()[OPTS + F_MAX_ATTEMPTS] = mem()[OPTS + F_MAX_ELAPSED_MS] = NaN;
     this.#rec = record(GATE);
     w.gate_free(check(w.gate_new(Date.now()), GATE_MESSAGES));
-    this.#failFast = this.#rec[F_MODE] === 1;
-    this.#limited = this.#rec[F_LIMIT] === 1;
-    this.#on = fn(o, 'onStateChange');
     const th = o.throttleOn ?? [429];
     if (!Array.isArray(th) || !th.every((x) => Number.isInteger(x) && x >= 100 && x <= 599)) {
       throw new (Array.isArray(th) ? RangeError : TypeError)('throttleOn must be an array of integer HTTP statuses (100-599)');
     }
-    this.#throttleOn = new Set(th);
+    this.#shared = { on: fn(o, 'onStateChange'), limited: LIMIT_KINDS[this.#rec[F_LIMIT]] === 'adaptive', throttleOn: new Set(th) };
     this.#seeded = o.seed !== undefined;
     /** The key of a fetch call (read by the fetch driver). */
     this.keyOf = fn(o, 'key') ?? origin;
@@ -137,39 +99,18 @@ export class Gate {
     if (!s) {
       if (this.#slots.size >= this.#prune) {
         for (const [k, x] of this.#slots) {
-          op(x, w.gate_status);
-          if (x.st[GATE_WAKE] === WAKE_IDLE && x.until <= Date.now()) {
-            this.#retire(x);
-            this.#slots.delete(k);
-          }
+          if (!x.idle() || x.until > Date.now()) continue;
+          x.count(this.#retired);
+          x.drop();
+          this.#slots.delete(k);
         }
         this.#prune = Math.max(64, 2 * this.#slots.size);
       }
       load(this.#rec, this.#seeded);
-      s = {
-        key,
-        h: check(w.gate_new(Date.now()), GATE_MESSAGES),
-        // (its own copy of the status its last operation answered: GATE_PHASE … GATE_FAILURES)
-        st: new Float64Array(GATE_FAILURES + 1),
-        queue: [],
-        at: WAKE_NONE,
-        rounds: 0,
-        phase: 0,
-        until: 0,
-        on: this.#on,
-        limited: this.#limited,
-        failFast: this.#failFast,
-        throttleOn: this.#throttleOn,
-      };
+      s = new Slot(key, check(w.gate_new(Date.now()), GATE_MESSAGES), this.#shared);
       this.#slots.set(key, s);
     }
     return s;
-  }
-
-  /** Adds the counters of slot `s` (just asked for its status) to the retired ones, and frees it. */
-  #retire(/** @type {Slot} */ s) {
-    tally(this.#retired, s);
-    drop(s);
   }
 
   /**
@@ -234,11 +175,12 @@ export class Gate {
     const n = { ...this.#retired, held: 0, inFlight: 0, targets: 0 };
     for (const s of this.#slots.values()) {
       if (s.dead) continue;
-      op(s, w.gate_status);
-      tally(n, s);
-      n.held += s.st[GATE_HELD];
-      n.inFlight += s.st[GATE_IN_FLIGHT];
-      n.targets += +(s.st[GATE_WAKE] !== WAKE_IDLE);
+      const idle = s.idle();
+      s.count(n);
+      const { held, inFlight } = s.view();
+      n.held += held;
+      n.inFlight += inFlight;
+      n.targets += +!idle;
     }
     return n;
   }
@@ -257,15 +199,9 @@ export class Gate {
     // no timer, so a round that is over (or restored over) would still read
     // 'open'. gate_take ticks it (and takes nothing: nothing is held).
     // With calls held, their timer does that at the round's end.
-    if (s.queue.length === 0) op(s, w.gate_take, Date.now()), rounds(s), sync(s);
-    op(s, w.gate_status);
-    const p = s.st[GATE_PHASE];
-    return {
-      state: /** @type {any} */ (CIRCUIT[p]),
-      probing: PHASES[p] === 'probing',
-      held: s.st[GATE_HELD],
-      inFlight: s.st[GATE_IN_FLIGHT],
-    };
+    if (s.queue.size === 0) s.op(w.gate_take, Date.now()), s.round(), s.sync();
+    s.op(w.gate_status);
+    return s.view();
   }
 
   /**
@@ -281,9 +217,9 @@ export class Gate {
   record(key, ok, failed) {
     const n = (/** @type {unknown} */ v) => (typeof v === 'number' && v > 0 ? Math.min(Math.floor(v), 0xffffffff) : 0);
     const s = this.#slot(key);
-    op(s, w.gate_record, n(ok), n(failed), Date.now());
-    rounds(s);
-    pump(s);
+    s.op(w.gate_record, n(ok), n(failed), Date.now());
+    s.round();
+    s.pump();
   }
 
   /**
@@ -306,7 +242,7 @@ export class Gate {
    * @param {unknown} key
    */
   isolate(key) {
-    op(this.#slot(key), w.gate_isolate);
+    this.#slot(key).op(w.gate_isolate, true);
   }
 
   /**
@@ -316,8 +252,8 @@ export class Gate {
    */
   release(key) {
     const s = this.#slot(key);
-    op(s, w.gate_release);
-    pump(s);
+    s.op(w.gate_isolate, false);
+    s.pump();
   }
 
   /**
@@ -332,17 +268,8 @@ export class Gate {
     const targets = [];
     for (const [k, s] of this.#slots) {
       if (s.dead || typeof k !== 'string') continue;
-      w.gate_save(s.h, savedAt);
-      const v = Array.from(mem().subarray(OUT, OUT + SAVED_LEN));
-      /** @type {Record<string, any>} */
-      const t = {};
-      for (let i = 1; i < SAVED.length; i++) t[SAVED[i]] = v[i];
-      t.state = SAVED_STATES[v[1]];
-      t.calls = v.slice(SAVED.length, SAVED.length + BUCKETS);
-      t.fails = v.slice(SAVED.length + BUCKETS);
-      // A closed target with nothing counted has nothing to carry.
-      const clean = t.state === 'closed' && t.round === 0 && t.failures === 0 && t.calls.every((/** @type {number} */ x) => x === 0);
-      if (!clean) targets.push([k, t]);
+      const t = saved(s.h, savedAt);
+      if (t) targets.push([k, t]);
     }
     // (fromEntries defines, not assigns: a target keyed '__proto__' is a key like any other)
     return { version: 1, savedAt, targets: Object.fromEntries(targets) };
@@ -358,41 +285,16 @@ export class Gate {
    * @param {import('../../types/gate/index.js').GateState} state
    */
   restore(state) {
-    const what = 'state (from gate.toJSON())';
-    if (typeof state !== 'object' || state === null) throw new TypeError(`${what} must be an object`);
-    const { version, savedAt, targets } = /** @type {any} */ (state);
-    if (version !== 1) throw new RangeError(`${what}: version must be 1`);
-    if (typeof savedAt !== 'number') throw new TypeError(`${what}: savedAt must be a number`);
-    if (typeof targets !== 'object' || targets === null) throw new TypeError(`${what}: targets must be an object`);
-    /** @type {[string, number[]][]} */
-    const rows = [];
-    for (const key of Object.keys(targets)) {
-      const t = targets[key];
-      const bad = (/** @type {string} */ f) => new TypeError(`${what}: targets[${JSON.stringify(key)}].${f} has the wrong type`);
-      if (typeof t !== 'object' || t === null) throw bad('');
-      const v = [savedAt, SAVED_STATES.indexOf(t.state)];
-      if (v[1] < 0) throw bad('state');
-      for (let i = 2; i < SAVED.length; i++) {
-        const x = t[SAVED[i]] ?? (SAVED[i] === 'windowAt' ? NaN : undefined);
-        if (typeof x !== 'number') throw bad(SAVED[i]);
-        v.push(x);
-      }
-      for (const f of ['calls', 'fails']) {
-        if (!Array.isArray(t[f]) || t[f].length !== BUCKETS || !t[f].every((x) => typeof x === 'number')) throw bad(f);
-        v.push(...t[f]);
-      }
-      rows.push([key, v]);
-    }
     const now = Date.now();
     let refused;
-    for (const [key, v] of rows) {
+    for (const [key, v] of rows(state)) {
       const s = this.#slot(key);
       if (s.dead) continue;
       mem().set(v, SCRATCH);
-      const code = op(s, w.gate_restore, now);
-      pump(s);
+      const code = s.op(w.gate_restore, now);
+      s.pump();
       if (code)
-        refused ??= `${what}: the target ${JSON.stringify(key)} is ${code === 2 ? 'from the future' : 'malformed'}; it starts closed`;
+        refused ??= `${WHAT}: the target ${JSON.stringify(key)} is ${code === 2 ? 'from the future' : 'malformed'}; it starts closed`;
     }
     if (refused) throw new RangeError(refused);
   }
@@ -407,8 +309,8 @@ export class Gate {
     this.#freed = true;
     registry.unregister(this);
     for (const s of this.#slots.values()) {
-      for (const t of [...s.queue]) out(t, 'freed', false, new TypeError('this Gate was freed'));
-      drop(s);
+      s.queue.free();
+      s.drop();
     }
     this.#slots.clear();
   }

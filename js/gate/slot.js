@@ -1,240 +1,169 @@
 // @ts-check
-// A target's slot in a gate, and what moves its held calls: one operation
-// on the core's state machine (`op`, whose status `st` reads), the held
-// queue in arrival order (`enqueue`, `out`, `pump`), the rounds a held
-// call waits through (`rounds`), and the one wake-up timer per target
-// (`sync`). The core decides; these keep the promises and timers.
+// A target's slot in a gate: its state machine in the core, one operation
+// at a time (`op`: the status it answers is the slot's `st`), its held
+// calls (a HeldQueue), and the one wake-up timer per target while the core
+// wants one. The core decides; the slot keeps the timer and tells
+// onStateChange when the circuit changes.
 import { w, mem, OUT } from '../wasm.js';
 import { observe } from '../hooks.js';
-import { GateOverflowError, GateTimeoutError } from './errors.js';
+import { HeldQueue } from './held.js';
+import { at } from './answers.js';
 import {
   CAUSES,
   CIRCUIT,
-  EVICT_HEAD,
-  HELD,
+  PHASES,
+  WAKE_IDLE,
   WAKE_NONE,
   GATE_CAUSE,
+  GATE_EVICTIONS,
+  GATE_HELD,
+  GATE_IN_FLIGHT,
   GATE_PHASE,
+  GATE_PROBES,
   GATE_ROUNDS,
+  GATE_TIMEOUTS,
+  GATE_UNTIL,
   GATE_WAKE,
-  MAX_TIMER,
 } from '../gen/boundary.js';
 
-/** @typedef {import('./ticket.js').Ticket} Ticket */
-
 /**
- * Where a ticket stands (Ticket.state): not yet admitted, held in its
- * slot's queue, let go (may send with its tag), refused (rejected with
- * `error`), done (its outcome told).
+ * What a gate's slots share: its onStateChange, whether its targets are
+ * limited (`limit: 'adaptive'`), the statuses that say "throttled".
+ * @typedef {{ on?: (info: any) => unknown, limited: boolean, throttleOn: Set<number> }} Shared
  */
-export const T_NEW = 0;
-export const T_HELD = 1;
-export const T_GO = 2;
-export const T_OUT = 3;
-export const T_DONE = 4;
 
-// workerd cancels a request that waits with nothing pending in its own
-// context (a promise another incoming request will resolve looks hung), and
-// the timers of a finished request. There, a held call also polls from its
-// own context (until the round's end while backing off, every 25 ms
-// otherwise), which keeps it alive and drives the gate should the request
-// that armed the gate's timer be gone; so a gate can be shared by incoming
-// requests.
-export const POLL = globalThis.navigator?.userAgent === 'Cloudflare-Workers';
+/** One target of a gate. */
+export class Slot {
+  /** The status the core answered to the last operation (GATE_PHASE … GATE_UNTIL). */
+  st = new Float64Array(GATE_UNTIL + 1);
+  /** The circuit's state last told (onStateChange). */
+  #circuit = 'closed';
+  /** The rounds the held calls have paid for. */
+  #rounds = 0;
+  /** The epoch time the wake-up timer is armed for (WAKE_NONE: none). */
+  #at = WAKE_NONE;
+  /** @type {any} */
+  #timer;
+  /** Until when its calls wait before their first attempt (Gate.pace), epoch ms. */
+  until = 0;
+  /** Freed in the module: every operation answers NaN. */
+  dead = false;
 
-/**
- * Operation `f` of the core on the gate of slot `s` (a dropped slot answers
- * -1 to late callers: nothing to send, nothing to wake). The status it
- * answers is then the slot's `st` (copied out of the result record); a change of the circuit's
- * state is reported to `onStateChange`.
- * @param {Slot} s
- * @param {(h: number, ...args: any[]) => any} f
- * @param {...any} args
- */
-export function op(s, f, ...args) {
-  if (s.dead) return -1;
-  const r = f(s.h, ...args);
-  // (copied into the slot at once: read later, the record may hold another slot's answer)
-  const m = mem();
-  for (let i = 0; i < s.st.length; i++) s.st[i] = m[OUT + i];
-  const p = s.st[GATE_PHASE];
-  if (p !== s.phase) {
-    const [from, to] = [CIRCUIT[s.phase], CIRCUIT[p]];
-    s.phase = p;
-    if (from !== to && s.on) {
-      const info = { key: s.key, from, to, reason: CAUSES[s.st[GATE_CAUSE]] };
+  /**
+   * @param {unknown} key
+   * @param {number} h its gate's handle in the module
+   * @param {Shared} shared
+   */
+  constructor(key, h, shared) {
+    this.key = key;
+    this.h = h;
+    this.shared = shared;
+    this.queue = new HeldQueue(this);
+  }
+
+  /**
+   * Operation `f` of the core on this target's gate (NaN once dropped:
+   * nothing to send, nothing to wake). Its status is then `st` (copied at
+   * once: read later, the record may hold another slot's answer); a change
+   * of the circuit's state is told to onStateChange.
+   * @param {(h: number, ...args: any[]) => any} f
+   * @param {...any} args
+   */
+  op(f, ...args) {
+    if (this.dead) return NaN;
+    const r = f(this.h, ...args);
+    const m = mem();
+    for (let i = 0; i < this.st.length; i++) this.st[i] = m[OUT + i];
+    const to = CIRCUIT[this.st[GATE_PHASE]];
+    const from = this.#circuit;
+    if (to !== from) {
+      this.#circuit = to;
+      const on = this.shared.on;
+      const info = { key: this.key, from, to, reason: CAUSES[this.st[GATE_CAUSE]] };
       // (later, outside the gate's own bookkeeping: the hook may call the gate)
-      queueMicrotask(() => observe(s.on, info));
+      if (on) queueMicrotask(() => observe(on, info));
     }
+    return r;
   }
-  return r;
-}
 
-/** Whether held call `t` can still be served by waiting (its deadline is not before the round's end). */
-export const canWait = (/** @type {Ticket} */ t) => t.s.dead || w.gate_can_wait(t.s.h, t.deadline);
-
-/**
- * @typedef {{ key: unknown, h: number, st: Float64Array, queue: Ticket[], at: number, rounds: number, phase: number, on?: (info: any) => unknown, limited: boolean, failFast: boolean, throttleOn: Set<number>, dead?: boolean, timer?: any, until: number }} Slot
- */
-
-/**
- * A timer for the epoch time `t` (ms).
- * @param {() => void} f
- * @param {number} t
- */
-export const at = (f, t) => setTimeout(f, Math.min(Math.max(0, Math.ceil(t - Date.now())), MAX_TIMER));
-
-/** Frees the slots of gates that were not freed by hand once they are garbage. */
-export const registry = new FinalizationRegistry((/** @type {Map<unknown, Slot>} */ slots) => slots.forEach(drop));
-
-/** Frees a slot's gate in the module; late callers get -1 from `op`. */
-export function drop(/** @type {Slot} */ s) {
-  if (!s.dead) {
-    s.dead = true;
-    clearTimeout(s.timer);
-    w.gate_free(s.h);
+  /** Where the target stands as its last operation answered (gate.state()). */
+  view() {
+    const st = this.st;
+    return {
+      state: /** @type {import('../../types/gate/index.js').CircuitState} */ (this.#circuit),
+      probing: PHASES[st[GATE_PHASE]] === 'probing',
+      held: st[GATE_HELD],
+      inFlight: st[GATE_IN_FLIGHT],
+    };
   }
-}
 
-/**
- * `t`'s next own delay (ms), or < 0 when it may not spend one more
- * attempt. `spend()` is the caller's (the
- * fetch driver makes its schedule there, at the first failure) and runs
- * inside the gate's operations, even from its timer: should it throw (out
- * of memory), the call is out of attempts, and the gate carries on.
- * @param {Ticket} t
- * @param {number} [hintMs] a server-named wait
- */
-export function spent(t, hintMs) {
-  try {
-    return t.spend(hintMs);
-  } catch {
-    return -1;
+  /**
+   * How long until the next probe may go, in whole ms (the error of a call
+   * refused while the circuit is open): rounded up, so that a call made
+   * that long after is not refused again; Infinity while isolated.
+   */
+  retryAfterMs() {
+    const st = this.st;
+    return PHASES[st[GATE_PHASE]] === 'isolated' ? Infinity : Math.ceil(Math.max(0, st[GATE_UNTIL] - Date.now()));
   }
-}
 
-/**
- * @param {Ticket} t
- * @param {number} tag
- */
-export function go(t, tag) {
-  t.tag = tag;
-  t.state = T_GO;
-}
-
-/**
- * Holds `t` in arrival order, then evicts as the core said (`code`: HELD, EVICT_HEAD, EVICT_TAIL).
- * @param {Ticket} t
- * @param {number} code
- */
-export function enqueue(t, code) {
-  const q = t.s.queue;
-  let i = q.length;
-  while (i > 0 && q[i - 1].seq > t.seq) i--;
-  q.splice(i, 0, t);
-  t.state = T_HELD;
-  if (code !== HELD) {
-    const victim = code === EVICT_HEAD ? q[0] : q[q.length - 1];
-    out(victim, 'evicted', false, new GateOverflowError(t.key));
-    if (victim === t) return;
+  /** Whether the core has nothing to remember of this target now (its slot may go). */
+  idle() {
+    this.op(w.gate_status);
+    return this.st[GATE_WAKE] === WAKE_IDLE;
   }
-  if (t.signal?.aborted) return out(t, 'aborted');
-  if (!canWait(t)) return out(t, 'deadline');
-  if (t.signal) t.signal.addEventListener('abort', /** @type {() => void} */ ((t.onAbort = () => out(t, 'aborted', true))), { once: true });
-  // (re-armed when the timer was clamped to MAX_TIMER, or fired early)
-  const arm = () => (t.timer = at(() => (Date.now() < t.deadline ? arm() : out(t, 'deadline', true)), t.deadline));
-  if (t.deadline !== Infinity) arm();
-}
 
-/** Lets go of held `t`'s deadline timer and abort listener. */
-export function unhook(/** @type {Ticket} */ t) {
-  clearTimeout(t.timer);
-  t.signal?.removeEventListener('abort', /** @type {() => void} */ (t.onAbort));
-  t.timer = t.onAbort = undefined;
-}
-
-/**
- * Takes held `t` out of the queue and rejects it, `why` being 'evicted'
- * (the core has not counted it as held), 'aborted', 'deadline', 'freed' or
- * 'exhausted'; `own` = called from t's own context (its abort or deadline).
- * @param {Ticket} t
- * @param {'evicted' | 'aborted' | 'deadline' | 'exhausted' | 'freed'} why
- * @param {boolean} [own]
- * @param {unknown} [error]
- */
-export function out(
-  t,
-  why,
-  own,
-  error = why === 'aborted'
-    ? /** @type {AbortSignal} */ (t.signal).reason
-    : new GateTimeoutError(t.key, /** @type {'deadline' | 'exhausted'} */ (why)),
-) {
-  const s = t.s;
-  const i = s.queue.indexOf(t);
-  if (i < 0) return;
-  s.queue.splice(i, 1);
-  unhook(t);
-  if (why !== 'evicted') op(s, w.gate_left, why === 'deadline' || why === 'exhausted');
-  Object.assign(t, { state: T_OUT, error, why });
-  if (own) clearTimeout(t.poll);
-  wake(t);
-  sync(s);
-}
-
-/** Settles held-then-released (or rejected) `t`'s promise. */
-export function wake(/** @type {Ticket} */ t) {
-  t.wake?.();
-  t.wake = undefined;
-}
-
-/**
- * When a round started (a failure, or a probe that timed out), each held call
- * was tried by proxy and spends an attempt.
- */
-export function rounds(/** @type {Slot} */ s) {
-  if (s.dead) return;
-  const r = s.st[GATE_ROUNDS];
-  if (r === s.rounds) return;
-  s.rounds = r;
-  for (const t of [...s.queue]) {
-    if (spent(t) < 0) out(t, 'exhausted');
-    else if (!canWait(t)) out(t, 'deadline');
+  /**
+   * Adds this target's counters, as its last operation answered them, to `n` (gate.stats()).
+   * @param {{ evictions: number, rounds: number, probes: number, timeouts: number }} n
+   */
+  count(n) {
+    const st = this.st;
+    n.evictions += st[GATE_EVICTIONS];
+    n.rounds += st[GATE_ROUNDS];
+    n.probes += st[GATE_PROBES];
+    n.timeouts += st[GATE_TIMEOUTS];
   }
-}
 
-/** Sends whatever the core releases (the probe, or the held calls in order), then syncs the timer. */
-export function pump(/** @type {Slot} */ s) {
-  if (s.dead) return;
-  for (let tag; s.queue.length > 0 && (tag = op(s, w.gate_take, Date.now())) >= 0; ) {
-    const t = /** @type {Ticket} */ (s.queue.shift());
-    unhook(t);
-    go(t, tag);
-    wake(t);
+  /** When a round began since the last look (a failure, or a probe that timed out), the held calls pay for it. */
+  round() {
+    const r = this.st[GATE_ROUNDS];
+    if (this.dead || r === this.#rounds) return;
+    this.#rounds = r;
+    this.queue.round();
   }
-  rounds(s);
-  sync(s);
-}
 
-/**
- * One timer per target, armed exactly while the core wants a wake-up (the
- * status of the last operation on `s` says when).
- * @param {Slot} s
- */
-export function sync(s) {
-  if (s.dead) return;
-  const t = Math.max(s.st[GATE_WAKE], WAKE_NONE);
-  if (t !== s.at) {
-    clearTimeout(s.timer);
-    s.at = t;
-    s.timer =
-      t < 0
+  /** Sends whatever the core releases (the probe, or the held calls in order), then syncs the timer. */
+  pump() {
+    if (this.dead) return;
+    for (let tag; this.queue.size > 0 && (tag = this.op(w.gate_take, Date.now())) >= 0; ) this.queue.release(tag);
+    this.round();
+    this.sync();
+  }
+
+  /** One timer per target, armed exactly while the core wants a wake-up (the status of the last operation says when). */
+  sync() {
+    if (this.dead) return;
+    const t = Math.max(this.st[GATE_WAKE], WAKE_NONE);
+    if (t === this.#at) return;
+    clearTimeout(this.#timer);
+    this.#at = t;
+    this.#timer =
+      t === WAKE_NONE
         ? undefined
         : at(() => {
-            s.at = WAKE_NONE;
-            s.timer = undefined;
-            op(s, w.gate_status);
-            pump(s);
+            this.#at = WAKE_NONE;
+            this.#timer = undefined;
+            this.op(w.gate_status);
+            this.pump();
           }, t);
+  }
+
+  /** Frees this target's gate in the module; late callers get NaN from `op`. */
+  drop() {
+    if (this.dead) return;
+    this.dead = true;
+    clearTimeout(this.#timer);
+    w.gate_free(this.h);
   }
 }

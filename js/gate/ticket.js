@@ -2,17 +2,40 @@
 // One call's passage through a gate: the lane of the retry engine
 // (js/engine/loop.js) for a gated fetch and gate.run: pass (held while the
 // target backs off, or its own backoff below the threshold, or the
-// adaptive limiter's token), after (the outcome told to the core), cancel.
+// adaptive limiter's token), after (the outcome told to the core, which
+// decides what the call does next), cancel.
 import { w } from '../wasm.js';
-import { sleep } from '../hooks.js';
+import { sleep, workerd } from '../hooks.js';
+import { honoured } from '../policy.js';
 import { GateTimeoutError, BrokenCircuitError } from './errors.js';
+import { ended } from './answers.js';
+import { CANCELLED, FAILED, GATE_WAKE, REACHED, TIMED_OUT } from '../gen/boundary.js';
+
 /** @typedef {import('./slot.js').Slot} Slot */
-import { T_NEW, T_HELD, T_GO, T_OUT, T_DONE, POLL, op, canWait, spent, go, enqueue, out, rounds, pump } from './slot.js';
-import { REJECTED, GATE_PHASE, GATE_UNTIL, GATE_WAKE, PHASES } from '../gen/boundary.js';
+
+/**
+ * Where a ticket stands (`state`): not yet admitted, held in its slot's
+ * queue, let go (may send with its tag), refused (rejected with `error`),
+ * done (its outcome told).
+ */
+export const T_NEW = 0;
+export const T_HELD = 1;
+export const T_GO = 2;
+export const T_OUT = 3;
+export const T_DONE = 4;
+
+// workerd cancels a request that waits with nothing pending in its own
+// context (a promise another incoming request will resolve looks hung), and
+// the timers of a finished request. There, a held call also polls from its
+// own context (until the round's end while backing off, every 25 ms
+// otherwise), which keeps it alive and drives the gate should the request
+// that armed the gate's timer be gone; so a gate can be shared by incoming
+// requests.
+const POLL = workerd();
 
 /** One call's passage through the gate. */
 export class Ticket {
-  /** T_NEW, T_HELD, T_GO, T_OUT or T_DONE (js/gate/slot.js). */
+  /** T_NEW, T_HELD, T_GO, T_OUT or T_DONE. */
   state = T_NEW;
   /** @type {Slot} its slot, from the first pass() */
   s = /** @type {any} */ (undefined);
@@ -20,11 +43,11 @@ export class Ticket {
   tag = 0;
   /** @type {unknown} once rejected */
   error;
-  /** @type {string | undefined} why it was rejected: 'evicted', 'exhausted', 'deadline', 'aborted' */
+  /** @type {string | undefined} why it was rejected: 'evicted', 'exhausted', 'deadline', 'aborted', 'circuit-open' */
   why;
   /** @type {(() => void) | undefined} settles the promise of pass() */
-  wake;
-  /** @type {any} while held: its deadline timer */
+  #wake;
+  /** @type {any} while held: its deadline timer (js/gate/held.js) */
   timer;
   /** @type {any} (workerd) its poll timer */
   poll;
@@ -65,52 +88,58 @@ export class Ticket {
    * @returns {Promise<void>}
    */
   async pass(_call, delayMs = 0) {
-    if (this.state === T_NEW) {
-      let s = (this.s = this.slot());
-      // Its own backoff (below the threshold), or the target's pause after a success
-      // that said no request remains (Gate.pace), then the adaptive limiter's wait.
-      const wait = Math.max(delayMs, this.delayMs, s.until - Date.now());
-      if (wait > 0) await this.nap(wait);
-      this.delayMs = 0;
-      this.paced = NaN;
-      if (s.limited && !s.dead) {
-        // (negative: its token wait and a round trip end past its deadline; refused now, no token taken)
-        const d = w.gate_acquire(s.h, (this.paced = Date.now()), this.deadline);
-        if (d < 0) return this.nap(Infinity);
-        try {
-          if (d > 0) await this.nap(d);
-        } catch (e) {
-          if (!s.dead) w.gate_unacquire(s.h);
-          throw e;
-        }
-        this.sent = Date.now();
-      }
-      s = this.s = this.slot();
-      const r = op(s, w.gate_admit, Date.now());
-      rounds(s); // (a hung probe may have timed out: a round this call did not wait through)
-      if (r === REJECTED) {
-        const until = s.st[GATE_UNTIL];
-        const isolated = PHASES[s.st[GATE_PHASE]] === 'isolated';
-        const ms = isolated ? Infinity : until < 0 ? 0 : Math.max(0, until - Date.now());
-        Object.assign(this, { state: T_OUT, why: 'circuit-open', error: new BrokenCircuitError(this.key, ms, isolated) });
-      } else if (r >= 0) go(this, r);
-      else {
-        enqueue(this, r);
-        pump(s);
-      }
-    }
+    if (this.state === T_NEW) await this.#enter(delayMs);
     return new Promise((resolve, reject) => {
-      const done = (this.wake = () => (this.state === T_GO ? resolve() : reject(this.error)));
+      const done = (this.#wake = () => (this.state === T_GO ? resolve() : reject(this.error)));
       if (this.state !== T_HELD) return done();
       if (!POLL) return;
       const poll = () => {
-        if (this.state === T_HELD) op(this.s, w.gate_status), pump(this.s);
+        if (this.state === T_HELD) this.s.op(w.gate_status), this.s.pump();
         if (this.state !== T_HELD) return done();
         const ms = this.waitMs();
         this.poll = setTimeout(poll, ms > 0 ? Math.min(ms, 250) : 25);
       };
       poll();
     });
+  }
+
+  /**
+   * A new attempt asks to go: after its own backoff (or the target's pause
+   * after a success that said no request remains: Gate.pace), then the
+   * adaptive limiter's token; then the core admits it (a tag), holds it,
+   * or refuses it (failing fast).
+   * @param {number} delayMs
+   */
+  async #enter(delayMs) {
+    let s = (this.s = this.slot());
+    const wait = Math.max(delayMs, this.delayMs, s.until - Date.now());
+    if (wait > 0) await this.nap(wait);
+    this.delayMs = 0;
+    this.paced = NaN;
+    if (s.shared.limited && !s.dead) {
+      // (negative: its token wait and a round trip end past its deadline; refused now, no token taken)
+      const d = w.gate_acquire(s.h, (this.paced = Date.now()), this.deadline);
+      if (d < 0) return this.nap(Infinity);
+      try {
+        if (d > 0) await this.nap(d);
+      } catch (e) {
+        if (!s.dead) w.gate_unacquire(s.h);
+        throw e;
+      }
+      this.sent = Date.now();
+    }
+    s = this.s = this.slot();
+    const r = s.op(w.gate_admit, Date.now());
+    s.round(); // (a hung probe may have timed out: a round this call did not wait through)
+    const why = ended(r);
+    if (why) {
+      const ms = s.retryAfterMs();
+      this.refuse(why, new BrokenCircuitError(this.key, ms, ms === Infinity));
+    } else if (r >= 0) this.go(r);
+    else {
+      s.queue.hold(this, r);
+      s.pump();
+    }
   }
 
   /** Sleeps `ms` of this call's (abortable), unless that ends past its deadline. */
@@ -122,58 +151,104 @@ export class Ticket {
     return sleep(ms, this.signal);
   }
 
+  /** It joins its slot's held calls (js/gate/held.js). */
+  hold() {
+    this.state = T_HELD;
+  }
+
+  /** It may be sent, with `tag`. @param {number} tag */
+  go(tag) {
+    this.tag = tag;
+    this.state = T_GO;
+    this.#woken();
+  }
+
+  /**
+   * It may not be sent: its pass() rejects with `error`.
+   * @param {string} why
+   * @param {unknown} error
+   */
+  refuse(why, error) {
+    Object.assign(this, { state: T_OUT, why, error });
+    this.#woken();
+  }
+
+  /** Settles the promise of pass(), if one waits. */
+  #woken() {
+    this.#wake?.();
+    this.#wake = undefined;
+  }
+
+  /**
+   * Its own next delay for one more attempt (the caller's `spend`: the
+   * fetch driver makes its schedule there, at the first failure), as
+   * Call.next answers it; -1 (no attempt left) should `spend` throw (out
+   * of memory): it runs inside the gate's operations, even from its timer.
+   * @param {number} [hintMs] a server-named wait
+   */
+  spent(hintMs) {
+    try {
+      return this.spend(hintMs);
+    } catch {
+      return -1;
+    }
+  }
+
   /**
    * The sent call's outcome: `hurt` = the target failed; `retry` = the call
-   * wants another attempt, `hintMs` a Retry-After. Returns '' when it gets
-   * one (await `pass()` again: held while the circuit is open, or after its
-   * own backoff while the target is below its threshold), else why it is
-   * over: 'done' (not retried), 'exhausted' or 'deadline' (its own limits),
-   * 'circuit-open' (failing fast).
+   * wants another attempt, `hintMs` a server-named wait. The core records
+   * it and decides: '' when the call gets one (await `pass()` again: held
+   * while the circuit is open, or after its own backoff below the
+   * threshold), else why it is over: 'exhausted', 'vetoed' or 'deadline'
+   * (its own limits), 'circuit-open' (failing fast); 'done' when it wanted none.
    * @param {boolean} hurt
    * @param {boolean} retry
    * @param {number} [hintMs]
    */
   settle(hurt, retry, hintMs) {
     const s = this.s;
-    let why = 'done';
     this.state = T_DONE;
-    if (s.dead) return why; // the gate was freed while the call was out
-    if (hurt) {
-      op(s, w.gate_failed, this.tag, hintMs ?? NaN, Date.now());
-      const closed = s.st[GATE_PHASE] === 0;
-      rounds(s);
-      if (retry) {
-        const d = spent(this, hintMs);
-        why = d === -2 ? 'vetoed' : d < 0 ? 'exhausted' : !canWait(this) ? 'deadline' : ''; // (-2: the delay hook gave up)
-        if (why) {
-          // out of attempts or time
-        } else if (closed) [this.state, this.delayMs] = [T_NEW, d];
-        else if (s.failFast) why = 'circuit-open';
-        else enqueue(this, op(s, w.gate_hold));
-      }
-    } else op(s, w.gate_succeeded, this.tag, Date.now());
-    pump(s);
+    if (s.dead) return 'done'; // the gate was freed while the call was out
+    const own = retry ? this.spent(hintMs) : NaN;
+    const r = s.op(w.gate_settle, this.tag, hurt ? FAILED : REACHED, hintMs ?? NaN, own, this.deadline, Date.now());
+    s.round();
+    const why = retry ? ended(r) : 'done';
+    if (!why && r >= 0) [this.state, this.delayMs] = [T_NEW, r];
+    else if (!why) s.queue.hold(this, r);
+    s.pump();
     return why;
   }
 
   /**
    * The call ends without an outcome (aborted, or a callback of the caller
-   * threw): it says nothing about the target and leaves the gate, sent or held.
+   * threw): it leaves the gate, sent or held. Sent and cut by its deadline,
+   * it timed out (the probe's counts as failed, as the core says).
    */
   cancel() {
-    if (this.state === T_HELD) out(this, 'aborted', false, null);
+    if (this.state === T_HELD) this.s.queue.out(this, 'aborted', false, null);
     if (this.state !== T_GO) return;
     this.state = T_DONE;
-    op(this.s, w.gate_cancelled, this.tag);
-    pump(this.s);
+    const s = this.s;
+    const now = Date.now();
+    s.op(w.gate_settle, this.tag, now >= this.deadline ? TIMED_OUT : CANCELLED, NaN, NaN, this.deadline, now);
+    s.round();
+    s.pump();
   }
 
   /**
-   * The lane's step after an attempt (js/engine/loop.js): reports the
-   * outcome to the gate (the verdict's `hurt`: the target failed) and
-   * decides whether the call gets another attempt (held while the circuit
-   * is open, `held`; or after its own backoff below the threshold), and
-   * what it waits.
+   * Whether this sent call's outcome is news about the target (the core's
+   * Gate::news): it was sent in the current healthy period, or it is the
+   * probe; not when a round (an isolation, a restore) began since it went.
+   */
+  news() {
+    return this.state === T_GO && !this.s.dead && !!w.gate_news(this.s.h, this.tag);
+  }
+
+  /**
+   * The lane's step after an attempt (js/engine/loop.js): tells the core
+   * the outcome (the verdict's `hurt`: the target failed) and what the call
+   * wants; the core decides whether it gets another attempt (held while the
+   * circuit is open, `held`; or after its own backoff below the threshold).
    * @param {import('../engine/call.js').Call} call
    * @param {import('../engine/loop.js').Verdict} v the job's verdict ('' = another attempt wanted)
    * @param {import('../engine/loop.js').Outcome} o
@@ -181,28 +256,38 @@ export class Ticket {
    */
   after(call, v, o) {
     // The gate was freed while the call was out: it ends with its own outcome.
-    const s = this.s;
-    if (s.dead) return { why: v.why || 'freed', delayMs: 0 };
+    if (this.s.dead) return { why: v.why || 'freed', delayMs: 0 };
     // A success saying no request remains holds the target's next calls until the reset.
     if (o.pace !== undefined && this.paces) this.of.pace(this.key, o.pace);
-    // Every answer feeds the adaptive limiter: throttling slows it down (once per round trip: the
-    // core ignores throttles of attempts paced before its last cut). A server-named wait delays this
-    // call's retry only; the limiter stores none (docs/protections.md: what a server-named wait pauses).
-    if (s.limited && !o.failed) {
-      const throttled = s.throttleOn.has(/** @type {number} */ (o.status)) || (o.status === 503 && o.hintMs !== undefined);
+    this.#told(o);
+    const c = call.c;
+    const most = c.maxRetryAfterMs ?? Infinity;
+    // The server's wait as the call honours it (the policy's rule): over maxRetryAfterMs,
+    // clamped (retryAfterOverMax 'clamp') or not waited for, the call returning at once;
+    // the target's round waits it up to maxRetryAfterMs either way.
+    const ra = honoured(v.hurt ? o.hintMs : undefined, most, !!c.clamp);
+    let why = v.why || (ra !== undefined && ra > most ? 'retry-after' : '');
+    const round = honoured(ra, most, true);
+    if (!why && c.budget && !c.budget.withdraw(Date.now())) why = 'budget';
+    const end = this.settle(v.hurt, !why, round);
+    why ||= end;
+    return why ? { why, delayMs: 0, hintMs: round } : { why, delayMs: this.waitMs(), hintMs: round, held: this.state === T_HELD };
+  }
+
+  /**
+   * Every answer feeds the adaptive limiter: throttling slows it down (once
+   * per round trip: the core ignores throttles of attempts paced before its
+   * last cut). A server-named wait delays this call's retry only; the
+   * limiter stores none (docs/protections.md: what a server-named wait pauses).
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  #told(o) {
+    const s = this.s;
+    if (s.shared.limited && !o.failed) {
+      const throttled = s.shared.throttleOn.has(/** @type {number} */ (o.status)) || (o.status === 503 && o.hintMs !== undefined);
       w.gate_throttled(s.h, +throttled, this.paced, this.sent, Date.now());
     }
     this.paced = this.sent = NaN; // (a held call's next attempt takes no token)
-    let why = v.why;
-    let ra = v.hurt ? o.hintMs : undefined;
-    // The call returns at once; the target's round still waits (up to maxRetryAfterMs).
-    const most = call.c.maxRetryAfterMs ?? Infinity;
-    // (retryAfterOverMax 'clamp': a longer wait is waited as maxRetryAfterMs)
-    if (/** @type {number} */ (ra) > most) [why, ra] = [why || (call.c.clamp ? '' : 'retry-after'), most];
-    if (!why && call.c.budget && !call.c.budget.withdraw(Date.now())) why = 'budget';
-    const end = this.settle(v.hurt, !why, ra);
-    why ||= end;
-    return why ? { why, delayMs: 0, hintMs: ra } : { why, delayMs: this.waitMs(), hintMs: ra, held: this.state === T_HELD };
   }
 
   /** Whether the target looks healthy now (a hedge may go): its circuit is closed. */
@@ -221,7 +306,7 @@ export class Ticket {
    * What onRetry is told, and a held call's poll.
    */
   waitMs() {
-    op(this.s, w.gate_status);
+    this.s.op(w.gate_status);
     return Math.max(this.delayMs, this.s.st[GATE_WAKE] - Date.now());
   }
 }

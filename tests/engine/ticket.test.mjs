@@ -2,12 +2,17 @@
 // one loop, with a real Gate (the core's decisions, from the full module js/load/dev.js loads)
 // on fake time: rounds held and released in order, a held call that runs
 // out of time or attempts (GateTimeoutError), fail-fast (BrokenCircuitError),
-// an abort of a held call; nothing left pending afterwards.
+// an abort of a held call; nothing left pending afterwards. Then what an
+// outside harness found (issue 34): held calls behind a probe cut by its
+// deadline.
 import { test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { createGate, BrokenCircuitError, GateTimeoutError } from '../../js/gate/index.js';
 import { withBackoff } from '../../js/fetch/index.js';
+import { END_REASONS } from '../../js/gen/policy.js';
+import { GAVE_UP } from '../../js/policy.js';
+import { ENDED, OWN_VETOED } from '../../js/gen/boundary.js';
 import { already, install, settled } from './clock.mjs';
 
 /** @type {ReturnType<typeof install>} */
@@ -208,5 +213,89 @@ test('a held call leaves no listener on its signal once released, or once out', 
   assert.equal(await clock.run(a), 'a');
   assert.equal(getEventListeners(ac.signal, 'abort').length, 0, 'none once it is released');
   assert.equal(clock.timers(), 0);
+  gate.free();
+});
+
+test("a round's end answer is the policy's reason; a delay hook that gave up crosses as the core reads it", () => {
+  assert.equal(END_REASONS[ENDED - ENDED], 'success', 'ENDED minus the wire order');
+  assert.equal(OWN_VETOED, GAVE_UP, 'what Call.next answers when the delay hook gave up');
+});
+
+/** A fetch to a target that answers 503 to its first request, then each request after `slowMs`. */
+function slowTarget(slowMs) {
+  const sent = [];
+  const send = (input, init) => {
+    sent.push(`${new URL(input).search.slice(1)}@${clock.now()}`);
+    const status = sent.length === 1 ? 503 : 200;
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => resolve(new Response(null, { status })), sent.length === 1 ? 0 : slowMs);
+      init?.signal?.addEventListener('abort', () => (clearTimeout(t), reject(init.signal.reason)), { once: true });
+    });
+  };
+  return { sent, send };
+}
+
+test('20 held calls behind a slow probe, maxElapsedMs 300–490: the probe cut by its deadline starts the next round, the others end with GateTimeoutError', async () => {
+  const gate = createGate(ROUNDS);
+  const t = slowTarget(250);
+  // The first call fails at 0 and gives up (maxAttempts 1): the round ends at 100.
+  const first = caught(withBackoff(t.send, { gate, maxAttempts: 1 })('https://a.test/?first'));
+  await clock.tick(0);
+  const calls = Array.from({ length: 20 }, (_, i) =>
+    caught(withBackoff(t.send, { gate, maxAttempts: 5, maxElapsedMs: 300 + 10 * i })(`https://a.test/?${i}`)),
+  );
+  await clock.tick(0);
+  assert.equal(gate.state('https://a.test').held, 20);
+  const out = await clock.run(Promise.allSettled([first, ...calls]));
+  assert.equal(out[0].value.status, 503);
+  // Call 0 probes at 100, and its deadline (300) cuts it in flight: its own TimeoutError, as without a gate.
+  assert.equal(out[1].reason?.name, 'TimeoutError');
+  // No answer in 200 ms: the probe timed out, the next round ends at 500, past every other deadline.
+  for (const [i, r] of out.slice(2).entries()) {
+    assert.ok(r.reason instanceof GateTimeoutError && r.reason.reason === 'deadline', `call ${i + 1}: ${r.reason}`);
+  }
+  assert.deepEqual(t.sent, ['first@0', '0@100'], 'the held calls were never sent one after another into the silence');
+  assert.equal(clock.now(), 300, 'they are let go when the round that outlasts them starts');
+  const { rounds, timeouts } = gate.stats();
+  assert.deepEqual({ rounds, timeouts }, { rounds: 2, timeouts: 19 });
+  gate.free();
+  assert.equal(clock.timers(), 0);
+});
+
+test('fail-fast, a gated fetch: the call that trips returns its last response; then refused until the probe, whose wait is whole ms', async () => {
+  const statuses = [503, 503, 200];
+  const sent = [];
+  const send = async () => (sent.push(clock.now()), new Response(null, { status: statuses[sent.length - 1] }));
+  // (jitter: the round ends at a fraction of a ms: 1000 ms with full jitter)
+  const gate = createGate({ baseMs: 1000, consecutive: 2, mode: 'fail-fast', seed: 7, key: () => 'ff' });
+  const f = withBackoff(send, { baseMs: 1, jitter: 'none', gate });
+  const reasons = [];
+  const res = await clock.run(f('https://a.test/', undefined, { onDone: (i) => reasons.push(i.reason) }));
+  assert.equal(res.status, 503, 'the call that tripped the circuit returns its last response');
+  assert.deepEqual(reasons, ['circuit-open']);
+  await clock.tick(1);
+  const err = await clock.run(f('https://a.test/').catch((e) => e));
+  assert.ok(err instanceof BrokenCircuitError && err.key === 'ff' && !err.isolated, String(err));
+  // Whole ms, rounded up (it was fractional: 608.64 waited as 608 in a browser was refused again, for 0.64).
+  assert.ok(Number.isInteger(err.retryAfterMs) && err.retryAfterMs > 0, `retryAfterMs ${err.retryAfterMs}`);
+  assert.equal(sent.length, 2, 'nothing sent while open');
+  await clock.tick(err.retryAfterMs);
+  assert.equal((await clock.run(f('https://a.test/'))).status, 200, 'exactly that long after, the round is over: this call probes');
+  assert.equal(gate.state('ff').state, 'closed');
+  assert.equal(clock.timers(), 0);
+  gate.free();
+});
+
+test('fail-fast, gate.run: retryAfterMs is whole ms, rounded up — a call made exactly that long after probes', async () => {
+  // Full jitter: the round ends at a fraction of a ms.
+  const gate = createGate({ baseMs: 1000, consecutive: 1, mode: 'fail-fast', seed: 7, key: () => 'k' });
+  await assert.rejects(clock.run(gate.run('k', () => Promise.reject(new Error('down')), { maxAttempts: 1 })), /down/);
+  await clock.tick(1);
+  const e = await clock.run(gate.run('k', () => Promise.resolve('sent')).catch((x) => x));
+  assert.ok(e instanceof BrokenCircuitError, String(e));
+  assert.ok(Number.isInteger(e.retryAfterMs) && e.retryAfterMs > 0, `retryAfterMs ${e.retryAfterMs}`);
+  await clock.tick(e.retryAfterMs);
+  assert.equal(await clock.run(gate.run('k', () => Promise.resolve('probe'))), 'probe', 'the round is over: this call probes');
+  assert.equal(gate.state('k').state, 'closed');
   gate.free();
 });

@@ -3,7 +3,8 @@
 // not hold healthy traffic), fail-fast, isolation by hand, state carried
 // to another gate through JSON, the adaptive limiter, and the defects an
 // outside harness found (a released call aborted synchronously; a healthy
-// burst under `concurrency`).
+// burst under `concurrency`). Fail-fast's refusals and their wait are on
+// fake time (tests/engine/ticket.test.mjs).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { withBackoff } from 'wasm-backoff';
@@ -79,27 +80,6 @@ test('failureRatio: trips on the share of failures in the window, once minCalls 
   const err = await f(url(p)).catch((e) => e);
   assert.ok(err instanceof BrokenCircuitError, String(err));
   assert.equal(srv.count(p), 6, 'the 7th call was refused without a request');
-  gate.free();
-});
-
-test("mode 'fail-fast': open → BrokenCircuitError at once with the time to the probe; a failed call returns its last response", async () => {
-  const p = path('ff');
-  srv.script(p, [{ status: 503 }, { status: 503 }, { status: 200, body: 'probe ok' }]);
-  const gate = createGate({ ...ROUNDS, baseMs: 150, consecutive: 2, mode: 'fail-fast', key: () => 'ff' });
-  const f = withBackoff(fetch, { baseMs: 1, jitter: 'none', gate });
-  const reasons = [];
-  const res = await f(url(p), undefined, { onDone: (i) => reasons.push(i.reason) });
-  assert.equal(res.status, 503, 'the call that tripped the circuit returns its last response');
-  assert.deepEqual(reasons, ['circuit-open']);
-  const err = await f(url(p)).catch((e) => e);
-  assert.ok(err instanceof BrokenCircuitError);
-  assert.equal(err.key, 'ff');
-  assert.equal(err.isolated, false);
-  assert.ok(err.retryAfterMs > 50 && err.retryAfterMs <= 150, `retryAfterMs ${err.retryAfterMs}`);
-  assert.equal(srv.count(p), 2, 'nothing sent while open');
-  await new Promise((r) => setTimeout(r, err.retryAfterMs + 5));
-  assert.equal(await (await f(url(p))).text(), 'probe ok', 'the round is over: this call probes');
-  assert.equal(gate.state('ff').state, 'closed');
   gate.free();
 });
 

@@ -32,7 +32,7 @@ test('wasm calls: none for a plain success, two for a healthy gated call (no all
   const total = (c) => Object.values(c).reduce((a, b) => a + b, 0);
   assert.deepEqual(rows['fetchWithBackoff(url), 200'].calls, {});
   assert.deepEqual(rows['withBackoff(fetch, options)(url), 200'].calls, {});
-  assert.deepEqual(rows['gated, healthy target, 200'].calls, { gate_admit: 1, gate_succeeded: 1 });
+  assert.deepEqual(rows['gated, healthy target, 200'].calls, { gate_admit: 1, gate_settle: 1 });
   const retried = rows['withBackoff(fetch, options)(url), 503, 503, 200'];
   assert.equal(retried.status, 200);
   assert.deepEqual(retried.calls, { backoff_new: 1, backoff_next: 2, backoff_free: 1 }, 'one schedule, freed');
