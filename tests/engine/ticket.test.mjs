@@ -4,7 +4,7 @@
 // out of time or attempts (GateTimeoutError), fail-fast (BrokenCircuitError),
 // an abort of a held call; nothing left pending afterwards. Then what an
 // outside harness found (issue 34): held calls behind a probe cut by its
-// deadline.
+// deadline, a request fetch refuses to send.
 import { test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
@@ -14,6 +14,11 @@ import { END_REASONS } from '../../js/gen/policy.js';
 import { GAVE_UP } from '../../js/policy.js';
 import { ENDED, OWN_VETOED } from '../../js/gen/boundary.js';
 import { already, install, settled } from './clock.mjs';
+
+// What Node's fetch rejects with for a request it refuses to send (undici
+// refuses `Expect: 100-continue` before connecting): taken before any test
+// installs the fake clock.
+const refusal = await fetch('http://127.0.0.1:59999/', { headers: { expect: '100-continue' } }).catch((e) => e);
 
 /** @type {ReturnType<typeof install>} */
 let clock;
@@ -260,6 +265,22 @@ test('20 held calls behind a slow probe, maxElapsedMs 300–490: the probe cut b
   assert.deepEqual({ rounds, timeouts }, { rounds: 2, timeouts: 19 });
   gate.free();
   assert.equal(clock.timers(), 0);
+});
+
+test('a request fetch refuses to send (Expect: 100-continue) never counts against its target, through gate.run or a gated fetch', async () => {
+  assert.equal(refusal?.cause?.code, 'UND_ERR_NOT_SUPPORTED', 'what undici answers');
+  const gate = createGate({ ...ROUNDS, key: () => 'k' });
+  let tries = 0;
+  const refused = () => (tries++, Promise.reject(refusal));
+  await assert.rejects(clock.run(gate.run('k', refused, { maxAttempts: 5 })), (e) => e === refusal);
+  assert.equal(tries, 1, 'not retried: it would be refused again');
+  assert.equal(gate.state('k').state, 'closed', 'gate.run: the target is not tripped by a request never sent');
+  let done;
+  const f = withBackoff(refused, { gate, onDone: (d) => (done = d) });
+  await assert.rejects(clock.run(f('https://a.test/', { headers: { expect: '100-continue' } })), (e) => e === refusal);
+  assert.deepEqual([tries, done.reason, gate.state('k').state], [2, 'not-retryable', 'closed'], 'a gated fetch');
+  assert.equal(gate.stats().rounds, 0);
+  gate.free();
 });
 
 test('fail-fast, a gated fetch: the call that trips returns its last response; then refused until the probe, whose wait is whole ms', async () => {
