@@ -158,7 +158,9 @@ export class SharedTicket {
    * @param {import('../engine/loop.js').Outcome} o
    */
   after(call, v, o) {
-    this.#note(v.hurt);
+    // (an attempt sent before the last round — or before the object's round this isolate followed —
+    // is no news of the target: its outcome is reported to no one, as the local core ignores it)
+    if (this.probe || this.inner.news()) this.#note(v.hurt);
     if (!o.failed) this.g.answered(this.key, o.status, o.hintMs);
     return this.inner.after(call, v, o);
   }

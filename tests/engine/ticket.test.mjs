@@ -4,12 +4,14 @@
 // out of time or attempts (GateTimeoutError), fail-fast (BrokenCircuitError),
 // an abort of a held call; nothing left pending afterwards. Then what an
 // outside harness found (issue 34): held calls behind a probe cut by its
-// deadline, a request fetch refuses to send.
+// deadline, a request fetch refuses to send, a fleet's stale failure.
 import { test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { createGate, BrokenCircuitError, GateTimeoutError } from '../../js/gate/index.js';
 import { withBackoff } from '../../js/fetch/index.js';
+import { sharedGate } from '../../js/fleet/shared-gate.js';
+import { GateHub } from '../../js/fleet/hub.js';
 import { END_REASONS } from '../../js/gen/policy.js';
 import { GAVE_UP } from '../../js/policy.js';
 import { ENDED, OWN_VETOED } from '../../js/gen/boundary.js';
@@ -281,6 +283,51 @@ test('a request fetch refuses to send (Expect: 100-continue) never counts agains
   assert.deepEqual([tries, done.reason, gate.state('k').state], [2, 'not-retryable', 'closed'], 'a gated fetch');
   assert.equal(gate.stats().rounds, 0);
   gate.free();
+});
+
+/** A namespace of GateHubs in this process, answering at once (the bench's fakeNamespace, without its RPC time). */
+function hubs() {
+  const all = new Map();
+  const get = (name) => {
+    if (!all.has(name)) all.set(name, new GateHub());
+    const hub = all.get(name);
+    const call =
+      (m) =>
+      async (...args) =>
+        structuredClone(await hub[m](...structuredClone(args)));
+    return Object.fromEntries(['report', 'admit', 'probed', 'lease'].map((m) => [m, call(m)]));
+  };
+  return { all, namespace: { idFromName: (name) => name, get } };
+}
+
+test('a fleet: a failure of an attempt sent before the round, answered after the probe closed the circuit, starts no second round', async () => {
+  const { all, namespace } = hubs();
+  const gate = sharedGate(namespace, { ...ROUNDS, key: () => 'k' });
+  const log = [];
+  const task = (name, ms, ok) => () => {
+    log.push(`${name}@${clock.now()}`);
+    return new Promise((resolve, reject) => setTimeout(() => (ok ? resolve(name) : reject(new Error(`${name}: 503`))), ms));
+  };
+  // a and b go out while the target is healthy; a fails at once and the fleet's circuit opens (until 100).
+  const a = caught(gate.run('k', task('a', 0, false), { maxAttempts: 1 }));
+  const b = caught(gate.run('k', task('b', 300, false), { maxAttempts: 1 }));
+  await clock.tick(0);
+  await assert.rejects(already(a, 'a at 0'), /a: 503/);
+  assert.equal(gate.state('k').state, 'open', 'the isolate follows the object');
+  // After the round, c probes and succeeds: the circuit closes, fleet-wide.
+  await clock.to(100);
+  assert.equal(await clock.run(gate.run('k', task('c', 10, true))), 'c');
+  const hub = all.get('k');
+  assert.equal(hub.gate.state('k').state, 'closed');
+  // b, sent before the round, fails at 300: stale news, which the isolate does not report.
+  await assert.rejects(clock.run(b), /b: 503/);
+  await clock.run(gate.flush());
+  assert.deepEqual(log, ['a@0', 'b@0', 'c@100']);
+  assert.equal(hub.gate.state('k').state, 'closed', 'no second round');
+  assert.equal(hub.gate.stats().rounds, 1);
+  assert.equal(gate.state('k').state, 'closed');
+  gate.free();
+  hub.gate.free();
 });
 
 test('fail-fast, a gated fetch: the call that trips returns its last response; then refused until the probe, whose wait is whole ms', async () => {
