@@ -6,6 +6,7 @@ import { Gate, GateTimeoutError } from '../gate/index.js';
 import { Lease, LEASE_MS, STALE_MS } from './limiter.js';
 import { TRIP, STALE, within, sharedPart } from './protocol.js';
 import { SharedTicket } from './shared-ticket.js';
+import { THROTTLE_STATUSES } from '../gen/policy.js';
 
 /** @typedef {import('./protocol.js').Answer} Answer */
 /** @typedef {import('./protocol.js').Key} Key */
@@ -51,7 +52,7 @@ export class SharedGate extends Gate {
     // The adaptive limiter is the object's (the local gate limits nothing itself).
     delete local.limit;
     super({ ...local, consecutive: Infinity });
-    if (o.limit === 'adaptive') this.#throttleOn = new Set(o.throttleOn ?? [429]);
+    if (o.limit === 'adaptive') this.#throttleOn = new Set(o.throttleOn ?? THROTTLE_STATUSES);
     this.#ns = namespace;
     this.#name = name ?? ((/** @type {string} */ k) => k);
     this.#shared = sharedPart(o);

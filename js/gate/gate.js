@@ -22,6 +22,7 @@ import { Call, drive } from '../engine/loop.js';
 import { Slot } from './slot.js';
 import { Ticket } from './ticket.js';
 import { saved, rows, WHAT } from './saved.js';
+import { THROTTLE_STATUSES } from '../gen/policy.js';
 import { GATE_MESSAGES, F_LIMIT, F_MAX_ATTEMPTS, F_MAX_ELAPSED_MS, GATE, SCHEDULE, LIMIT_KINDS } from '../gen/boundary.js';
 
 /** Frees the slots of gates that were not freed by hand once they are garbage. */
@@ -72,7 +73,7 @@ export class Gate {
     mem()[OPTS + F_MAX_ATTEMPTS] = mem()[OPTS + F_MAX_ELAPSED_MS] = NaN;
     this.#rec = record(GATE);
     w.gate_free(check(w.gate_new(Date.now()), GATE_MESSAGES));
-    const th = o.throttleOn ?? [429];
+    const th = o.throttleOn ?? THROTTLE_STATUSES;
     if (!Array.isArray(th) || !th.every((x) => Number.isInteger(x) && x >= 100 && x <= 599)) {
       throw new (Array.isArray(th) ? RangeError : TypeError)('throttleOn must be an array of integer HTTP statuses (100-599)');
     }

@@ -367,3 +367,24 @@ test('fail-fast, gate.run: retryAfterMs is whole ms, rounded up — a call made 
   assert.equal(gate.state('k').state, 'closed');
   gate.free();
 });
+
+test("limit: 'adaptive' — the limiter's throttling statuses are the policy's (429, 503, 529) unless throttleOn names others", async () => {
+  const run = async (throttleOn) => {
+    const gate = createGate({ limit: 'adaptive', consecutive: Infinity, key: () => 'k', ...(throttleOn && { throttleOn }) });
+    const sent = [];
+    let status = 200;
+    const f = withBackoff(async () => (sent.push(clock.now()), new Response(null, { status })), { gate, maxAttempts: 1 });
+    for (let i = 0; i < 10; i++) await clock.run(f('https://a.test/'), 1000);
+    status = 503; // (no named wait)
+    await clock.run(f('https://a.test/'), 1000);
+    status = 200;
+    sent.length = 0;
+    await clock.run(Promise.all(Array.from({ length: 5 }, () => f('https://a.test/'))));
+    gate.free();
+    return sent;
+  };
+  const paced = await run();
+  assert.ok(paced.at(-1) > paced[0], `a 503 cut the rate: five calls paced, sent at ${paced}`);
+  const free = await run([429]);
+  assert.equal(new Set(free).size, 1, `throttleOn: [429]: a 503 without a named wait cuts nothing (sent at ${free})`);
+});

@@ -59,7 +59,7 @@ export interface GateOptions extends BackoffOptions {
    * (`GateTimeoutError`, reason 'deadline'); a wait never runs past the call's signal. @default 'none'
    */
   limit?: 'none' | 'adaptive';
-  /** Statuses that mean "slow down" to the adaptive limiter (503 with a named wait always does). @default [429] */
+  /** Statuses that mean "slow down" to the adaptive limiter (503 with a named wait always does). @default [429, 503, 529] (the statuses the retry policy calls throttling, `THROTTLE_STATUSES` of the core) */
   throttleOn?: number[];
   /** Told every change of a target's circuit state (an observer: what it throws goes to the console). */
   onStateChange?: (change: CircuitChange) => void;
