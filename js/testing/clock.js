@@ -22,6 +22,8 @@ const FIRST_ID = 1e12;
 const ROUNDS = 5;
 /** The default bound of run and runUntilIdle, in virtual ms (10 minutes). */
 const MAX_MS = 600_000;
+/** Timers fired at one virtual time before the clock calls it a loop (a timer re-arming at the same time). */
+const SPIN = 10_000;
 
 // The real macrotask, saved at import (before a test's own fakes): setImmediate
 // where there is one (Node, Bun), else a MessageChannel (browsers, Deno,
@@ -257,12 +259,27 @@ export function virtualClock(options) {
     };
   };
 
+  /**
+   * Fires `t` (step), unless timers keep firing without time moving: a
+   * timer that re-arms itself at the same time (a zero-delay loop) would
+   * never let tick, run or runUntilIdle return.
+   * @param {Timer} t
+   * @param {{ at: number, n: number }} spin the time of the last timer fired and how many fired at it
+   */
+  async function stepOnce(t, spin) {
+    if (t.due !== spin.at) [spin.at, spin.n] = [t.due, 0];
+    if (++spin.n > SPIN)
+      throw new Error(`${SPIN} timers fired at ${t.due - start} ms of virtual time: one re-arms at the same time without end`);
+    await step(t);
+  }
+
   /** @param {number} ms */
   const tick = (ms) =>
     advance('tick', async () => {
       const end = now + /** @type {number} */ (number({ ms }, 'ms', 0, (v) => v >= 0 && v < Infinity, 'a finite number >= 0'));
+      const spin = { at: NaN, n: 0 };
       await drain();
-      for (let t = next(); t && t.due <= end; t = next()) await step(t);
+      for (let t = next(); t && t.due <= end; t = next()) await stepOnce(t, spin);
       if (end > now) now = end;
       return now;
     });
@@ -322,12 +339,13 @@ export function virtualClock(options) {
       advance('runUntilIdle', async () => {
         const { maxMs } = bound(opts, 'runUntilIdle');
         const end = now + maxMs;
+        const spin = { at: NaN, n: 0 };
         for (let t = (await drain(), next()); t; t = next()) {
           if (t.due > end)
             throw new Error(
               `runUntilIdle: ${live.size} timer(s) still pending after ${maxMs} ms of virtual time (the next due in ${t.due - now} ms): one that re-arms (an interval, a poll) never lets the clock idle; clear it, or pass a larger maxMs`,
             );
-          await step(t);
+          await stepOnce(t, spin);
         }
         return now;
       }),
@@ -347,6 +365,7 @@ export function virtualClock(options) {
             () => (done = true),
           );
           const end = now + maxMs;
+          const spin = { at: NaN, n: 0 };
           for (await drain(); !done; await drain()) {
             let t = next();
             if (!t && graceMs > 0) {
@@ -366,7 +385,7 @@ export function virtualClock(options) {
             if (!t)
               throw new Error('run: stuck: the promise has not settled and no timer is pending (it waits on something no timer ends)');
             if (t.due > end) throw new Error(`run: not settled after ${maxMs} ms of virtual time (${live.size} timer(s) pending)`);
-            await step(t);
+            await stepOnce(t, spin);
           }
           return await p;
         })

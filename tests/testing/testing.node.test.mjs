@@ -228,3 +228,19 @@ test('the entry is plain JavaScript of its own: no wasm, and nothing of it in th
     assert.doesNotMatch(main, /already installed|scriptedFetch|virtual time/, `${file}: none of the kit`);
   }
 });
+
+test('a timer that re-arms at the same time without end fails the clock instead of hanging it', async () => {
+  const clock = virtualClock();
+  let on = true;
+  try {
+    // (re-armed after a real macrotask, outside the timer's task: no nesting clamp moves it on)
+    const hop = () => new Promise((r) => setImmediate(r));
+    const loop = () => on && new Promise((r) => setTimeout(r, 0)).then(hop).then(loop);
+    loop();
+    // (run and runUntilIdle step timers by the same guard)
+    await assert.rejects(clock.tick(10), /10000 timers fired at 0 ms of virtual time: one re-arms at the same time without end/);
+  } finally {
+    on = false;
+    clock.uninstall();
+  }
+});

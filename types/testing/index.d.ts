@@ -65,6 +65,10 @@ export interface RunOptions extends RunUntilIdleOptions {
  * it, Node rounds it up), so waits add up exactly; `Date.now()` is the
  * virtual time rounded down. In Node and Bun timers are objects (`ref`,
  * `unref`, `hasRef`, `refresh`, a number as primitive), elsewhere numbers.
+ * More than 10 000 timers firing at one virtual time (a timer that re-arms
+ * at the same time, from outside its own task) reject the advance with an
+ * error saying so, rather than hang it. `setImmediate` stays real: a chain
+ * of more than a few of them between two timers may see the clock move on.
  *
  * Every timer the package starts (waits, deadlines, `timeoutMs`, a gate's
  * rounds, idle timeouts) reads these globals when it starts, so it follows
