@@ -44,7 +44,7 @@ export class BrokenCircuitError extends Error {
     super(`the circuit of ${named(key)} is ${isolated ? 'isolated' : 'open'}`);
     this.name = /** @type {const} */ ('BrokenCircuitError');
     this.key = key;
-    /** Time until the next probe may go, in ms (0: due now or a probe is out; Infinity: isolated). */
+    /** Time until the next probe may go, in whole ms, rounded up where the gate computes it (a call made that long after is not refused again; 0: due now or a probe is out; Infinity: isolated). */
     this.retryAfterMs = retryAfterMs;
     this.isolated = isolated;
   }

@@ -26,11 +26,11 @@ export interface GateOptions extends BackoffOptions {
    * @default Infinity
    */
   concurrency?: number;
-  /** A probe still unsettled after this many ms counts as failed: the next round starts and another held call probes (the hung one is left to its own timeout). Also ends the slots of hung calls (see `concurrency`). `Infinity` = wait for them. @default 30000 */
+  /** A probe still unsettled after this many ms counts as failed: the next round starts and another held call probes (the hung one is left to its own timeout). So does a probe its own deadline (`maxElapsedMs`) cuts in flight. Also ends the slots of hung calls (see `concurrency`). `Infinity` = wait for them. @default 30000 */
   probeTimeoutMs?: number;
   /** The target of a fetch call. @default the request URL's origin */
   key?: (input: Request | string | URL, init?: RequestInit) => unknown;
-  /** {@link Gate.run}: whether a rejection means the target is failing (held and retried) or not (returned at once, the target stays healthy). @default every rejection is a failure */
+  /** {@link Gate.run}: whether a rejection means the target is failing (held and retried) or not (returned at once, the target stays healthy). A request `fetch` refused to send (Node's `TypeError` whose cause's code is `UND_ERR_NOT_SUPPORTED` or `UND_ERR_INVALID_ARG`: an `Expect` header, say) is never a failure, whatever this says: it is returned at once. @default every rejection is a failure */
   retryable?: (error: unknown) => boolean;
   /** {@link Gate.run}: default per-call limit of attempts, counting each failed round a held call waited through (integer >= 1, or `Infinity`). @default 5 */
   maxAttempts?: number;
@@ -191,7 +191,7 @@ export class BrokenCircuitError extends Error {
   constructor(key: unknown, retryAfterMs: number, isolated: boolean);
   readonly name: 'BrokenCircuitError';
   readonly key: unknown;
-  /** Time until the next probe may go, in ms: 0 when a probe is due or out, `Infinity` when isolated. */
+  /** Time until the next probe may go, in whole ms (rounded up: a call made that long after is not refused again): 0 when a probe is due or out, `Infinity` when isolated. */
   readonly retryAfterMs: number;
   readonly isolated: boolean;
 }
