@@ -1,10 +1,14 @@
-// Bounded load tests of the fetch driver in Node against the scripted server,
-// run in its own process (so 10 000 client sockets and 10 000 server sockets
-// do not share one file-descriptor limit). Figures are printed, never timed
-// against a threshold.
+// Bounded load tests of the fetch driver in Node. Real sockets where the
+// runtime's own sockets are the subject (1 000 concurrent calls and 1 000
+// aborts against the scripted server, in its own process), and the
+// 10 000-way concurrency on the kit's scriptedFetch and virtual clock
+// (wasm-backoff/testing), where the driver's bookkeeping is the subject:
+// chaos faults the same calls, seeded, that the server's failRate does.
+// Figures are printed, never timed against a threshold.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { fetchWithBackoff } from 'wasm-backoff';
+import { fetchWithBackoff, withBackoff } from 'wasm-backoff';
+import { chaos, scriptedFetch, virtualClock } from 'wasm-backoff/testing';
 import { spawnScripted } from '../server/scripted.mjs';
 import { timers } from '../support/wait.mjs';
 
@@ -14,27 +18,67 @@ before(async () => {
 });
 after(() => srv?.close());
 
-test('10 000 concurrent calls against 50 % 503s: all settle, requests = calls + retries, no timer left', { timeout: 120_000 }, async () => {
-  await srv.script('/half', { failRate: 0.5, status: 503, seed: 7 });
-  const baseline = timers();
+const OPTIONS = { baseMs: 5, maxDelayMs: 50, maxAttempts: 6 };
+
+/** Settles `calls` concurrent calls of `call(onRetry)`; their count of 200s, of settled calls and of retries. */
+async function concurrent(calls, call, wait = (p) => p) {
   let retries = 0;
-  const calls = 10_000;
-  const t0 = performance.now();
-  const results = await Promise.allSettled(
-    Array.from({ length: calls }, () =>
-      fetchWithBackoff(`${srv.url}/half`, undefined, { baseMs: 5, maxDelayMs: 50, maxAttempts: 6, onRetry: () => retries++ }).then(
-        async (r) => {
+  const onRetry = () => retries++;
+  const results = await wait(
+    Promise.allSettled(
+      Array.from({ length: calls }, () =>
+        call(onRetry).then(async (r) => {
           await r.arrayBuffer();
           return r.status;
-        },
+        }),
       ),
     ),
   );
-  const ms = performance.now() - t0;
   const ok = results.filter((r) => r.status === 'fulfilled' && r.value === 200).length;
   const settled = results.filter((r) => r.status === 'fulfilled').length;
+  return { ok, settled, retries };
+}
+
+test('10 000 concurrent calls against 50 % 503s (scripted, virtual time): all settle, requests = calls + retries, no timer left', {
+  timeout: 120_000,
+}, async () => {
+  // (first: no real socket yet, whose pool would arm its timers on the virtual clock)
+  const clock = virtualClock();
+  try {
+    const fetch = chaos(scriptedFetch({ status: 200, body: 'ok' }), { rate: 0.5, status: 503, seed: 7 });
+    const calls = 10_000;
+    const t0 = process.hrtime.bigint(); // (performance.now() is the clock's)
+    const { ok, settled, retries } = await concurrent(
+      calls,
+      (onRetry) => withBackoff(fetch, { ...OPTIONS, onRetry })('https://api.test/half'),
+      (p) => clock.run(p),
+    );
+    const served = fetch.injected.length;
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    console.log(`# load (scripted): ${calls} calls, ${retries} retries, ${served} requests, ${ok} ended 200, ${Math.round(ms)} ms`);
+    assert.equal(settled, calls, 'every call resolved (a Response, whatever its status)');
+    assert.equal(served, calls + retries, 'requests = calls + onRetry count');
+    assert.ok(ok > calls * 0.95, `with 6 attempts at 50 % failure ~98 % end 200 (got ${ok})`);
+    assert.equal(clock.pending(), 0, 'no timer left behind');
+  } finally {
+    clock.uninstall();
+  }
+});
+
+test('1 000 concurrent calls over real sockets against 50 % 503s: all settle, requests = calls + retries, no timer left', {
+  timeout: 120_000,
+}, async () => {
+  await srv.script('/half', { failRate: 0.5, status: 503, seed: 7 });
+  const baseline = timers();
+  const calls = 1000;
+  const t0 = performance.now();
+  const { ok, settled, retries } = await concurrent(calls, (onRetry) =>
+    fetchWithBackoff(`${srv.url}/half`, undefined, { ...OPTIONS, onRetry }),
+  );
   const served = await srv.count('/half');
-  console.log(`# load: ${calls} calls, ${retries} retries, ${served} requests served, ${ok} ended 200, ${Math.round(ms)} ms`);
+  console.log(
+    `# load (sockets): ${calls} calls, ${retries} retries, ${served} requests served, ${ok} ended 200, ${Math.round(performance.now() - t0)} ms`,
+  );
   assert.equal(settled, calls, 'every call resolved (a Response, whatever its status)');
   assert.equal(served, calls + retries, 'server requests = calls + onRetry count');
   assert.ok(ok > calls * 0.95, `with 6 attempts at 50 % failure ~98 % end 200 (got ${ok})`);
