@@ -1,10 +1,12 @@
-// Runs the shared fetch scenarios in this page, then in a module Web Worker,
-// against the scripted server whose URL is in ?server=…
+// Runs the fetch driver's runtime smoke set (tests/fetch/fetch-checks.mjs)
+// in this page, then in a module Web Worker, against the scripted server
+// whose URL is in ?server=… (another origin: CORS and preflights).
 import * as main from '/pkg/index.js';
 import { RetryBudget } from '/pkg/budget/index.js';
 import { createGate } from '/pkg/gate/index.js';
 import { fetchScenarios } from '/tests/fetch/fetch-checks.mjs';
 
+// (the budget and gate entries load here too, as the scenarios' `lib` offers them)
 const lib = { ...main, RetryBudget, createGate };
 
 const server = new URL(location.href).searchParams.get('server');

@@ -1,16 +1,18 @@
 // The fetch driver in Node 20 against the real scripted server on 127.0.0.1:
-// every shared scenario, plus what only Node can observe (stream bodies,
-// timers left behind).
+// the runtime smoke sets every runtime shares (fetch-checks.mjs, and the
+// stream entry's stream-checks.mjs), each leaving no timer behind, plus what
+// only Node has: a ReadableStream or async iterable request body, the
+// requests undici refuses to send, a long-lived signal's heap. Timing and
+// policy run in virtual time: fetch.virtual, waits.virtual and
+// stream.virtual (.test.mjs).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { getEventListeners } from 'node:events';
 import * as main from 'wasm-backoff';
 import { RetryBudget } from 'wasm-backoff/budget';
 import { createGate } from 'wasm-backoff/gate';
 import { startScripted } from '../server/scripted.mjs';
 import * as stream from 'wasm-backoff/stream';
 import { SCENARIOS, control } from './fetch-checks.mjs';
-import { WAIT_SCENARIOS } from './waits-checks.mjs';
 import { STREAM_SCENARIOS } from './stream-checks.mjs';
 import { timers } from '../support/wait.mjs';
 
@@ -25,8 +27,7 @@ before(async () => {
 });
 after(() => srv?.close());
 
-// (and the waits the outcome chooses: tests/fetch/waits-checks.mjs; the stream entry's scenarios)
-for (const [name, fn] of [...Object.entries({ ...SCENARIOS, ...WAIT_SCENARIOS }), ...streamed]) {
+for (const [name, fn] of [...Object.entries(SCENARIOS), ...streamed]) {
   test(name, async () => {
     const before = timers();
     await fn(lib, ctl);
@@ -71,20 +72,6 @@ test('an async iterable body (Node) is sent once and not retried', async () => {
   assert.equal(srv.count('/iterable'), 1);
   assert.equal(srv.requests.find((r) => r.path === '/iterable').body, 'one-shot');
   assert.equal(done.reason, 'not-replayable');
-});
-
-test('X-RateLimit-Reset as a Unix time is waited for (the server sees the retry after it)', async () => {
-  // A whole second 0.5–1.5 s ahead (the next one alone may be a few ms away, past by the time the answer is read).
-  const epoch = Math.ceil((Date.now() + 500) / 1000);
-  srv.script('/epoch', [{ status: 429, headers: { 'x-ratelimit-reset': String(epoch) } }, { status: 200 }]);
-  let info;
-  const res = await lib.fetchWithBackoff(`${srv.url}/epoch`, undefined, { baseMs: 1, onRetry: (i) => (info = i) });
-  assert.equal(res.status, 200);
-  assert.ok(info.retryAfterMs > 0 && info.retryAfterMs <= 1500, `${info.retryAfterMs}`);
-  assert.ok(info.delayMs >= info.retryAfterMs);
-  const [first, second] = srv.requests.filter((r) => r.path === '/epoch');
-  assert.ok(second.at - first.at >= info.retryAfterMs - 5, `${second.at - first.at} ms between the attempts`);
-  assert.ok(Date.now() >= epoch * 1000 - 5, 'retried after the reset time');
 });
 
 test('a Backoff is iterable: its delays until it gives up', () => {
@@ -139,64 +126,6 @@ test('a request fetch refuses to send (undici: Expect, Transfer-Encoding, Connec
     assert.throws(() => lib.withBackoff(fetch, { attemptHeader: name }), { name: 'RangeError', message: /^attemptHeader/ });
   }
   gate.free();
-});
-
-test('an abort during a wait, or a hung hook cut by the deadline, leaves no listener on the signals', async () => {
-  const p = '/listeners';
-  srv.script(p, [{ status: 503 }]);
-  const live = new AbortController();
-  // A hook that never settles, cut by maxElapsedMs, 50 times on one live signal.
-  for (let i = 0; i < 50; i++) {
-    const e = await lib
-      .fetchWithBackoff(srv.url + p, { signal: live.signal }, { baseMs: 1, maxElapsedMs: 20, shouldRetry: () => new Promise(() => {}) })
-      .catch((x) => x);
-    assert.equal(e?.name, 'TimeoutError');
-  }
-  assert.equal(getEventListeners(live.signal, 'abort').length, 0, 'listeners left on the live signal');
-  // Aborted in a wait: nothing stays on the aborted signal either.
-  for (let i = 0; i < 20; i++) {
-    const q = `${p}-${i}`;
-    srv.script(q, [{ status: 503 }]);
-    const ac = new AbortController();
-    const call = lib.fetchWithBackoff(srv.url + q, { signal: ac.signal }, { baseMs: 1000, jitter: 'none', maxElapsedMs: 60_000 });
-    while (srv.count(q) < 1) await new Promise((r) => setTimeout(r, 1));
-    await new Promise((r) => setTimeout(r, 5)); // (in the 1 s wait now)
-    ac.abort(new Error('stop'));
-    await call.catch(() => {});
-    assert.equal(getEventListeners(ac.signal, 'abort').length, 0, 'listeners left on the aborted signal');
-  }
-});
-
-test('retry(fn) on one long-lived signal with a timeout keeps nothing per call on the signal', async () => {
-  const live = new AbortController();
-  for (let i = 0; i < 200; i++) await lib.retry(() => i, { signal: live.signal, timeoutMs: 1000, maxElapsedMs: 1000 });
-  assert.equal(getEventListeners(live.signal, 'abort').length, 0);
-});
-
-test('per-call options of a wrapper never read Object.prototype', async () => {
-  const p = '/proto';
-  srv.script(p, [{ status: 503 }]);
-  const api = lib.withBackoff(fetch, { baseMs: 1, maxAttempts: 3 });
-  Object.prototype.retryNonIdempotent = true;
-  Object.prototype.beforeRetry = () => ({ authorization: 'injected' });
-  try {
-    const res = await api(srv.url + p, { method: 'POST', body: 'x' }, {});
-    assert.equal(res.status, 503);
-    const again = await api.extend({})(srv.url + p, { method: 'POST', body: 'x' });
-    assert.equal(again.status, 503);
-  } finally {
-    delete Object.prototype.retryNonIdempotent;
-    delete Object.prototype.beforeRetry;
-  }
-  assert.equal(srv.count(p), 2, 'each POST sent once');
-  assert.ok(srv.requests.filter((r) => r.path === p).every((r) => r.headers.authorization === undefined));
-});
-
-test('a budget that is no RetryBudget instance is named in the error', async () => {
-  const fake = Object.create(RetryBudget.prototype);
-  const e = await lib.fetchWithBackoff(`${srv.url}/none`, undefined, { budget: fake }).catch((x) => x);
-  assert.ok(e instanceof TypeError && /^budget must be a RetryBudget/.test(e.message), String(e));
-  assert.throws(() => fake.withdraw(), { name: 'TypeError', message: /^budget must be a RetryBudget/ });
 });
 
 test('retry(fn) 10^5 times on one long-lived signal with a timeout does not grow the heap (no AbortSignal.any per attempt)', async () => {

@@ -1,7 +1,7 @@
 // A Cloudflare Worker (run by miniflare's real workerd): it wraps its
 // outgoing fetch with withBackoff and proxies every request to a flaky
-// origin on 127.0.0.1 (env.ORIGIN). /__scenarios runs the shared fetch
-// scenarios inside workerd itself.
+// origin on 127.0.0.1 (env.ORIGIN). /__scenarios runs the fetch driver's
+// runtime smoke set (tests/fetch/fetch-checks.mjs) inside workerd itself.
 import * as main from '../../pkg/workerd.js';
 import { RetryBudget } from '../../pkg/budget/workerd.js';
 import { createGate } from '../../pkg/gate/workerd.js';
@@ -15,10 +15,7 @@ const retrying = lib.withBackoff(fetch, { baseMs: 5, maxDelayMs: 20, onRetry: ()
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
-    if (url.pathname === '/__scenarios') {
-      // The real-time one-second wait already ran in Node and Chromium.
-      return Response.json(await fetchScenarios(lib, env.ORIGIN, (n) => !n.includes('real one-second')));
-    }
+    if (url.pathname === '/__scenarios') return Response.json(await fetchScenarios(lib, env.ORIGIN));
     const res = await retrying(env.ORIGIN + url.pathname + url.search, {
       method: request.method,
       headers: request.headers,
