@@ -1,5 +1,7 @@
-// wasm-backoff/otel in workerd (miniflare): the shared scenarios run inside
-// a worker against the scripted server on 127.0.0.1. The worker imports the
+// wasm-backoff/otel in workerd (miniflare): the runtime smoke of
+// otel-checks.mjs inside a Worker, with workerd's fetch, against the
+// scripted server on 127.0.0.1 (outcomes and order only: what telemetry
+// records of waits is otel.node.test.mjs's, on virtual time). The worker imports the
 // SDK by its package names, so it is bundled with esbuild first (into
 // target/otel-worker/, beside the package's .wasm files it imports as they ship).
 import { test, before, after } from 'node:test';
@@ -42,7 +44,7 @@ after(async () => {
   await srv?.close();
 });
 
-test('the shared otel scenarios pass inside workerd', { timeout: 60_000 }, async () => {
+test('the otel smoke passes inside workerd', { timeout: 60_000 }, async () => {
   const res = await mf.dispatchFetch('http://worker.test/');
   assert.deepEqual(await res.json(), []);
 });
