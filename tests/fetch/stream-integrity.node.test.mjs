@@ -4,9 +4,11 @@
 //     or nothing; the call succeeds only when they are the caller's.
 //   - A download's bytes are a true prefix of one version of the resource,
 //     and the body ends cleanly only when it is complete.
-//   - Resumes are attempts of the call: its deadline holds across them, and
-//     cancelling the body ends the resume in flight (no request after it,
-//     no timer, a cancel that resolves).
+//   - Resumes are attempts of the call: cancelling the body ends the
+//     resume in flight (no request after it, no timer, a cancel that
+//     resolves). Their timing — onRetry told a resume's wait, the deadline
+//     across resumes, a cancel during a resume's wait — is asserted to the
+//     millisecond in virtual time: stream.virtual.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fetchWithBackoff } from 'wasm-backoff/stream';
@@ -262,58 +264,6 @@ test('download (item 5): cancelling the body while a resume is in flight resolve
   await until('the hung Range request closed by the client', () => srv.requests.filter((r) => r.path === p)[1].closed);
   assert.equal(srv.count(p), 2, 'no request after the cancel');
   assert.equal(timers(), before, 'no timer left');
-});
-
-test('download (item 5): cancelling the body during a resume’s wait resolves at once and leaves no timer', async () => {
-  const p = path('cancel-wait');
-  srv.script(p, [
-    { size: SIZE, range: true, headers: ETAG, cutAfter: 30_000 },
-    { size: SIZE, range: true, headers: ETAG },
-  ]);
-  const before = timers();
-  const res = await fetchWithBackoff(srv.url + p, undefined, { baseMs: 60_000, jitter: 'none', resume: true });
-  const reader = res.body.getReader();
-  // (the break is seen, and the resume waits its minute)
-  const [pending] = await readUntil(reader, 'the resume’s wait', () => timers() > before);
-  await reader.cancel();
-  assert.deepEqual(await pending, { done: true, value: undefined });
-  assert.equal(timers(), before, 'the wait’s timer is gone');
-  assert.equal(srv.count(p), 1, 'no Range request');
-});
-
-test('download (item 6): the call’s maxElapsedMs holds across resumes', async () => {
-  const p = path('deadline');
-  // the first answer breaks after 1,000 bytes; every resume breaks at once
-  srv.script(p, [
-    { size: SIZE, range: true, headers: ETAG, cutAfter: 1_000 },
-    { size: SIZE, range: true, headers: ETAG, cutAfter: 0 },
-  ]);
-  const opts = { baseMs: 100, factor: 1, jitter: 'none', maxAttempts: Infinity, maxElapsedMs: 1_000, resume: true };
-  const res = await fetchWithBackoff(srv.url + p, undefined, opts);
-  const guard = sleep(8_000).then(() => ({ error: 'still resuming 8 s after a 1 s deadline' }));
-  const { error } = await Promise.race([drain(res), guard]);
-  assert.equal(error?.name, 'ResumeError', `${error}`);
-  // (a wait of 100 ms each: at most ten resumes fit in the second)
-  assert.ok(srv.count(p) <= 12, `${srv.count(p)} requests`);
-});
-
-test('download: a resume is an attempt of the call: onRetry is told its wait; onDone once', async () => {
-  const p = path('told');
-  srv.script(p, [
-    { size: SIZE, range: true, headers: ETAG, cutAfter: 30_000 },
-    { size: SIZE, range: true, headers: ETAG },
-  ]);
-  const retries = [];
-  const dones = [];
-  const opts = { baseMs: 7, jitter: 'none', resume: true, onRetry: (i) => retries.push(i), onDone: (d) => dones.push(d) };
-  const { bytes: got, error } = await drain(await fetchWithBackoff(srv.url + p, undefined, opts));
-  assert.equal(error, undefined);
-  assert.deepEqual(got, pattern(0, SIZE));
-  assert.equal(retries.length, 1, 'the break is told');
-  assert.equal(retries[0].attempt, 1);
-  assert.equal(retries[0].delayMs, 7, 'the schedule’s first wait');
-  assert.ok(retries[0].error instanceof Error, `${retries[0].error}`);
-  assert.equal(dones.length, 1, 'onDone once, when the call answered');
 });
 
 // Where features meet: the stream entry with failover (issue 34, medium).

@@ -206,6 +206,61 @@ test('resume: the attempts count against maxAttempts', async (t) => {
   );
 });
 
+// ---- moved from stream-integrity.node.test.mjs (issue 34): a resume is an attempt of the call ----
+
+test('a resume is an attempt of the call: onRetry is told its wait, onDone once', async (t) => {
+  const headers = { etag: '"v1"' };
+  const w = world(t, { '/told': ranged(SIZE, [{ headers, cutAfter: 30_000 }, { headers }]) });
+  const retries = [];
+  const dones = [];
+  const opts = { baseMs: 7, jitter: 'none', resume: true, onRetry: (i) => retries.push(i), onDone: (d) => dones.push(d) };
+  const { bytes, error } = await w.run(drain(await w.run(fetchWithBackoff(w.url('/told'), undefined, opts))));
+  assert.equal(error, undefined);
+  assert.ok(same(bytes, pattern(0, SIZE)));
+  assert.deepEqual(
+    retries.map((i) => [i.attempt, i.delayMs, i.error instanceof Error]),
+    [[1, 7, true]],
+    'the break is told, with the schedule’s first wait',
+  );
+  assert.equal(dones.length, 1, 'onDone once, when the call answered');
+  assert.deepEqual(w.times('/told'), [0, 7]);
+});
+
+test('the call’s maxElapsedMs holds across resumes: the last one at 900, the body errors at exactly 1000', async (t) => {
+  const headers = { etag: '"v1"' };
+  // the first answer breaks after 1,000 bytes; every resume breaks at once
+  const w = world(t, {
+    '/deadline': ranged(SIZE, [
+      { headers, cutAfter: 1_000 },
+      { headers, cutAfter: 0 },
+    ]),
+  });
+  const opts = { baseMs: 100, factor: 1, jitter: 'none', maxAttempts: Infinity, maxElapsedMs: 1_000, resume: true };
+  const { error, n } = await w.run(drain(await w.run(fetchWithBackoff(w.url('/deadline'), undefined, opts))));
+  assert.equal(error?.name, 'ResumeError');
+  assert.match(error.message, /deadline/);
+  assert.equal(n, 1_000);
+  assert.deepEqual(w.times('/deadline'), [0, 100, 200, 300, 400, 500, 600, 700, 800, 900], 'a resume every 100 ms');
+  assert.equal(w.at(), 1_000);
+});
+
+test('cancelling the body during a resume’s wait resolves the pending read at once and leaves no timer', async (t) => {
+  const headers = { etag: '"v1"' };
+  const w = world(t, { '/cancel-wait': ranged(SIZE, [{ headers, cutAfter: 30_000 }, { headers }]) });
+  const res = await w.run(fetchWithBackoff(w.url('/cancel-wait'), undefined, { baseMs: 60_000, jitter: 'none', resume: true }));
+  const reader = res.body.getReader();
+  assert.equal((await w.run(reader.read())).value.byteLength, 30_000);
+  const pending = reader.read();
+  await w.tick(1_000); // (the break is seen, and the resume waits: 60 s capped by maxDelayMs, 20 s)
+  assert.deepEqual(w.clock.asked, [20_000]);
+  assert.equal(await w.settled(pending), false);
+  await w.run(reader.cancel());
+  assert.deepEqual(await pending, { done: true, value: undefined });
+  assert.equal(w.clock.pending(), 0, 'the wait’s timer is gone');
+  assert.deepEqual(w.times('/cancel-wait'), [0], 'no Range request');
+  assert.equal(w.at(), 1_000);
+});
+
 test('body function: a fresh body per attempt', async (t) => {
   const w = world(t, { '/factory': [503, 200] });
   let n = 0;
