@@ -10,8 +10,8 @@
 use crate::calc::{count, decode, given, handle};
 use crate::io::{Cell, answer, record, scratch_mut};
 use crate::schema::{
-    CANCELLED, ENDED, EVICT_HEAD, EVICT_TAIL, Error, FAILED, Field, HELD, OWN_VETOED, REACHED,
-    WAKE_IDLE, WAKE_NONE,
+    CANCELLED, ENDED, EVICT_HEAD, EVICT_TAIL, Error, FAILED, FROM_THE_FUTURE, Field, HELD,
+    MALFORMED, OWN_VETOED, REACHED, WAKE_IDLE, WAKE_NONE,
 };
 use crate::slab::{self, Pool};
 use wasm_backoff_core::breaker::Trip;
@@ -254,19 +254,19 @@ pub fn gate_save(h: usize, now: f64) {
     answer(&gate(h).save(now));
 }
 
-/// Takes up the saved state in the scratch buffer at `now`: 0, or 1
-/// (malformed) or 2 (from the future), then the target is closed. Answers
+/// Takes up the saved state in the scratch buffer at `now`: 0, or
+/// `MALFORMED` or `FROM_THE_FUTURE`, then the target is closed. Answers
 /// the status.
 #[wasm_bindgen]
-pub fn gate_restore(h: usize, now: f64) -> u32 {
+pub fn gate_restore(h: usize, now: f64) -> f64 {
     // (the buffer is longer: never None; no copy, no length check)
     let Some(saved) = scratch_mut().first_chunk::<SAVED_LEN>() else {
-        return 1;
+        return MALFORMED;
     };
     let r = match gate(h).restore(saved, now) {
-        Ok(()) => 0,
-        Err(RestoreError::Malformed) => 1,
-        Err(RestoreError::Future) => 2,
+        Ok(()) => 0.0,
+        Err(RestoreError::Malformed) => MALFORMED,
+        Err(RestoreError::Future) => FROM_THE_FUTURE,
     };
     status(h);
     r

@@ -456,7 +456,7 @@ pub const JITTER_ADD_MAX_MS: usize = 4;
 /// answer that can be a value (a delay, a tag, a handle, a time) is negative
 /// when there is none (a constructor's: minus the error code), and an
 /// argument that may be absent is NaN when it is (as in the options record).
-pub const CODES: [(&str, f64); 17] = [
+pub const CODES: [(&str, f64); 19] = [
     // A gate's wake time when no timer is needed.
     ("WAKE_NONE", -1.0),
     // A gate's wake time when it is idle (nothing held, in flight or to remember).
@@ -479,6 +479,10 @@ pub const CODES: [(&str, f64); 17] = [
     ("CANCELLED", 2.0),
     // … its deadline cut it in flight (a probe's counts as failed).
     ("TIMED_OUT", 3.0),
+    // gate_restore: the saved target was refused as malformed (then it is closed).
+    ("MALFORMED", 1.0),
+    // … as saved in the future (a clock more than gate::CLOCK_SKEW_MS ahead).
+    ("FROM_THE_FUTURE", 2.0),
     // gate_settle / gate_keep's `own`: the call's `delay` hook gave up (what
     // Call.next answers then: js/policy.js GAVE_UP; -1, its schedule is exhausted).
     ("OWN_VETOED", -2.0),
@@ -520,7 +524,11 @@ pub const CANCELLED: f64 = code(8);
 /// See [`CODES`].
 pub const TIMED_OUT: f64 = code(9);
 /// See [`CODES`].
-pub const OWN_VETOED: f64 = code(10);
+pub const MALFORMED: f64 = code(10);
+/// See [`CODES`].
+pub const FROM_THE_FUTURE: f64 = code(11);
+/// See [`CODES`].
+pub const OWN_VETOED: f64 = code(12);
 
 /// Named numbers both sides use.
 pub const LIMITS: [(&str, f64); 8] = [

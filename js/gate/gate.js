@@ -23,7 +23,7 @@ import { Slot } from './slot.js';
 import { Ticket } from './ticket.js';
 import { saved, rows, WHAT } from './saved.js';
 import { THROTTLE_STATUSES } from '../gen/policy.js';
-import { GATE_MESSAGES, F_LIMIT, F_MAX_ATTEMPTS, F_MAX_ELAPSED_MS, GATE, SCHEDULE, LIMIT_KINDS } from '../gen/boundary.js';
+import { GATE_MESSAGES, F_LIMIT, F_MAX_ATTEMPTS, F_MAX_ELAPSED_MS, FROM_THE_FUTURE, GATE, SCHEDULE, LIMIT_KINDS } from '../gen/boundary.js';
 
 /** Frees the slots of gates that were not freed by hand once they are garbage. */
 const registry = new FinalizationRegistry((/** @type {Map<unknown, Slot>} */ slots) => {
@@ -295,7 +295,7 @@ export class Gate {
       const code = s.op(w.gate_restore, now);
       s.pump();
       if (code)
-        refused ??= `${WHAT}: the target ${JSON.stringify(key)} is ${code === 2 ? 'from the future' : 'malformed'}; it starts closed`;
+        refused ??= `${WHAT}: the target ${JSON.stringify(key)} is ${code === FROM_THE_FUTURE ? 'from the future' : 'malformed'}; it starts closed`;
     }
     if (refused) throw new RangeError(refused);
   }
