@@ -16,10 +16,12 @@ import { EVICT_HEAD, HELD } from '../gen/boundary.js';
 export class HeldQueue {
   /** @type {Ticket[]} */
   #q = [];
+  /** The slot whose calls these are. */
+  #s;
 
-  /** @param {Slot} s the slot whose calls these are */
+  /** @param {Slot} s */
   constructor(s) {
-    this.s = s;
+    this.#s = s;
   }
 
   /** Calls held now. */
@@ -62,7 +64,7 @@ export class HeldQueue {
    * @param {number} own
    */
   #keep(t, own) {
-    return this.s.dead ? '' : ended(w.gate_keep(this.s.h, own, t.deadline));
+    return this.#s.dead ? '' : ended(w.gate_keep(this.#s.h, own, t.deadline));
   }
 
   /**
@@ -86,10 +88,10 @@ export class HeldQueue {
     if (i < 0) return;
     this.#q.splice(i, 1);
     unhook(t);
-    if (why !== 'evicted') this.s.op(w.gate_left, why === 'deadline' || why === 'exhausted');
+    if (why !== 'evicted') this.#s.op(w.gate_left, why === 'deadline' || why === 'exhausted');
     if (own) clearTimeout(t.poll);
     t.refuse(why, error);
-    this.s.sync();
+    this.#s.sync();
   }
 
   /**

@@ -54,11 +54,19 @@ export class Ticket {
   /** @type {(() => void) | undefined} while held: its abort listener */
   onAbort;
   /** Its own backoff before the next admission (a failure below the threshold), ms. */
-  delayMs = 0;
+  #delayMs = 0;
   /** When it took the adaptive limiter's token (NaN: it did not): the rate its attempt was paced by. */
-  paced = NaN;
+  #paced = NaN;
   /** When its attempt went, after the token's wait (its round trip, for the limiter). */
-  sent = NaN;
+  #sent = NaN;
+  /** @type {() => Slot} */
+  #slot;
+  /** @type {(hintMs?: number) => number} */
+  #spend;
+  /** @type {{ state(key: unknown): { state: string }, pace(key: unknown, ms: number): void }} */
+  #of;
+  /** @type {boolean} */
+  #paces;
 
   /**
    * @param {() => Slot} slot
@@ -71,14 +79,14 @@ export class Ticket {
    * @param {boolean} [pace] a success saying no request remains paces the target (the fetch driver's `pace`)
    */
   constructor(slot, key, signal, deadline, spend, seq, of, pace = false) {
-    this.slot = slot;
+    this.#slot = slot;
     this.key = key;
     this.signal = signal;
     this.deadline = deadline;
-    this.spend = spend;
+    this.#spend = spend;
     this.seq = seq;
-    this.of = of;
-    this.paces = pace;
+    this.#of = of;
+    this.#paces = pace;
   }
 
   /**
@@ -111,14 +119,14 @@ export class Ticket {
    * @param {number} delayMs
    */
   async #enter(delayMs) {
-    let s = (this.s = this.slot());
-    const wait = Math.max(delayMs, this.delayMs, s.until - Date.now());
+    let s = (this.s = this.#slot());
+    const wait = Math.max(delayMs, this.#delayMs, s.until - Date.now());
     if (wait > 0) await this.nap(wait);
-    this.delayMs = 0;
-    this.paced = NaN;
+    this.#delayMs = 0;
+    this.#paced = NaN;
     if (s.shared.limited && !s.dead) {
       // (negative: its token wait and a round trip end past its deadline; refused now, no token taken)
-      const d = w.gate_acquire(s.h, (this.paced = Date.now()), this.deadline);
+      const d = w.gate_acquire(s.h, (this.#paced = Date.now()), this.deadline);
       if (d < 0) return this.nap(Infinity);
       try {
         if (d > 0) await this.nap(d);
@@ -126,9 +134,9 @@ export class Ticket {
         if (!s.dead) w.gate_unacquire(s.h);
         throw e;
       }
-      this.sent = Date.now();
+      this.#sent = Date.now();
     }
-    s = this.s = this.slot();
+    s = this.s = this.#slot();
     const r = s.op(w.gate_admit, Date.now());
     s.round(); // (a hung probe may have timed out: a round this call did not wait through)
     const why = ended(r);
@@ -188,7 +196,7 @@ export class Ticket {
    */
   spent(hintMs) {
     try {
-      return this.spend(hintMs);
+      return this.#spend(hintMs);
     } catch {
       return -1;
     }
@@ -213,7 +221,7 @@ export class Ticket {
     const r = s.op(w.gate_settle, this.tag, hurt ? FAILED : REACHED, hintMs ?? NaN, own, this.deadline, Date.now());
     s.round();
     const why = retry ? ended(r) : 'done';
-    if (!why && r >= 0) [this.state, this.delayMs] = [T_NEW, r];
+    if (!why && r >= 0) [this.state, this.#delayMs] = [T_NEW, r];
     else if (!why) s.queue.hold(this, r);
     s.pump();
     return why;
@@ -258,7 +266,7 @@ export class Ticket {
     // The gate was freed while the call was out: it ends with its own outcome.
     if (this.s.dead) return { why: v.why || 'freed', delayMs: 0 };
     // A success saying no request remains holds the target's next calls until the reset.
-    if (o.pace !== undefined && this.paces) this.of.pace(this.key, o.pace);
+    if (o.pace !== undefined && this.#paces) this.#of.pace(this.key, o.pace);
     this.#told(o);
     const c = call.c;
     const most = c.maxRetryAfterMs ?? Infinity;
@@ -285,14 +293,14 @@ export class Ticket {
     const s = this.s;
     if (s.shared.limited && !o.failed) {
       const throttled = s.shared.throttleOn.has(/** @type {number} */ (o.status)) || (o.status === 503 && o.hintMs !== undefined);
-      w.gate_throttled(s.h, +throttled, this.paced, this.sent, Date.now());
+      w.gate_throttled(s.h, +throttled, this.#paced, this.#sent, Date.now());
     }
-    this.paced = this.sent = NaN; // (a held call's next attempt takes no token)
+    this.#paced = this.#sent = NaN; // (a held call's next attempt takes no token)
   }
 
   /** Whether the target looks healthy now (a hedge may go): its circuit is closed. */
   healthy() {
-    return this.of.state(this.key).state === 'closed';
+    return this.#of.state(this.key).state === 'closed';
   }
 
   /** Nothing more for onDone. */
@@ -307,6 +315,6 @@ export class Ticket {
    */
   waitMs() {
     this.s.op(w.gate_status);
-    return Math.max(this.delayMs, this.s.st[GATE_WAKE] - Date.now());
+    return Math.max(this.#delayMs, this.s.st[GATE_WAKE] - Date.now());
   }
 }
