@@ -6,13 +6,8 @@
 //   GET /calls?n=&path=   n concurrent calls to ORIGIN + path through this
 //                         isolate's shared gate; answers their statuses and
 //                         this isolate's round trips to the object
-//   GET /limited?n=&path= n calls one after another to ORIGIN + path through
-//                         this isolate's shared gate with the fleet's adaptive
-//                         limiter (its objects named 'lim:' + key); answers
-//                         their statuses, the round trips and this isolate's share
 //   GET /object?key=      the object's stats (its RPCs, its gate's counters,
 //                         its limiters)
-//   GET /bad              the errors of bad options (name and message each)
 //   GET /rpc?key=&n=      n round trips to the object in a row (a report of
 //                         nothing: the object answers its state), timed here
 //                         (bench/fleet.mjs)
@@ -32,10 +27,6 @@ const gateOf = (env) =>
     pollMs: 2000,
   }));
 
-// The fleet's adaptive limiter alone (no breaker), in objects of their own.
-let limited;
-const limitedOf = (env) => (limited ??= sharedGate(env.GATES, { limit: 'adaptive', consecutive: Infinity, name: (k) => `lim:${k}` }));
-
 export default {
   async fetch(request, env, ctx) {
     const url = new URL(request.url);
@@ -49,39 +40,8 @@ export default {
       ctx.waitUntil(gate.flush());
       return Response.json({ statuses: res.map((r) => r.status), rpcs: gate.rpcs, stats: gate.stats() });
     }
-    if (url.pathname === '/limited') {
-      const gate = limitedOf(env);
-      // (a 429's retry on the schedule's base, 100 ms, as before the throttling base: at its default, 1 s,
-      // an isolate done early goes unheard for the limiter's GONE_MS while the others still wait, and
-      // drops out of the count the test reads)
-      const api = withBackoff(fetch, { gate, maxAttempts: 3, throttleBaseMs: 100 });
-      const statuses = [];
-      for (let i = 0, n = Number(q('n')); i < n; i++) statuses.push((await api(`${env.ORIGIN}${q('path')}?by=${env.NAME}`)).status);
-      ctx.waitUntil(gate.flush());
-      return Response.json({ statuses, rpcs: gate.rpcs, share: gate.share(new URL(env.ORIGIN).origin) });
-    }
     if (url.pathname === '/object') {
       return Response.json(await env.GATES.get(env.GATES.idFromName(q('key'))).stats());
-    }
-    if (url.pathname === '/bad') {
-      const errors = [];
-      for (const make of [
-        () => sharedGate({}, {}),
-        () => sharedGate(env.GATES, { pollMs: 0 }),
-        () => sharedGate(env.GATES, { pollMs: '5' }),
-        () => sharedGate(env.GATES, { name: 'x' }),
-        () => sharedGate(env.GATES, { consecutive: 0 }),
-        () => sharedGate(env.GATES, { baseMs: -1 }),
-        () => sharedGate(env.GATES).run(42, () => 1),
-      ]) {
-        try {
-          await make();
-          errors.push(null);
-        } catch (e) {
-          errors.push([e.name, e.message]);
-        }
-      }
-      return Response.json(errors);
     }
     if (url.pathname === '/rpc') {
       const n = Number(q('n'));
