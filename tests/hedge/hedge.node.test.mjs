@@ -18,13 +18,13 @@ import { hedge } from '../../js/fetch/hedge.js';
 import { failover } from '../../js/fetch/failover.js';
 import { createGate } from '../../js/gate/index.js';
 import { sharedGate } from '../../js/fleet/shared-gate.js';
-import { GateHub } from '../../js/fleet/hub.js';
 import * as stream from '../../js/entries/stream.js';
 import { MAX_TIMER } from '../../js/gen/boundary.js';
 import { scriptedFetch } from '../../js/testing/scripted.js';
 import { startScripted } from '../server/scripted.mjs';
 import { control } from '../fetch/fetch-checks.mjs';
 import { install, settled } from '../engine/clock.mjs';
+import { objects } from '../support/objects.mjs';
 import { SMOKES } from './hedge-checks.mjs';
 
 // No jitter: every wait is exact. A 503 waits on the throttling base (10 ×
@@ -403,26 +403,11 @@ test('a retry goes to the next endpoint after its wait; beforeRetry sees where; 
   assert.deepEqual(at(f.sent).slice(2), ['a@20', 'b@40']);
 });
 
-/** A namespace of GateHubs in this process (a fleet's objects), answering at once. */
-function hubs() {
-  const all = new Map();
-  const get = (name) => {
-    if (!all.has(name)) all.set(name, new GateHub());
-    const hub = all.get(name);
-    const call =
-      (m) =>
-      async (...args) =>
-        structuredClone(await hub[m](...structuredClone(args)));
-    return Object.fromEntries(['report', 'admit', 'probed', 'lease'].map((m) => [m, call(m)]));
-  };
-  return { all, namespace: { idFromName: (name) => name, get } };
-}
-
 // (a gate trips on the failure itself: its retry leaves the primary's queue for the secondary at once; a
 // fleet's object answers the failure's report after the retry's wait was decided: it goes after that wait, 20 ms)
 for (const [kind, make, retryAt] of [
   ['a gate', (o) => createGate(o), 0],
-  ["a fleet's shared gate (its objects in-process)", (o) => sharedGate(hubs().namespace, o), 20],
+  ["a fleet's shared gate (its objects in-process)", (o) => sharedGate(objects().view(), o), 20],
 ]) {
   test(`with ${kind}, a failed endpoint is skipped, probed exactly when its round ends, and returned to`, async (t) => {
     const clock = virtual(t);
