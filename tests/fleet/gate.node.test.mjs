@@ -16,12 +16,17 @@ import { objects } from '../support/objects.mjs';
 
 const ORIGIN = 'https://origin.test';
 const NAMES = ['a', 'b', 'c', 'd', 'e'];
+// The calls' own schedule, without jitter: a 503's retry waits 10 ms, 20, … (the throttling base,
+// 10 × baseMs) while the object has not tripped. The object's rounds: 50, 100, 200, 400, 800 ms.
+const CALLS = { baseMs: 1, jitter: 'none' };
+const ROUNDS = { baseMs: 50, maxDelayMs: 1000, jitter: 'none', consecutive: 3, pollMs: 2000 };
 
 /**
  * A fleet for test `t`: the clock, the objects, the origin answering
  * `script` (scriptedFetch's; each call's `by` is its isolate), and
- * `isolate(name, options)`: that isolate's shared gate (made at its first
- * use, as at a Worker's first request) over its own view of the objects.
+ * `isolate(name)`: that isolate's shared gate of `options` (made at its
+ * first use, as at a Worker's first request) over its own view of the
+ * objects, whose `fault` the test may set.
  */
 function fleet(t, script, options) {
   const clock = install();
@@ -47,7 +52,6 @@ function fleet(t, script, options) {
    */
   const calls = async (name, path, n, { max = 20, ms = 10_000, abortMs, flush = true } = {}) => {
     const { gate } = isolate(name);
-    // (the calls' own schedule, without jitter: a 503's retry waits 10 ms, 20, … while the object has not tripped)
     const api = withBackoff(origin, { gate, ...CALLS, maxAttempts: max, maxElapsedMs: ms, attemptHeader: 'x-attempt' });
     const out = Array.from({ length: n }, async (_, i) => {
       const start = clock.now();
@@ -82,9 +86,6 @@ function fleet(t, script, options) {
       });
   return { clock, objs, origin, isolate, calls, sent, state: () => objs.hub(ORIGIN).gate?.state(ORIGIN) };
 }
-
-const CALLS = { baseMs: 1, jitter: 'none' };
-const ROUNDS = { baseMs: 50, maxDelayMs: 1000, jitter: 'none', consecutive: 3, pollMs: 2000 };
 
 test('a healthy target: every call goes straight out, no round trip to the object', async (t) => {
   const f = fleet(t, { status: 200, body: 'ok' }, ROUNDS);

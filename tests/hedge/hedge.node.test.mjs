@@ -45,8 +45,7 @@ function virtual(t) {
  * A fetch that answers each origin from its own script (scriptedFetch's
  * vocabulary) and logs every request it is handed, in order: `sent` (the
  * origin, path and query, virtual ms, headers and signal). `fetch.of(origin)`
- * is that origin's scriptedFetch (its `calls`, `count`).
- * @param {import('node:test').TestContext} _t
+ * is that origin's scriptedFetch (its `calls`, `count`); another origin is a network failure.
  * @param {ReturnType<typeof install>} clock
  * @param {Record<string, unknown>} scripts origin -> script
  */
