@@ -6,15 +6,17 @@
 // its callers and sends one probe per round.
 //
 // The decisions and the counts (phases, which request probes, when to
-// release, who is evicted, rounds, probes, timeouts) are the Rust core's
-// (src/gate.rs): every operation answers the target's whole status in the
-// result record, so JavaScript never keeps a count of its own. This file
-// holds what only JavaScript can: the promises of held callers in arrival
-// order, their abort listeners and deadline timers, and one wake-up timer
-// per target while anything is held. A target's slot stays while it is
-// idle (a healthy call through the gate is two wasm calls and allocates
-// nothing); idle slots are dropped when the map has doubled since the last
-// time it was pruned.
+// release, who is evicted, what each call does after its attempt, rounds,
+// probes, timeouts) are the Rust core's (core/src/gate.rs, through
+// src/gate.rs): every operation answers the target's whole status in the
+// result record, so JavaScript never keeps a count of its own. JavaScript
+// holds what only it can: the promises of held callers in arrival order,
+// their abort listeners and deadline timers (a Slot's HeldQueue), and one
+// wake-up timer per target while anything is held (its Slot). This file
+// keeps the targets by key: a target's slot stays while it is idle (a
+// healthy call through the gate is two wasm calls and allocates nothing);
+// idle slots are dropped when the map has doubled since the last time it
+// was pruned.
 import { own, fn, signalOf, count, ms } from '../options.js';
 import { w, mem, write, record, load, check, OPTS, SCRATCH } from '../wasm.js';
 import { job } from './run-job.js';
