@@ -16,6 +16,8 @@ import * as stream from './entries/stream.js';
 import * as hedge from './entries/hedge.js';
 import * as failover from './entries/failover.js';
 import * as testing from './entries/testing.js';
+import * as sse from './entries/sse.js';
+import * as ws from './entries/ws.js';
 import type * as Main from '../types/index.js';
 import type * as Backoff from '../types/backoff/index.js';
 import type * as Budget from '../types/budget/index.js';
@@ -29,6 +31,8 @@ import type * as Stream from '../types/stream/index.js';
 import type * as Hedge from '../types/hedge/index.js';
 import type * as Failover from '../types/failover/index.js';
 import type * as Testing from '../types/testing/index.js';
+import type * as Sse from '../types/sse/index.js';
+import type * as Ws from '../types/ws/index.js';
 
 /** Only the values of a module namespace (its types are not run-time exports). */
 type Values<T> = { [K in keyof T]: T[K] };
@@ -47,4 +51,6 @@ export const checks: [
   Values<typeof Hedge>,
   Values<typeof Failover>,
   Values<typeof Testing>,
-] = [main, backoff, budget, gate, stats, queue, query, undici, outbox, stream, hedge, failover, testing];
+  Values<typeof Sse>,
+  Values<typeof Ws>,
+] = [main, backoff, budget, gate, stats, queue, query, undici, outbox, stream, hedge, failover, testing, sse, ws];

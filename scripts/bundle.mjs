@@ -32,7 +32,7 @@ export const MODULES = {
     wasm: 'wasm_backoff_bg.wasm',
     features: 'bare',
     opt: 's',
-    entries: { '.': 'main', backoff: 'backoff', query: 'query', undici: 'undici', stream: 'stream' },
+    entries: { '.': 'main', backoff: 'backoff', query: 'query', undici: 'undici', stream: 'stream', sse: 'sse', ws: 'ws' },
   },
   // (pass: wasm-opt's first pass, -O3 unless named: the gate's module gzips 16 B smaller after -O2)
   gate: { wasm: 'wasm_backoff_gate.wasm', features: 'bare,gate', opt: 's', pass: '-O2', entries: { gate: 'gate' } },

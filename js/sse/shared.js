@@ -1,0 +1,81 @@
+// @ts-check
+// `shared: true`: one connection for every tab (and worker) of the origin
+// that opens the same stream. The tabs elect one holder with Web Locks (a
+// lock named after the stream: the first to ask holds it, the others wait
+// in line); the holder runs the stream and tells every event, ID, `retry:`,
+// opening and failure over a BroadcastChannel of the same name; the others
+// dispatch what they hear. When the holder's tab closes (or it calls
+// close()), its lock is let go and the next in line takes over at once,
+// reconnecting with the last event ID it heard: the server sends what came
+// after it, so no event is lost or told twice.
+
+/**
+ * Runs `host`'s stream shared with the other tabs, when this runtime has
+ * Web Locks and BroadcastChannel (browsers); false elsewhere (the caller
+ * then runs its own).
+ * @param {import('./life.js').Host} host
+ * @param {AbortSignal} signal close()
+ * @param {(host: import('./life.js').Host) => Promise<void>} run the stream's life, as holder
+ */
+export function share(host, signal, run) {
+  const locks = globalThis.navigator?.locks;
+  if (!locks || typeof BroadcastChannel !== 'function') return false;
+  const name = `wasm-backoff/sse ${host.c.credentials ? 'credentials ' : ''}${host.c.method} ${host.url}`;
+  const ch = new BroadcastChannel(name);
+  const post = (/** @type {object} */ m) => !signal.aborted && ch.postMessage(m);
+  let holding = false;
+  let open = false;
+  ch.onmessage = ({ data: m }) => {
+    if (holding) {
+      if (m.k === 'hello') post({ k: 'state', open, id: host.lastId, ms: host.retryMs });
+      return;
+    }
+    if (m.k === 'event') host.message(m.type, m.data, m.id);
+    else if (m.k === 'id' || m.k === 'state') host.lastId = m.id;
+    if (m.ms !== undefined) host.retryMs = m.ms;
+    if (m.k === 'open' || (m.k === 'state' && m.open)) host.opened();
+    if (m.k === 'failed') host.failed(m.info);
+  };
+  /** @type {import('./life.js').Host} what the holder's stream tells every tab too */
+  const relay = {
+    url: host.url,
+    c: host.c,
+    get lastId() {
+      return host.lastId;
+    },
+    set lastId(id) {
+      if (id !== host.lastId) post({ k: 'id', id });
+      host.lastId = id;
+    },
+    get retryMs() {
+      return host.retryMs;
+    },
+    set retryMs(ms) {
+      post({ k: 'retry', ms });
+      host.retryMs = ms;
+    },
+    opened() {
+      open = true;
+      post({ k: 'open' });
+      host.opened();
+    },
+    message(type, data, id) {
+      post({ k: 'event', type, data, id });
+      host.message(type, data, id);
+    },
+    failed(info) {
+      open = false;
+      post({ k: 'failed', info: { message: info.message, status: info.status, delayMs: info.delayMs } });
+      host.failed(info);
+    },
+  };
+  locks
+    .request(name, { signal }, () => {
+      holding = true;
+      return run(relay);
+    })
+    .catch(() => {}); // (close() while waiting in line)
+  signal.addEventListener('abort', () => ch.close(), { once: true });
+  ch.postMessage({ k: 'hello' });
+  return true;
+}
