@@ -145,8 +145,12 @@ impl Counter {
     /// assert_eq!(c.window(), (2, 1));
     /// ```
     pub fn window(&self) -> (u32, u32) {
-        let sum = |a: &[u32; BUCKETS]| a.iter().fold(0u32, |s, x| s.saturating_add(*x));
-        (sum(&self.calls), sum(&self.fails))
+        self.calls
+            .iter()
+            .zip(&self.fails)
+            .fold((0u32, 0u32), |(c, f), (x, y)| {
+                (c.saturating_add(*x), f.saturating_add(*y))
+            })
     }
 
     /// The window as saved: the start of its newest bucket (NaN before the
