@@ -388,3 +388,18 @@ test("limit: 'adaptive' — the limiter's throttling statuses are the policy's (
   const free = await run([429]);
   assert.equal(new Set(free).size, 1, `throttleOn: [429]: a 503 without a named wait cuts nothing (sent at ${free})`);
 });
+
+test('below the threshold, a call whose own next wait would end past its deadline returns its last response, as without a gate', async () => {
+  const gate = createGate({ consecutive: 5 });
+  const send = async () => new Response(null, { status: 503 });
+  for (const g of [gate, undefined]) {
+    let done;
+    const f = withBackoff(send, { gate: g, baseMs: 100, throttleBaseMs: 100, jitter: 'none', maxElapsedMs: 50, onDone: (d) => (done = d) });
+    const res = await clock.run(f('https://a.test/'));
+    assert.equal(res.status, 503, g ? 'through the gate' : 'without one');
+    assert.deepEqual([done.attempts, done.reason], [1, 'deadline']);
+  }
+  assert.equal(gate.state('https://a.test').state, 'closed');
+  gate.free();
+  assert.equal(clock.timers(), 0);
+});
