@@ -143,7 +143,7 @@ export function choose(delayMs, answer) {
  * schedule is exhausted, GAVE_UP when the `delay` hook gave up): '' when it
  * may, else why not ('exhausted', 'retry-after' when the server's wait is
  * over `maxRetryAfterMs`, 'vetoed' when the hook gave up, 'deadline' when
- * the wait would end past `maxElapsedMs`).
+ * the wait would end at or past `maxElapsedMs`).
  * @param {{ delayMs: number, hintMs?: number, maxRetryAfterMs: number, elapsedMs: number, maxElapsedMs: number }} f
  */
 export const timing = (f) =>
@@ -153,6 +153,6 @@ export const timing = (f) =>
       ? 'retry-after'
       : f.delayMs === GAVE_UP
         ? 'vetoed'
-        : f.elapsedMs + f.delayMs > f.maxElapsedMs
+        : f.elapsedMs + f.delayMs >= f.maxElapsedMs
           ? 'deadline'
           : '';

@@ -184,7 +184,7 @@ export type DoneReason =
   | 'not-replayable' // the body was a ReadableStream: sent once
   | 'exhausted' // maxAttempts reached
   | 'retry-after' // the server's Retry-After exceeded maxRetryAfterMs: its response is returned at once
-  | 'deadline' // maxElapsedMs: the next wait would end past it (the last response is returned), or it passed during an attempt or a hook (rejects with a TimeoutError)
+  | 'deadline' // maxElapsedMs: the next wait would end at or past it (the last response is returned), or it passed during an attempt or a hook (rejects with a TimeoutError)
   | 'budget' // the RetryBudget had no retry left
   | 'aborted' // the signal aborted
   | 'hook-error' // shouldRetry, beforeRetry or delay threw, or returned what it may not (the call rejects with its error)
@@ -209,6 +209,20 @@ export interface DoneInfo {
   hedges?: number;
   /** With `endpoints`: the origin the last answered attempt went to (e.g. `'https://b.example'`); undefined for a request to an origin the endpoints do not list (failover left it alone). */
   endpoint?: string;
+  /** With `auth`: `true` when the call was sent again after a token refresh (inside one attempt). */
+  refreshed?: boolean;
+  /** With `limit`: how long the call waited for its quota's budget, in ms, over its attempts. */
+  quotaMs?: number;
+}
+
+/**
+ * What `fallback` is told: what `onDone` is told, and the call's last
+ * answer (`response`), when it ended with one (a status of `retryOn`);
+ * when it rejects, `error` is what it would reject with.
+ */
+export interface FallbackInfo extends DoneInfo {
+  /** The call's last answer (the fallback may return it, read it or leave it: its body is let go when another Response is returned). */
+  response?: Response;
 }
 
 
@@ -221,7 +235,7 @@ export interface RetryFnOptions extends BackoffOptions {
   maxAttempts?: number;
   /**
    * A hard deadline for the whole call, in ms from its start: no wait starts
-   * that would end past it, and whatever runs when it passes (an attempt,
+   * that would end at or past it, and whatever runs when it passes (an attempt,
    * a hook) is aborted: the call rejects with a `TimeoutError` DOMException,
    * as `AbortSignal.timeout` does. @default undefined (none)
    */
@@ -443,6 +457,58 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * @default undefined (every attempt goes to the request's URL)
    */
   endpoints?: Failover;
+  /**
+   * What the caller gets when the call fails for good: a rejection its own
+   * signal's abort did not cause (a network failure after the last
+   * attempt, the deadline's `TimeoutError`, a gate's or a quota's refusal,
+   * an error of a hook), or a final answer whose status is one of
+   * `retryOn` (a 503 after the last attempt, a 429 whose wait is over
+   * `maxRetryAfterMs`). Any other answer — a success, a 404 — is the
+   * server's answer and is returned as it is: the fallback is not called.
+   * Called once, after `onDone`, with the same info plus the last answer
+   * (`response`); the call resolves with the `Response` it returns (or
+   * resolves to), and the last answer's body is let go unless that is
+   * what it returns. To keep the call's own end, return `info.response`
+   * or throw `info.error`. What it throws (or rejects with) is what the
+   * call rejects with. The caller's signal still aborts the call while it
+   * runs. `staleIfError()` of `'wasm-backoff/cache'` makes one that serves
+   * the last good copy.
+   * @default undefined (none: the call ends as it ended)
+   */
+  fallback?: (info: FallbackInfo) => Response | Promise<Response>;
+  /**
+   * Authorization: an {@link Auth} from `auth({ header, refresh })` of
+   * `'wasm-backoff/auth'` (plain JavaScript): every attempt carries the
+   * header `header()` gives; a 401 starts one `refresh()` shared by every
+   * call that meets a 401 while it runs, and each is sent once more with
+   * the new header, inside the same attempt (no retry counted, no budget
+   * taken). A second 401 of a call is returned as it is. The header never
+   * goes to another origin than the call's. `onDone` tells `refreshed`.
+   * Anything else throws a `TypeError`.
+   * @default undefined (none)
+   */
+  auth?: Auth;
+  /**
+   * Request coalescing: a {@link Dedupe} from `dedupe()` of
+   * `'wasm-backoff/dedupe'` (plain JavaScript): concurrent GET and HEAD
+   * calls for the same request (its URL and headers, or `dedupe`'s `key`)
+   * share one call, its retries included; each caller gets its own
+   * `Response`; one caller's abort does not abort the others. Anything else
+   * throws a `TypeError`.
+   * @default undefined (every call sends its own)
+   */
+  dedupe?: Dedupe;
+  /**
+   * A quota: a {@link Quota} from `quota({ rpm, tpm, key, cost })` of
+   * `'wasm-backoff/quota'` (plain JavaScript): each attempt waits for its
+   * key's requests- and tokens-per-minute budget (kept in step with
+   * OpenAI's and Anthropic's rate-limit headers) instead of meeting a 429;
+   * a call that cannot have it before its deadline rejects at once with a
+   * `QuotaError`, nothing sent. `onDone` tells `quotaMs`. Anything else
+   * throws a `TypeError`.
+   * @default undefined (no quota)
+   */
+  limit?: Quota;
 }
 
 /**
@@ -502,3 +568,6 @@ export function parseRetryAfter(value: string | null | undefined, nowMs?: number
 import type { Gate } from './gate/index.js';
 import type { Hedge } from './hedge/index.js';
 import type { Failover } from './failover/index.js';
+import type { Auth } from './auth/index.js';
+import type { Dedupe } from './dedupe/index.js';
+import type { Quota } from './quota/index.js';

@@ -346,8 +346,8 @@ pub struct Wait {
 
 /// Whether a wanted retry may wait: `None` when it may, else why not — the
 /// schedule is exhausted, the server's wait is over `maxRetryAfterMs`, or
-/// the wait would end past `maxElapsedMs`, in that order ([`wait`] with no
-/// hook).
+/// the wait would end at or past `maxElapsedMs`, in that order ([`wait`]
+/// with no hook).
 ///
 /// ```
 /// use wasm_backoff_core::policy::{timing, End, Wait};
@@ -362,7 +362,8 @@ pub fn timing(w: &Wait) -> Option<End> {
 /// this order: the schedule is exhausted; the server's wait (`hint_ms`, as
 /// [`honoured`]) is over `maxRetryAfterMs`; then the `delay` hook is asked
 /// (`choice`, given the schedule's proposal: [`choose`]) and may give up;
-/// last, the wait chosen would end past `maxElapsedMs`. The hook is asked
+/// last, the wait chosen would end at or past `maxElapsedMs` (the next
+/// attempt would have no time left before the deadline). The hook is asked
 /// only when its answer can matter.
 ///
 /// ```
@@ -380,7 +381,9 @@ pub fn wait(w: &Wait, choice: impl FnOnce(f64) -> Choice) -> Result<f64, End> {
         return Err(End::RetryAfter);
     }
     let delay = choose(Some(proposal), choice(proposal))?.unwrap_or(proposal);
-    if w.elapsed_ms + delay > w.max_elapsed_ms {
+    // (a wait that ends at the deadline leaves the next attempt no time:
+    // the deadline's abort would meet it at once)
+    if w.elapsed_ms + delay >= w.max_elapsed_ms {
         Err(End::Deadline)
     } else {
         Ok(delay)

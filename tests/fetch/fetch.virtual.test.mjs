@@ -220,13 +220,15 @@ test('timeoutMs: a hung first attempt is cut at exactly timeoutMs, then retried 
   assert.deepEqual(w.times('/hang'), [0, 1100]);
 });
 
-test('maxElapsedMs: no wait starts that would end past the deadline', async (t) => {
+test('maxElapsedMs: no wait starts that would end at or past the deadline', async (t) => {
   const w = world(t, { '/deadline': 500 });
   // (a 500: a 503 is throttling, whose retries wait on 10 × baseMs)
   const plan = { strategy: 'constant', jitter: 'none', baseMs: 300, maxAttempts: 10 };
   for (const [maxElapsedMs, times, elapsedMs] of [
     [550, [0, 300], 300],
     [599, [0, 300], 300],
+    // (a wait ending at the deadline would leave the attempt no time: its abort would meet it at once)
+    [600, [0, 300], 300],
     [601, [0, 300, 600], 600],
   ]) {
     const from = w.at();
