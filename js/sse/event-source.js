@@ -9,7 +9,7 @@
 // holds one connection for every tab of the origin (js/sse/shared.js).
 import { fn, flag, signalOf } from '../options.js';
 import { replayable } from '../policy.js';
-import { reconnectOptions, optionsOf, errorEvent } from './reconnect.js';
+import { reconnectOptions, optionsOf, errorEvent, messageEvent } from './reconnect.js';
 import { Handlers } from './handlers.js';
 import { life } from './life.js';
 import { share } from './shared.js';
@@ -135,7 +135,7 @@ export class EventSource extends Handlers {
   /** @param {string} type @param {string} data @param {string} lastEventId */
   #message(type, data, lastEventId) {
     if (this.#state === 2) return;
-    this.dispatchEvent(new MessageEvent(type, { data, lastEventId, origin: new URL(this.#url).origin }));
+    this.dispatchEvent(messageEvent(type, { data, lastEventId, origin: new URL(this.#url).origin }));
   }
 
   /** @param {{ message: string, error?: unknown, status?: number, delayMs?: number }} info */

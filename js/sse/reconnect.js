@@ -107,3 +107,25 @@ export function connect(c, job, url, signal, broke) {
 
 /** The message of a connect that failed for good. @param {unknown} error */
 export const cannot = (error) => `cannot connect: ${String(/** @type {any} */ (error)?.message ?? error)}`;
+
+/** Whether this runtime's MessageEvent has `lastEventId` and `origin` (workerd's throws when they are read). @type {boolean | undefined} */
+let whole;
+
+/**
+ * A `message` (or named) event: a MessageEvent where the runtime's is
+ * whole, else an Event with the same fields.
+ * @param {string} type
+ * @param {{ data: unknown, origin: string, lastEventId?: string }} init
+ * @returns {MessageEvent}
+ */
+export function messageEvent(type, init) {
+  if (whole === undefined) {
+    try {
+      whole = new MessageEvent('message', { lastEventId: 'x', origin: 'y' }).lastEventId + 'y' === 'xy';
+    } catch {
+      whole = false;
+    }
+  }
+  const i = { lastEventId: '', ...init };
+  return whole ? new MessageEvent(type, i) : /** @type {any} */ (Object.assign(new Event(type), i));
+}

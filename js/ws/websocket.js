@@ -9,7 +9,7 @@
 // bound, send() throws (or, with `overflow: 'error'`, an `error` event says
 // which message was dropped): never silently.
 import { fn, integer, own, ms, signalOf } from '../options.js';
-import { reconnectOptions, errorEvent } from '../sse/reconnect.js';
+import { reconnectOptions, errorEvent, messageEvent } from '../sse/reconnect.js';
 import { Handlers, handler, setHandler } from '../sse/handlers.js';
 import { life } from './life.js';
 
@@ -206,8 +206,9 @@ export class WebSocket extends Handlers {
     if (this.#state > 1) return ws.close();
     this.#ws = ws;
     this.#state = 1;
+    const origin = new URL(this.#url).origin;
     ws.addEventListener('message', (/** @type {MessageEvent} */ e) => {
-      if (this.#ws === ws) this.dispatchEvent(new MessageEvent('message', { data: e.data, origin: e.origin }));
+      if (this.#ws === ws) this.dispatchEvent(messageEvent('message', { data: e.data, origin }));
     });
     this.dispatchEvent(new Event('open'));
     const q = this.#queue;
