@@ -33,7 +33,8 @@ export default {
     const q = (k) => url.searchParams.get(k);
     const gate = gateOf(env);
     if (url.pathname === '/calls') {
-      const api = withBackoff(fetch, { gate, maxAttempts: 100, maxElapsedMs: 20_000, attemptHeader: 'x-attempt' });
+      // (a 503's own retry waits on 10 × baseMs, jittered: 50 ms at most, not a second, before the gate holds it)
+      const api = withBackoff(fetch, { gate, baseMs: 5, maxAttempts: 100, maxElapsedMs: 20_000, attemptHeader: 'x-attempt' });
       const n = Number(q('n'));
       const res = await Promise.all(Array.from({ length: n }, (_, i) => api(`${env.ORIGIN}${q('path')}?by=${env.NAME}&i=${i}`)));
       // A call of this request may have been the fleet's probe: its outcome must reach the object.
