@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withBackoff } from 'wasm-backoff';
 import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
-import { OUT, opener, startCall, allDone } from './page.mjs';
+import { OUT, opener, smallOutage, startCall, allDone } from './page.mjs';
 import { serve, ROOT } from '../../scripts/serve.mjs';
 import { options } from '../../www/state.js';
 
@@ -167,7 +167,7 @@ test('static hosting: from plain static files (www/ and pkg/, no /flaky route, n
   });
   try {
     const page = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 } });
-    await page.goto(`${statics.url}/www/?baseMs=50&maxDelayMs=100`);
+    await page.goto(`${statics.url}/www/${smallOutage('?baseMs=50&maxDelayMs=100')}`);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
     assert.equal((await page.request.get(`${statics.url}/www/flaky?probe`)).status(), 404, 'no endpoint on the server');
     await liveCalls(page, { host: 'service worker', shot: `${OUT}/demo-live-static.png` });
