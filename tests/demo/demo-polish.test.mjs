@@ -14,8 +14,8 @@ const open = opener(ctx);
 
 const SECTIONS = ['controls', 'schedule', 'distribution', 'storm', 'lanes', 'outage', 'overload', 'live', 'code'];
 /** A page with every section drawn: a small outage, the swimlanes mid-run, one live call done. */
-async function everything(viewport, colorScheme = 'light') {
-  const page = await watchedPage(ctx.browser, { viewport, colorScheme });
+async function everything(viewport) {
+  const page = await watchedPage(ctx.browser, { viewport, colorScheme: 'light' });
   await page.goto(`${ctx.url}/www/?preset=decorrelated&C=20&K=5&T=2&runs=2`);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 60_000 });
   await page.waitForSelector('#storm[data-done="1"]', { timeout: 60_000 });
@@ -35,18 +35,22 @@ async function everything(viewport, colorScheme = 'light') {
 test('polish: axe-core finds no serious or critical violation, light and dark; every section on screen; readable log ticks; phone width; keyboard', {
   timeout: 240_000,
 }, async () => {
+  // Light, then dark on the same page: the charts are coloured by the stylesheet's scheme, and the
+  // swimlanes' canvas redraws when the scheme changes (as when a user switches the system's mode).
+  const page = await everything({ width: 1100, height: 900 });
   for (const scheme of ['light', 'dark']) {
-    const page = await everything({ width: 1100, height: 900 }, scheme);
+    if (scheme === 'dark') await page.emulateMedia({ colorScheme: 'dark' });
+    assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), scheme === 'dark');
     assert.deepEqual(await axeViolations(page), [], `${scheme} mode`);
     const suffix = scheme === 'dark' ? '-dark' : '';
     for (const id of SECTIONS) await page.locator(`#${id}`).screenshot({ path: `${OUT}/demo-section-${id}${suffix}.png` });
     await page.screenshot({ path: `${OUT}/demo-full${suffix}.png`, fullPage: true });
-    assert.deepEqual(
-      page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
-      [],
-    );
-    await page.close();
   }
+  assert.deepEqual(
+    page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
+    [],
+  );
+  await page.close();
   // A phone: nothing wider than the screen.
   const phone = await everything({ width: 390, height: 844 });
   assert.deepEqual(await phone.evaluate(() => [document.documentElement.scrollWidth, innerWidth]), [390, 390]);
@@ -54,26 +58,26 @@ test('polish: axe-core finds no serious or critical violation, light and dark; e
   for (const id of SECTIONS) await phone.locator(`#${id}`).screenshot({ path: `${OUT}/demo-phone-${id}.png` });
   await phone.close();
   // Log-scale ticks are round values with units: 1 ms, 10 ms, 100 ms, 1 s, 10 s (and 2, 5 between on a short span).
-  const page = await open('?log=1&retries=12&b.preset=ethernet');
-  const ticks = await page.$$eval('#schedule-chart .axis text[text-anchor="end"]', (ts) => ts.map((t) => t.textContent));
+  const logs = await open('?log=1&retries=12&b.preset=ethernet');
+  const ticks = await logs.$$eval('#schedule-chart .axis text[text-anchor="end"]', (ts) => ts.map((t) => t.textContent));
   assert.ok(ticks.length >= 4, String(ticks));
   for (const t of ticks) assert.match(t, /^(1|2|5|10|20|50|100|200|500) (µs|ms|s)$/, `log tick ${t}`);
   assert.ok(ticks.includes('1 ms') && ticks.includes('1 s'), String(ticks));
-  await page.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule-log.png` });
+  await logs.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule-log.png` });
   // The keyboard alone: a preset by arrow key, the swimlanes stepped and scrubbed.
-  await page.focus('select[name="preset"]');
-  await page.keyboard.press('ArrowDown');
-  assert.equal(await page.$eval('select[name="preset"]', (e) => e.value), 'gcs');
-  assert.match(page.url(), /preset=gcs/);
-  await page.waitForSelector('#lanes[data-ready="1"]');
-  await page.focus('#lane-step');
-  await page.keyboard.press('Enter');
-  assert.ok(Number(await page.$eval('#lanes', (e) => e.dataset.now)) > 0);
-  await page.focus('#lane-scrub');
-  await page.keyboard.press('End');
-  assert.equal(await page.$eval('#lane-scrub', (e) => e.value), '1000');
-  assert.match(await page.$eval('#lane-scrub', (e) => e.getAttribute('aria-valuetext')), /^(.+) of \1$/);
-  await page.close();
+  await logs.focus('select[name="preset"]');
+  await logs.keyboard.press('ArrowDown');
+  assert.equal(await logs.$eval('select[name="preset"]', (e) => e.value), 'gcs');
+  assert.match(logs.url(), /preset=gcs/);
+  await logs.waitForSelector('#lanes[data-ready="1"]');
+  await logs.focus('#lane-step');
+  await logs.keyboard.press('Enter');
+  assert.ok(Number(await logs.$eval('#lanes', (e) => e.dataset.now)) > 0);
+  await logs.focus('#lane-scrub');
+  await logs.keyboard.press('End');
+  assert.equal(await logs.$eval('#lane-scrub', (e) => e.value), '1000');
+  assert.match(await logs.$eval('#lane-scrub', (e) => e.getAttribute('aria-valuetext')), /^(.+) of \1$/);
+  await logs.close();
 });
 
 test('every control change redraws the charts, without an error (how fast: bench/demo.mjs)', {
