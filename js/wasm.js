@@ -5,9 +5,8 @@
 // Only numbers cross: options are written into one record in wasm memory
 // and read by the constructor called next; objects are handles into the
 // module's slabs; answers are numbers, or a result record read right after
-// the call. The module's raw exports are called directly: every one takes
-// and returns plain numbers, so wasm-bindgen's per-function wrappers would
-// add bytes and nothing else.
+// the call. The module's exports are called directly: every one takes and
+// returns plain numbers (extern "C" functions: no binding glue at all).
 import { w } from '#load';
 import {
   E_JITTER_ADD_MAX_MS,

@@ -10,20 +10,25 @@
 # and two subpaths without wasm: `wasm-backoff/budget` (RetryBudget) and `wasm-backoff/otel` (OpenTelemetry), plain JS.
 # For each: the boundary description rendered for JS (js/gen/boundary.js,
 # by `cargo run -p xtask`), the wasm module size-optimised (opt-level z, LTO,
-# panic=abort, a trap panic handler, no allocator) then wasm-opt,
-# wasm-bindgen's exports without its runtime for JS values (scripts/dce.mjs;
-# the JS calls the raw exports and needs no glue), and scripts/bundle.mjs: every runtime form of every subpath
+# panic=abort, a trap panic handler, no allocator) then wasm-opt; its
+# exports are plain extern "C" functions of numbers, called by the JS as
+# they are (no wasm-bindgen CLI: scripts/dce.mjs keeps our exports alone),
+# and scripts/bundle.mjs: every runtime form of every subpath
 # (index.js for browsers, node.mjs/node.cjs, workerd.js, bundler.js with
 # the wasm inlined), minified, code-split so a module's subpaths share one chunk.
 #
-#   bash scripts/build.sh [--only small|gate|queue|full|js|main|backoff|budget|otel|stats] [--dev]
+#   bash scripts/build.sh [--only small|gate|queue|full|js|main|backoff|budget|otel|stats | --shipped] [--dev]
 #
-# --only builds the one module that entry belongs to; --dev leaves the JS
-# unminified. Assumes scripts/setup.sh has run.
+# --only builds the one module that entry belongs to; --shipped all but
+# `full` (what the demo needs: scripts/demo.sh); --dev leaves the JS
+# unminified. Assumes scripts/setup.sh has run (its tools: binaryen's
+# wasm-opt and esbuild, in node_modules/ or, after `setup.sh demo`, in
+# scripts/node_modules/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[build]\033[0m %s\n' "$*"; }
+WASM_OPT=$(bash scripts/tool.sh wasm-opt)
 
 # The wasm modules the arguments name (`name features file opt-level wasm-opt-pass` a line): scripts/bundle.mjs knows them.
 modules=$(node scripts/bundle.mjs "$@" --print-modules)
@@ -37,22 +42,26 @@ module() { # <name> <features> <wasm file in pkg/ (target/js/ for full)> <opt-le
   say "$name module: cargo build --release --target wasm32-unknown-unknown $features (opt-level $4)"
   CARGO_PROFILE_RELEASE_OPT_LEVEL=$4 cargo build --quiet --release --target wasm32-unknown-unknown -p wasm-backoff --lib --no-default-features --features "$features"
   rm -rf "$stage" && mkdir -p "$stage" pkg
-  wasm-bindgen --target web --out-dir "$stage" target/wasm32-unknown-unknown/release/wasm_backoff.wasm
+  # The exports are plain extern "C" functions of numbers (src/lib.rs): no
+  # binding generator runs; the linker's own exports (__data_end,
+  # __heap_base) go (scripts/dce.mjs: only the exports of ours are kept).
+  node scripts/dce.mjs target/wasm32-unknown-unknown/release/wasm_backoff.wasm "$stage/dce.wasm"
   # The raw exports, as tsc checks js/load/instantiate.js against them (`#exports`):
   # committed, so that `npm run lint` needs no build; refreshed here (commit a change).
-  if [ "$name" = full ] && ! cmp -s "$stage/wasm_backoff_bg.wasm.d.ts" js/load/exports.d.ts; then
-    cp "$stage/wasm_backoff_bg.wasm.d.ts" js/load/exports.d.ts
-    say "js/load/exports.d.ts: the full module's exports changed; commit it"
+  if [ "$name" = full ]; then
+    node scripts/exports.mjs "$stage/dce.wasm" >"$stage/exports.d.ts"
+    if ! cmp -s "$stage/exports.d.ts" js/load/exports.d.ts; then
+      cp "$stage/exports.d.ts" js/load/exports.d.ts
+      say "js/load/exports.d.ts: the full module's exports changed; commit it"
+    fi
   fi
-  # wasm-bindgen's runtime for JS values and panics, unused here: out (scripts/dce.mjs).
-  node scripts/dce.mjs "$stage/wasm_backoff_bg.wasm" "$stage/dce.wasm"
   # (the target_features section is only informative: 134 B gzip less)
   # --low-memory-unused: nothing lives in the first 1 KiB (the stack comes
   # first, from 1 MiB down; the statics above it), so wasm-opt may fold
   # constant offsets into loads and stores; --reorder-functions puts the
   # most called first (smaller indices, closer repeats). gzip: gate module
   # 50 B less, queue 11, small 6 (with -O3 first; the gate's -O2: scripts/bundle.mjs).
-  node_modules/.bin/wasm-opt --low-memory-unused "$5" -Oz --reorder-functions --strip-debug --strip-producers --strip-target-features \
+  "$WASM_OPT" --low-memory-unused "$5" -Oz --reorder-functions --strip-debug --strip-producers --strip-target-features \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
     "$stage/dce.wasm" -o "$out"

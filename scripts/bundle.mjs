@@ -5,7 +5,7 @@
 // once. Except the small module's browser form: each of its entries is one
 // file (fewer fetches in a row before the first call). Run by scripts/build.sh after the wasm modules are built:
 //
-//   node scripts/bundle.mjs [--only small|gate|queue|js|full|<entry>] [--dev]
+//   node scripts/bundle.mjs [--only small|gate|queue|js|full|<entry> | --shipped] [--dev]
 //
 // --dev: unminified, with the sources' names (for debugging and test:js).
 import { build } from 'esbuild';
@@ -47,7 +47,17 @@ export const MODULES = {
     wasm: '',
     features: '',
     opt: '',
-    entries: { budget: 'budget', otel: 'otel', hedge: 'hedge', failover: 'failover', testing: 'testing' },
+    entries: {
+      budget: 'budget',
+      otel: 'otel',
+      hedge: 'hedge',
+      failover: 'failover',
+      auth: 'auth',
+      dedupe: 'dedupe',
+      cache: 'cache',
+      quota: 'quota',
+      testing: 'testing',
+    },
   },
   // Everything, not shipped (no entries): the module the js/ sources run on
   // in Node (js/load/dev.js: tests/engine/ …), built into target/.
@@ -152,6 +162,8 @@ export async function bundle(mod, { dev = false } = {}) {
 
 /** The modules `--only <name>` names (a module, or an entry: main, backoff, budget, gate, …); all without it. */
 function modulesOf(args) {
+  // (--shipped: the modules pkg/ ships, not `full`, which only the js/ sources' tests load)
+  if (args.includes('--shipped')) return Object.keys(MODULES).filter((m) => m !== 'full');
   if (!args.includes('--only')) return Object.keys(MODULES);
   const only = args[args.indexOf('--only') + 1];
   const mods = Object.keys(MODULES).filter((m) => m === only || only in MODULES[m].entries || (only === 'main' && m === 'small'));

@@ -3,25 +3,53 @@
 # run is a quick no-op: Rust targets, the wasm-bindgen CLI matching Cargo.lock
 # exactly, Debian's chromium + chromium-driver, the npm dev packages, and the two
 # of bench/'s packages that the demo's overload view bundles.
+#
+#   bash scripts/setup.sh        everything (npm test: scripts/test.sh)
+#   bash scripts/setup.sh demo   what building pkg/ and serving the demo need
+#                                alone (npm run demo: scripts/demo.sh): the
+#                                wasm32 target, binaryen and esbuild (into
+#                                scripts/node_modules/, at the versions of
+#                                package.json), bench/'s two packages. No
+#                                wasm-bindgen CLI (the shipped modules need
+#                                none), no Chromium, no test runtimes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-all}
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 SUDO=""
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
 
 # 1. Rust targets: wasm32 for the package, thumbv7em to prove the core is no_std.
+targets="wasm32-unknown-unknown thumbv7em-none-eabihf"
+[ "$mode" = demo ] && targets=wasm32-unknown-unknown
 installed_targets=$(rustup target list --installed)
-for t in wasm32-unknown-unknown thumbv7em-none-eabihf; do
+for t in $targets; do
   if ! grep -qx "$t" <<<"$installed_targets"; then
     say "rustup target add $t"
     rustup target add "$t"
   fi
 done
 
+# (the demo: the build tools alone, at package.json's versions, unless the full set is there)
+if [ "$mode" = demo ]; then
+  if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/esbuild ]; then
+    want() { node -p "require('./package.json').devDependencies['$1']"; }
+    have() { node -p "try { require('./scripts/node_modules/$1/package.json').version } catch { '' }"; }
+    tools=()
+    for p in binaryen esbuild; do [ "$(have $p)" = "$(want $p)" ] || tools+=("$p@$(want $p)"); done
+    if [ ${#tools[@]} -gt 0 ]; then
+      say "npm install ${tools[*]} into scripts/node_modules (the build's tools alone)"
+      npm install --prefix scripts --no-save --no-package-lock --no-audit --no-fund --loglevel=error "${tools[@]}"
+    fi
+  fi
+fi
+
+if [ "$mode" != demo ]; then
 # 2. wasm-bindgen-cli: exactly the wasm-bindgen version in Cargo.lock (the
-#    CLI refuses modules from any other version). No --locked: one pinned
-#    transitive crate is missing from the registry mirror.
+#    wasm tests' runner refuses test binaries of any other version). No
+#    --locked: one pinned transitive crate is missing from the registry
+#    mirror.
 want=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/[^0-9.]/, "", $3); print $3; exit }' Cargo.lock)
 have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
 if [ "$want" != "$have" ]; then
@@ -50,6 +78,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(lock_sum)" ]; then
   say "npm install"
   npm install --no-audit --no-fund --loglevel=error
   lock_sum >"$stamp" # after the install, which may rewrite the lockfile
+fi
+
 fi
 
 # 5. bench/'s two packages that the demo's overload view bundles (scripts/

@@ -7,7 +7,6 @@ use crate::slab::{self, Pool};
 use wasm_backoff_core::{
     AtCeiling, Backoff, Config, DefaultRng, Jitter, Preset, SlotMode, Strategy, seeded_rng,
 };
-use wasm_bindgen::prelude::*;
 
 /// Largest integer a JS number holds exactly.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
@@ -159,14 +158,14 @@ fn backoff<'a>(h: usize) -> &'a mut Backoff<DefaultRng> {
 }
 
 /// A schedule from the options record: its handle, or minus the error code.
-#[wasm_bindgen]
-pub fn backoff_new() -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn backoff_new() -> f64 {
     handle(schedule(&record()).map(|b| slab::alloc(&BACKOFFS, b)))
 }
 
 /// Frees the schedule of `h`.
-#[wasm_bindgen]
-pub fn backoff_free(h: usize) {
+#[unsafe(no_mangle)]
+pub extern "C" fn backoff_free(h: usize) {
     // SAFETY: as in `backoff`; JS forgets the handle first.
     unsafe { slab::free(&BACKOFFS, h) }
 }
@@ -179,8 +178,8 @@ pub fn backoff_free(h: usize) {
 /// attempt, `Backoff::next_delay_on`); below 0, on -`base` times the
 /// schedule's own (the default throttling base, 10×); NaN = the schedule's own.
 /// (One export for all: each export costs every user its shim.)
-#[wasm_bindgen]
-pub fn backoff_next(h: usize, hint: f64, base: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn backoff_next(h: usize, hint: f64, base: f64) -> f64 {
     let b = backoff(h);
     // (one call: on the schedule's own base, `next_delay_on` is `next_delay`;
     // gzip, small module 38 B less, gate 7 more; the order of the tests too)
@@ -200,14 +199,14 @@ pub fn backoff_next(h: usize, hint: f64, base: f64) -> f64 {
 }
 
 /// Back to the first retry (what a success does).
-#[wasm_bindgen]
-pub fn backoff_reset(h: usize) {
+#[unsafe(no_mangle)]
+pub extern "C" fn backoff_reset(h: usize) {
     backoff(h).reset()
 }
 
 /// Answers `schema::COUNTERS`: attempt, total retries, resets, elapsed ms, max attempts.
-#[wasm_bindgen]
-pub fn backoff_counters(h: usize) {
+#[unsafe(no_mangle)]
+pub extern "C" fn backoff_counters(h: usize) {
     let b = backoff(h);
     answer(&[
         b.attempt() as f64,
@@ -220,8 +219,8 @@ pub fn backoff_counters(h: usize) {
 
 /// Fills the scratch buffer with `min(n, CHUNK)` independent draws of the
 /// delay before retry `attempt` (JS copies them out at once).
-#[wasm_bindgen]
-pub fn backoff_draws(h: usize, attempt: u32, n: u32) {
+#[unsafe(no_mangle)]
+pub extern "C" fn backoff_draws(h: usize, attempt: u32, n: u32) {
     let b = backoff(h);
     for d in scratch_mut().iter_mut().take(n as usize) {
         *d = b.sample_at(attempt);

@@ -21,7 +21,6 @@ use wasm_backoff_core::gate::{
 use wasm_backoff_core::limiter::Limiter;
 use wasm_backoff_core::policy::End;
 use wasm_backoff_core::{Backoff, DefaultRng, MAX_DELAY_MS, seeded_rng};
-use wasm_bindgen::prelude::*;
 
 static GATES: Cell<Pool> = Pool::new();
 
@@ -118,8 +117,8 @@ fn trip(r: &[f64; crate::schema::RECORD_LEN]) -> Result<Trip, Error> {
 /// at `now`: its handle, or minus the error code. The rounds' schedule has
 /// no limits of its own: a target is never given up on (its callers are,
 /// by theirs).
-#[wasm_bindgen]
-pub fn gate_new(now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_new(now: f64) -> f64 {
     let r = record();
     let limits = || -> Result<Limits, Error> {
         // (the defaults are the core's: Limits::DEFAULT)
@@ -166,23 +165,23 @@ pub fn gate_new(now: f64) -> f64 {
 
 /// Records `ok` successes, then `failed` failures, of calls sent elsewhere
 /// (a fleet's isolates report them in batches) at `now`; answers the status.
-#[wasm_bindgen]
-pub fn gate_record(h: usize, ok: u32, failed: u32, now: f64) {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_record(h: usize, ok: u32, failed: u32, now: f64) {
     gate(h).record(ok, failed, now);
     status(h);
 }
 
 /// Frees the gate of `h`.
-#[wasm_bindgen]
-pub fn gate_free(h: usize) {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_free(h: usize) {
     // SAFETY: as in `gate`; JS forgets the handle first.
     unsafe { slab::free(&GATES, h) }
 }
 
 /// A new call at `now`: its tag (>= 0) to send with, a hold code, or an
 /// end (`circuit-open`: failing fast).
-#[wasm_bindgen]
-pub fn gate_admit(h: usize, now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_admit(h: usize, now: f64) -> f64 {
     let r = match gate(h).admit(now) {
         Admit::Send(t) => t as f64,
         Admit::Hold(x) => hold_code(x),
@@ -197,8 +196,8 @@ pub fn gate_admit(h: usize, now: f64) -> f64 {
 /// the gate's decision (`Gate::settle`) on its call, which wants another
 /// attempt when `own` (see `own`) is not NaN: a retry after that many ms
 /// (>= 0), a hold code, or an end; NaN when nothing was asked.
-#[wasm_bindgen]
-pub fn gate_settle(
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_settle(
     h: usize,
     tag: u32,
     outcome: f64,
@@ -231,14 +230,14 @@ pub fn gate_settle(
 }
 
 /// Whether an outcome of the call sent with `tag` is news (`Gate::news`).
-#[wasm_bindgen]
-pub fn gate_news(h: usize, tag: u32) -> bool {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_news(h: usize, tag: u32) -> bool {
     gate(h).news(tag)
 }
 
 /// Isolates the target by hand (`on`), or ends an isolation (or a backoff).
-#[wasm_bindgen]
-pub fn gate_isolate(h: usize, on: bool) {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_isolate(h: usize, on: bool) {
     let g = gate(h);
     if on {
         g.isolate()
@@ -249,16 +248,16 @@ pub fn gate_isolate(h: usize, on: bool) {
 }
 
 /// Answers the state worth carrying elsewhere (`gate::SAVED_*` offsets).
-#[wasm_bindgen]
-pub fn gate_save(h: usize, now: f64) {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_save(h: usize, now: f64) {
     answer(&gate(h).save(now));
 }
 
 /// Takes up the saved state in the scratch buffer at `now`: 0, or
 /// `MALFORMED` or `FROM_THE_FUTURE`, then the target is closed. Answers
 /// the status.
-#[wasm_bindgen]
-pub fn gate_restore(h: usize, now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_restore(h: usize, now: f64) -> f64 {
     // (the buffer is longer: never None; no copy, no length check)
     let Some(saved) = scratch_mut().first_chunk::<SAVED_LEN>() else {
         return MALFORMED;
@@ -274,22 +273,28 @@ pub fn gate_restore(h: usize, now: f64) -> f64 {
 
 /// The limiter's wait in ms for one more send at `now` by a call due by
 /// `deadline` (0 without a limiter; negative: it cannot make it, no token).
-#[wasm_bindgen]
-pub fn gate_acquire(h: usize, now: f64, deadline: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_acquire(h: usize, now: f64, deadline: f64) -> f64 {
     gate(h).acquire(now, deadline)
 }
 
 /// Gives back the token of `gate_acquire` (the call did not go).
-#[wasm_bindgen]
-pub fn gate_unacquire(h: usize) {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_unacquire(h: usize) {
     gate(h).unacquire();
 }
 
 /// An answer for the limiter: `throttled`, of a call that took its token at
 /// `paced` and was sent at `sent` (NaN unknown). Answers the limiter's rate
 /// (req/s; Infinity while not enabled).
-#[wasm_bindgen]
-pub fn gate_throttled(h: usize, throttled: bool, paced: f64, sent: f64, now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_throttled(
+    h: usize,
+    throttled: bool,
+    paced: f64,
+    sent: f64,
+    now: f64,
+) -> f64 {
     let g = gate(h);
     g.throttled(throttled, paced, sent, now);
     g.limiter().map_or(f64::INFINITY, Limiter::rate)
@@ -298,8 +303,8 @@ pub fn gate_throttled(h: usize, throttled: bool, paced: f64, sent: f64, now: f64
 /// Whether a held call stays held once a round begins (`Gate::keep`): its
 /// own next delay `own` (see `own`; NaN: none spent) and `deadline`. A
 /// hold code, or an end (then `gate_left`).
-#[wasm_bindgen]
-pub fn gate_keep(h: usize, own_ms: f64, deadline: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_keep(h: usize, own_ms: f64, deadline: f64) -> f64 {
     let spent = if own_ms.is_nan() {
         Ok(0.0)
     } else {
@@ -309,23 +314,23 @@ pub fn gate_keep(h: usize, own_ms: f64, deadline: f64) -> f64 {
 }
 
 /// A held call left: aborted, or (`timed_out`) out of time or attempts.
-#[wasm_bindgen]
-pub fn gate_left(h: usize, timed_out: bool) {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_left(h: usize, timed_out: bool) {
     gate(h).left(timed_out);
     status(h);
 }
 
 /// The tag to send the head of the held list with, or -1 for none.
-#[wasm_bindgen]
-pub fn gate_take(h: usize, now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_take(h: usize, now: f64) -> f64 {
     let r = gate(h).take(now).map_or(-1.0, |t| t as f64);
     status(h);
     r
 }
 
 /// Answers the status of the gate of `h` (see `status`), changing nothing.
-#[wasm_bindgen]
-pub fn gate_status(h: usize) {
+#[unsafe(no_mangle)]
+pub extern "C" fn gate_status(h: usize) {
     status(h);
 }
 
@@ -338,48 +343,54 @@ fn limiter<'a>(h: usize) -> &'a mut Limiter {
 }
 
 /// A stand-alone adaptive limiter at `now`: its handle, or minus the error code.
-#[wasm_bindgen]
-pub fn limiter_new(now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_new(now: f64) -> f64 {
     handle(Ok(slab::alloc(&LIMITERS, Limiter::new(now))))
 }
 
 /// Frees the limiter of `h`.
-#[wasm_bindgen]
-pub fn limiter_free(h: usize) {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_free(h: usize) {
     // SAFETY: as in `limiter`; JS forgets the handle first.
     unsafe { slab::free(&LIMITERS, h) }
 }
 
 /// See `gate_acquire`.
-#[wasm_bindgen]
-pub fn limiter_acquire(h: usize, now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_acquire(h: usize, now: f64) -> f64 {
     limiter(h).acquire(now)
 }
 
 /// See `gate_unacquire`.
-#[wasm_bindgen]
-pub fn limiter_cancel(h: usize) {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_cancel(h: usize) {
     limiter(h).cancel();
 }
 
 /// See `gate_throttled`.
-#[wasm_bindgen]
-pub fn limiter_record(h: usize, throttled: bool, paced: f64, sent: f64, now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_record(
+    h: usize,
+    throttled: bool,
+    paced: f64,
+    sent: f64,
+    now: f64,
+) -> f64 {
     let l = limiter(h);
     l.record(throttled, paced, sent, now);
     l.rate()
 }
 
 /// The limiter's rate (req/s; Infinity while not enabled).
-#[wasm_bindgen]
-pub fn limiter_rate(h: usize) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_rate(h: usize) -> f64 {
     limiter(h).rate()
 }
 
 /// `Limiter::record_rate` (a fleet's object: the send rate its isolates
 /// report); answers the new rate.
-#[wasm_bindgen]
-pub fn limiter_record_rate(h: usize, throttled: bool, rate: f64, now: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_record_rate(h: usize, throttled: bool, rate: f64, now: f64) -> f64 {
     let l = limiter(h);
     l.record_rate(throttled, rate, now);
     l.rate()
@@ -387,15 +398,15 @@ pub fn limiter_record_rate(h: usize, throttled: bool, rate: f64, now: f64) -> f6
 
 /// `Limiter::grow`: an isolate that was not counted joins the throttled
 /// fleet; answers the new rate.
-#[wasm_bindgen]
-pub fn limiter_grow(h: usize, rate: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_grow(h: usize, rate: f64) -> f64 {
     let l = limiter(h);
     l.grow(rate);
     l.rate()
 }
 
 /// The send rate the limiter measured (req/s, smoothed).
-#[wasm_bindgen]
-pub fn limiter_measured(h: usize) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn limiter_measured(h: usize) -> f64 {
     limiter(h).measured()
 }

@@ -14,7 +14,6 @@
 
 use crate::schema::RECORD_LEN;
 use core::cell::UnsafeCell;
-use wasm_bindgen::prelude::*;
 
 /// Length of the result record.
 pub const OUT_LEN: usize = 32;
@@ -42,20 +41,20 @@ static OUT: Cell<[f64; OUT_LEN]> = Cell::new([0.0; OUT_LEN]);
 static SCRATCH: Cell<[f64; CHUNK]> = Cell::new([0.0; CHUNK]);
 
 /// The options record's address.
-#[wasm_bindgen]
-pub fn opts() -> *mut f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn opts() -> *mut f64 {
     OPTS.ptr() as *mut f64
 }
 
 /// The result record's address.
-#[wasm_bindgen]
-pub fn out() -> *mut f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn out() -> *mut f64 {
     OUT.ptr() as *mut f64
 }
 
 /// The scratch buffer's address.
-#[wasm_bindgen]
-pub fn scratch() -> *mut f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn scratch() -> *mut f64 {
     SCRATCH.ptr() as *mut f64
 }
 

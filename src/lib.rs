@@ -8,7 +8,11 @@
 //! numbers cross it: options through one record in wasm memory ([`io`]),
 //! objects as handles into per-type slabs ([`slab`]), answers as numbers or
 //! in a result record. No `JsValue`, no strings, no imports: the module
-//! needs no externref table, no string codecs and no formatting.
+//! needs no externref table, no string codecs and no formatting. So the
+//! exports are plain `#[unsafe(no_mangle)] extern "C"` functions of
+//! numbers, which the JavaScript calls as they are (js/load/instantiate.js):
+//! no binding generator runs over the module, and building it needs no
+//! wasm-bindgen CLI (the wasm tests' runner does: a dev-dependency).
 //!
 //! Three modules ship from this crate, each with the calculator: the small
 //! one (no features: what `fetchWithBackoff` needs), the gate's (feature
@@ -44,23 +48,11 @@ mod bare {
     fn panic(_: &core::panic::PanicInfo) -> ! {
         core::arch::wasm32::unreachable()
     }
-
-    /// Nothing in the module allocates (objects live in `slab`'s pages),
-    /// but wasm-bindgen links the `alloc` crate, which wants an allocator.
-    /// This one traps: were anything to allocate, the tests would say so
-    /// at once, instead of a general-purpose allocator shipping unseen.
-    struct NoAlloc;
-
-    // SAFETY: never returns memory at all.
-    unsafe impl core::alloc::GlobalAlloc for NoAlloc {
-        unsafe fn alloc(&self, _: core::alloc::Layout) -> *mut u8 {
-            core::arch::wasm32::unreachable()
-        }
-        unsafe fn dealloc(&self, _: *mut u8, _: core::alloc::Layout) {
-            core::arch::wasm32::unreachable()
-        }
-    }
-
-    #[global_allocator]
-    static ALLOC: NoAlloc = NoAlloc;
 }
+
+// Outside the shipped modules (the wasm tests, the full module's checks),
+// std's panic runtime: the test harness links std anyway, and the cdylib
+// needs a panic handler. (Nothing links `alloc`: objects live in `slab`'s
+// pages, so the module has no allocator at all.)
+#[cfg(all(not(feature = "bare"), target_arch = "wasm32"))]
+extern crate std;

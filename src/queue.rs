@@ -11,7 +11,6 @@ use crate::calc::{count, decode, given};
 use crate::io::{answer, record};
 use crate::schema::{Error, Field};
 use wasm_backoff_core::queue::{Queue, QueueConfig, QueueError, Task, TaskState};
-use wasm_bindgen::prelude::*;
 
 /// The queue policy the options record and `retention` (maxRetentionMs) describe.
 fn policy(retention: f64) -> Result<Queue, Error> {
@@ -37,8 +36,8 @@ fn policy(retention: f64) -> Result<Queue, Error> {
 
 /// 0 when the options record and `retention` describe a valid queue, else
 /// minus the error code.
-#[wasm_bindgen]
-pub fn queue_check(retention: f64) -> f64 {
+#[unsafe(no_mangle)]
+pub extern "C" fn queue_check(retention: f64) -> f64 {
     policy(retention).map_or_else(|e| -(e.code() as f64), |_| 0.0)
 }
 
@@ -94,9 +93,9 @@ fn answered_task(n: Option<Task>) -> u8 {
 macro_rules! calls {
     ($($(#[$doc:meta])* $name:ident => $f:expr;)*) => {$(
         $(#[$doc])*
-        #[wasm_bindgen]
+        #[unsafe(no_mangle)]
         #[allow(clippy::too_many_arguments)]
-        pub fn $name(state: u8, failures: f64, next: f64, complete_by: f64, seed: f64, created_at: f64, retention: f64, now: f64) -> u8 {
+        pub extern "C" fn $name(state: u8, failures: f64, next: f64, complete_by: f64, seed: f64, created_at: f64, retention: f64, now: f64) -> u8 {
             with(state, failures, next, complete_by, seed, created_at, retention, now, $f)
         }
     )*};

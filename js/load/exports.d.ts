@@ -45,5 +45,3 @@ export const queue_retry_now: (a: number, b: number, c: number, d: number, e: nu
 export const queue_sweep: (a: number, b: number, c: number, d: number, e: number, f: number, g: number, h: number) => number;
 export const scratch: () => number;
 export const stats: (a: number) => void;
-export const __wbindgen_externrefs: WebAssembly.Table;
-export const __wbindgen_start: () => void;
