@@ -9,6 +9,7 @@ import { Swimlanes } from './swimlane.js';
 import { WorkerClient } from './worker-client.js';
 import { OutageView } from './outage-view.js';
 import { OverloadView } from './overload-view.js';
+import { ReconnectView } from './reconnect-view.js';
 import { Live } from './live.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict, sampled } from './compare.js';
 
@@ -190,6 +191,8 @@ function render() {
     const { maxAttempts, maxElapsedMs, seed, ...schedule } = timing ? options(timing) : {};
     outage.request(sim, schedule, timing ? `policy ${v.outageSchedule.toUpperCase()}'s timing` : 'package default schedule');
   }
+  const storm = ReconnectView.settings(v);
+  if (changed('reconnect', storm)) reconnect.request(storm);
   performance.measure('redraw', 'redraw-start');
   if (!document.body.dataset.ready) performance.mark('ready'); // first load: modules, wasm and the charts drawn
   document.body.dataset.ready = '1';
@@ -223,6 +226,7 @@ function requestStorm(pols) {
 }
 
 const outage = new OutageView();
+const reconnect = new ReconnectView();
 
 const lanes = new Swimlanes({
   root: $('lanes'),

@@ -18,8 +18,23 @@ export const POLICY_FIELDS = [
   'maxElapsedMs',
   'seed',
 ];
-/** The view's fields: schedule length and scale, the histogram's retry, the storm swimlane and the outage. */
-export const VIEW_FIELDS = ['retries', 'log', 'hist', 'laneN', 'laneRun', 'speed', 'C', 'K', 'T', 'runs', 'outageSchedule'];
+/** The view's fields: schedule length and scale, the histogram's retry, the storm swimlane, the outage and the reconnect storm. */
+export const VIEW_FIELDS = [
+  'retries',
+  'log',
+  'hist',
+  'laneN',
+  'laneRun',
+  'speed',
+  'C',
+  'K',
+  'T',
+  'runs',
+  'outageSchedule',
+  'rN',
+  'rC',
+  'rR',
+];
 
 /** B when the URL names none: A's default timing without jitter (what jitter is for). */
 export const DEFAULT_B = { jitter: 'none' };

@@ -1,0 +1,89 @@
+// The reconnect-storm view: N clients of a server that restarts and then
+// takes at most C new connections a second; connection attempts per second
+// against that capacity, for ours and the native and wrappers' policies, and
+// the time until all are back (the model of bench/reconnect.mjs: its first
+// row is the default view), simulated in reconnect-worker.js.
+import { lineChart, fmtCount, tableRows } from './chart.js';
+import { DEFAULT_POINT, RECONNECT_POLICIES } from './reconnect.js';
+import { WorkerClient } from './worker-client.js';
+
+const $ = (id) => document.getElementById(id);
+const CLS = ['v0', 'v1', 'v2', 'v3'];
+const secs = (ms) => (ms === Infinity ? 'never' : `${(ms / 1000).toFixed(1)} s`);
+
+export class ReconnectView {
+  #worker;
+  #timer;
+
+  /** The point the view's controls name (clamped). */
+  static settings(view) {
+    const num = (v, lo, hi, d) => Math.round(Math.min(hi, Math.max(lo, Number(v ?? d) || d)));
+    return {
+      N: num(view.rN, 10, 100_000, DEFAULT_POINT.N),
+      C: num(view.rC, 1, 100_000, DEFAULT_POINT.C),
+      R: num(view.rR, 0, 600_000, DEFAULT_POINT.R),
+    };
+  }
+
+  /** Simulates every policy at `point` (debounced: typing asks once), drawing each as it comes. */
+  request(point) {
+    clearTimeout(this.#timer);
+    const root = $('reconnect');
+    delete root.dataset.done;
+    $('reconnect-status').textContent = 'simulating…';
+    this.#timer = setTimeout(() => {
+      this.#worker ??= new WorkerClient(new URL('./reconnect-worker.js', import.meta.url), (e) => {
+        $('reconnect-status').textContent = `reconnect worker error: ${e.message}`;
+      });
+      const results = {};
+      this.#worker.ask('reconnect', { point }, (data) => {
+        if (!data.done) return void ((results[data.policy] = data.result), this.draw(point, results));
+        $('reconnect-status').textContent =
+          `${fmtCount(point.N)} clients, ${fmtCount(point.C)} new connections a second, retry: ${point.R} ms; ideal ${secs((point.N / point.C) * 1000)}`;
+        root.dataset.values = JSON.stringify(results);
+        root.dataset.done = '1';
+        return true;
+      });
+    }, 150);
+  }
+
+  draw(point, results) {
+    const shown = RECONNECT_POLICIES.map((p, i) => ({ p, cls: CLS[i], r: results[p.id] })).filter((x) => x.r);
+    const end = Math.max(...shown.map((x) => x.r.perSecond.length), 1);
+    const hold = (ys) => ys.map((v, i) => [i, Math.max(v, 0.5)]).concat([[ys.length, Math.max(ys.at(-1) ?? 0, 0.5)]]);
+    lineChart($('reconnect-chart'), {
+      step: true,
+      log: true,
+      xLabel: 'time after the restart (virtual)',
+      yLabel: 'connection attempts per second',
+      fmtX: (v) => `${v} s`,
+      fmtY: fmtCount,
+      series: [
+        {
+          name: 'server capacity (new connections/s)',
+          cls: 'cap',
+          dash: true,
+          points: [
+            [0, point.C],
+            [end, point.C],
+          ],
+        },
+        ...shown.map((x) => ({ name: x.p.name, cls: x.cls, points: hold(x.r.perSecond) })),
+      ],
+    });
+    tableRows(
+      $('reconnect-table'),
+      shown.map((x) => [
+        x.p.name,
+        '',
+        [
+          fmtCount(x.r.peak),
+          `${(x.r.peak / point.C).toFixed(2)}×`,
+          secs(x.r.backMs),
+          `${(x.r.backMs / x.r.idealMs).toFixed(2)}×`,
+          fmtCount(x.r.attempts),
+        ],
+      ]),
+    );
+  }
+}
