@@ -54,3 +54,21 @@ export const checks: [
   Values<typeof Sse>,
   Values<typeof Ws>,
 ] = [main, backoff, budget, gate, stats, queue, query, undici, outbox, stream, hedge, failover, testing, sse, ws];
+
+// The entries around the retry (issue 38): a token refresh, request
+// coalescing, a stale copy served as the fallback, quotas.
+import * as auth from './entries/auth.js';
+import * as dedupe from './entries/dedupe.js';
+import * as cache from './entries/cache.js';
+import * as quota from './entries/quota.js';
+import type * as Auth from '../types/auth/index.js';
+import type * as Dedupe from '../types/dedupe/index.js';
+import type * as Cache from '../types/cache/index.js';
+import type * as Quota from '../types/quota/index.js';
+
+export const around: [Values<typeof Auth>, Values<typeof Dedupe>, Values<typeof Cache>, Values<typeof Quota>] = [
+  auth,
+  dedupe,
+  cache,
+  quota,
+];

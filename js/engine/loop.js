@@ -17,7 +17,7 @@
 // (outcomes are frozen). A feature is a job or a lane around another
 // (hedging, failover), or an observer (telemetry, onRetry, onDone), which
 // sees each step and cannot change an outcome.
-import { observe, drop } from '../hooks.js';
+import { observe, drop, abortable } from '../hooks.js';
 import { Call } from './call.js';
 
 export { Call };
@@ -150,11 +150,23 @@ export async function drive(call, job, lane, from) {
   } finally {
     call.close();
   }
-  if (!from && (tap?.done || c.onDone)) {
+  // (an option of the fetch driver's: js/fetch/options.js)
+  const fb = !from && /** @type {any} */ (c).fallback;
+  if (!from && (tap?.done || c.onDone || fb)) {
     const info = { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error };
     Object.assign(info, job.about?.(), lane.about?.());
     if (tap?.done) observe((i) => tap.done?.(i), info);
     if (c.onDone) observe(c.onDone, info);
+    // A fetch call that failed for good (a rejection its caller's abort did
+    // not cause, or a final answer of `retryOn`) settles with what the
+    // `fallback` option returns (that answer's body let go unless it is
+    // returned), or rejects with what it throws; the caller's signal still
+    // aborts it. Its info is onDone's, with the answer (`response`).
+    if (fb && (o.failed ? why !== 'aborted' : /** @type {any} */ (c).retryOn.has(o.status))) {
+      const x = await abortable(fb({ ...info, response: o.res }), call.signal);
+      if (x !== o.res) drop(o);
+      return x;
+    }
   }
   if (o.failed) throw job.failure ? job.failure(o, why) : o.error;
   return job.result ? job.result(o, why) : (o.res ?? o.value);

@@ -180,7 +180,9 @@ export function config(o) {
     gate: gate || undefined,
     hedge: /** @type {(Feature & { maxHedges: number }) | undefined} */ (made(o, 'hedge', 'hedge')),
     endpoints: made(o, 'endpoints', 'failover'),
-    features: /** @type {Feature[]} */ (FEATURES.map(([k, e]) => made(o, k, e)).filter(Boolean)),
+    // (a fallback made by a subpath, staleIfError(), also wraps the call's job: last, around all)
+    features: /** @type {Feature[]} */ ([...FEATURES.map(([k, e]) => made(o, k, e)), o.fallback?.job && o.fallback].filter(Boolean)),
+    fallback: fn(o, 'fallback'),
     dedupe: made(o, 'dedupe', 'dedupe'),
   };
 }
