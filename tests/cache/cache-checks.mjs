@@ -1,0 +1,52 @@
+// The runtime smokes of the `fallback` option and wasm-backoff/cache's
+// staleIfError against the real scripted server (control API `a`), run by
+// Node (cache.node.test.mjs: the memory store) and a Chromium page
+// (tests/browser/around.js: the Cache API). Outcomes and what the server
+// saw; the timing logic (ages, maxStaleMs) is cache.node.test.mjs's, on
+// virtual time.
+import { check, path, runSmokes } from '../auth/around.mjs';
+
+/** name -> async (lib, a) => void */
+export const SMOKES = {
+  async 'a fallback answers a call that failed for good, never a 404'({ withBackoff }, a) {
+    const p = path('fb');
+    await a.script(p, [{ status: 503 }, { status: 503 }, { status: 404 }]);
+    const told = [];
+    const api = withBackoff(fetch, {
+      baseMs: 1,
+      maxAttempts: 2,
+      fallback: (info) => (told.push(info), new Response('default', { status: 200 })),
+    });
+    const res = await api(a.base + p);
+    check((await res.text()) === 'default', `status ${res.status}`);
+    check(told.length === 1 && told[0].reason === 'exhausted' && told[0].response?.status === 503, JSON.stringify(told[0]));
+    check((await api(a.base + p)).status === 404 && told.length === 1, 'a 404 is an answer');
+  },
+
+  async 'staleIfError: the last good copy, with an Age, when the service fails'({ withBackoff, staleIfError }, a) {
+    const p = path('stale');
+    await a.script(p, [{ status: 200, body: 'fresh data', headers: { 'x-v': '1' } }, { status: 503 }]);
+    const stale = staleIfError({ maxStaleMs: 60_000, cacheName: `wasm-backoff-test${p}` });
+    // (a page over http://127.0.0.1 is a secure context: the Cache API; Node: memory)
+    check(stale.store === (typeof caches === 'undefined' ? 'memory' : 'cache'), `store ${stale.store}`);
+    try {
+      const api = withBackoff(fetch, { baseMs: 1, maxAttempts: 2, fallback: stale });
+      check((await (await api(a.base + p)).text()) === 'fresh data', 'the first answer');
+      // (the copy is stored beside the caller's read: give it its turn)
+      let res;
+      for (let i = 0; i < 50; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        res = await api(a.base + p);
+        if (res.status === 200) break;
+      }
+      check(res.status === 200 && (await res.text()) === 'fresh data', `status ${res.status}`);
+      check(res.headers.get('x-v') === '1' && /^\d+$/.test(res.headers.get('age') ?? ''), `headers age=${res.headers.get('age')}`);
+      check(res.headers.get('x-wasm-backoff-stored') === null, 'no header of ours left on the copy');
+    } finally {
+      await stale.clear();
+    }
+  },
+};
+
+/** Runs the smokes named in `only` (every one without it) against control API `a`; resolves with the failures. */
+export const cacheSmokes = (lib, a, only) => runSmokes(SMOKES, lib, a, only);
