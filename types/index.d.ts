@@ -458,13 +458,17 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    */
   endpoints?: Failover;
   /**
-   * What the caller gets when the call fails for good: a rejection its own
-   * signal's abort did not cause (a network failure after the last
-   * attempt, the deadline's `TimeoutError`, a gate's or a quota's refusal,
-   * an error of a hook), or a final answer whose status is one of
-   * `retryOn` (a 503 after the last attempt, a 429 whose wait is over
-   * `maxRetryAfterMs`). Any other answer — a success, a 404 — is the
-   * server's answer and is returned as it is: the fallback is not called.
+   * What the caller gets when the call fails for good: a rejection (a
+   * network failure after the last attempt, the deadline's `TimeoutError`,
+   * a gate's or a quota's refusal, an error of a hook or of auth's
+   * refresh), or a final answer whose status is one of `retryOn` (a 503
+   * after the last attempt, a 429 whose wait is over `maxRetryAfterMs`).
+   * Not for a rejection its own signal's abort caused, nor for an error
+   * that is no network failure (reason `'not-retryable'`: a request fetch
+   * cannot build, a custom fetch function's own error, a timeout with
+   * `retryOnTimeout: false`): those reject as they would. Any other
+   * answer — a success, a 404 — is the server's answer and is returned as
+   * it is: the fallback is not called.
    * Called once, after `onDone`, with the same info plus the last answer
    * (`response`); the call resolves with the `Response` it returns (or
    * resolves to), and the last answer's body is let go unless that is

@@ -2,8 +2,9 @@
 // `staleIfError()` (`wasm-backoff/cache`), a value for the fetch driver's
 // `fallback` option: it keeps the last good answer of each GET (a 200,
 // js/cache/stale.js) and, when a later call for it fails for good (the
-// fallback's rule: a rejection its caller's abort did not cause, or a final
-// answer of `retryOn`), serves that copy if it is at most `maxStaleMs` old,
+// fallback's rule, js/engine/loop.js: a rejection, but the caller's abort
+// and an error that is no network failure; or a final answer of
+// `retryOn`), serves that copy if it is at most `maxStaleMs` old,
 // marked with an `Age` header (RFC 9111 §5.1: its age in seconds, the
 // answer's own Age included). With none, or one too old, the call ends as it
 // would have: its last answer, or its error.

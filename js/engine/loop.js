@@ -157,12 +157,13 @@ export async function drive(call, job, lane, from) {
     Object.assign(info, job.about?.(), lane.about?.());
     if (tap?.done) observe((i) => tap.done?.(i), info);
     if (c.onDone) observe(c.onDone, info);
-    // A fetch call that failed for good (a rejection its caller's abort did
-    // not cause, or a final answer of `retryOn`) settles with what the
-    // `fallback` option returns (that answer's body let go unless it is
+    // A fetch call that failed for good (a rejection but the caller's abort
+    // and an error that is no network failure, 'not-retryable': a request
+    // fetch cannot build; or a final answer of `retryOn`) settles with what
+    // the `fallback` option returns (that answer's body let go unless it is
     // returned), or rejects with what it throws; the caller's signal still
     // aborts it. Its info is onDone's, with the answer (`response`).
-    if (fb && (o.failed ? why !== 'aborted' : /** @type {any} */ (c).retryOn.has(o.status))) {
+    if (fb && (o.failed ? why !== 'aborted' && why !== 'not-retryable' : /** @type {any} */ (c).retryOn.has(o.status))) {
       const x = await abortable(fb({ ...info, response: o.res }), call.signal);
       if (x !== o.res) drop(o);
       return x;

@@ -2,8 +2,9 @@
 // staleIfError in Node. Their invariants, attacked on virtual time (the js/
 // sources, the kit's clock and scriptedFetch):
 //   - a fallback never changes a successful outcome, nor an answer that is
-//     not a failure (a 404): it is called only for a rejection its caller's
-//     abort did not cause, or a final answer of retryOn;
+//     not a failure (a 404): it is called only for a rejection (but the
+//     caller's abort, and an error that is no network failure), or a final
+//     answer of retryOn;
 //   - what it throws is what the call rejects with; the caller's abort
 //     still ends the call while it runs; onDone is told the real end;
 //   - staleIfError serves the last good copy of a GET only within
@@ -115,6 +116,19 @@ test("the caller's abort is no failure: no fallback, the signal's reason; an abo
   await clock.tick(100);
   ac2.abort(new Error('gone while the fallback ran'));
   assert.equal((await p2.catch((e) => e)).message, 'gone while the fallback ran');
+});
+
+test("an error that is no network failure is the caller's: a request fetch cannot build, a custom fetch's own error", async (t) => {
+  const clock = virtual(t);
+  const fb = recording();
+  const bad = await clock.run(withBackoff(fetch, { fallback: fb })('http://[bad').catch((e) => e));
+  assert.equal(bad.name, 'TypeError');
+  const own = new RangeError('my fetch refused');
+  const custom = () => Promise.reject(own);
+  assert.equal(await clock.run(withBackoff(custom, { fallback: fb })(`${A}/x`).catch((e) => e)), own);
+  const timedOut = withBackoff(scriptedFetch([{ hang: true }]), { timeoutMs: 100, retryOnTimeout: false, fallback: fb });
+  assert.equal((await clock.run(timedOut(`${A}/x`).catch((e) => e))).name, 'TimeoutError');
+  assert.equal(fb.told.length, 0);
 });
 
 test('a fallback that throws (or rejects) rejects the call with its error; onDone was told the real end', async (t) => {

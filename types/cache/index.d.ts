@@ -55,8 +55,9 @@ export interface StaleIfError {
  * each 200 answer of a GET that may be stored (not `no-store`, not `Vary:
  * *`, not an event stream, at most `maxBodyBytes`) is kept (its last, per
  * key; `Set-Cookie` left out), read beside the caller's without delaying
- * it. When a later call for it fails for good (a rejection its caller's
- * abort did not cause, or a final answer of `retryOn`), the copy is served
+ * it. When a later call for it fails for good (the `fallback` option's
+ * rule: a rejection, but the caller's abort and a `'not-retryable'`
+ * error; or a final answer of `retryOn`), the copy is served
  * if it is at most `maxStaleMs` old, with an `Age` header (its age in
  * seconds, the answer's own `Age` added); else the call ends as it would
  * have (its last answer, or its error).
