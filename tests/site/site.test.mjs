@@ -3,8 +3,11 @@
 // plain static server (no routes, no CSP): every page opens in Chromium with
 // no console error, every internal link (and #anchor of a rendered page)
 // resolves, and axe-core finds no serious or critical violation on the
-// rendered pages (light; dark on two); with the server gone, every page loads
-// again from the Service Worker's cache (offline after the first visit).
+// rendered pages and the API reference's, in light mode, and in dark on the
+// few pages that together use every element and class of their set (a
+// page's dark check switches the scheme of the same page: no second load);
+// with the server gone, every page loads again from the Service Worker's
+// cache (offline after the first visit).
 // Run: bash scripts/test.sh js tests/site/ (needs a built pkg/).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,16 +22,47 @@ import { buildSite, MODULES, RENDERED } from '../../scripts/site.mjs';
 // The reference's index and each entry's module, named as the entry (`@module wasm-backoff/gate` → wasm-backoff_gate.html).
 const API = ['api/index.html', ...MODULES.map((m) => `api/modules/${m.replace('/', '_')}.html`)];
 
-const ctx = {};
+// (built as the file loads: which pages get a dark check follows from what was built)
+const ctx = { out: mkdtempSync(path.join(tmpdir(), 'wasm-backoff-site-')) };
+try {
+  buildSite(ctx.out);
+} catch (e) {
+  rmSync(ctx.out, { recursive: true, force: true });
+  throw e;
+}
 /** Every internal URL a page links to (without its #anchor) -> its status, fetched once. */
 const statuses = new Map();
 /** The ids of each rendered page opened, and the #anchors the pages link to: [from, page, id]. */
 const ids = new Map();
 const anchors = [];
 
+/**
+ * The fewest of `pages` (a greedy cover) that together use every element
+ * and every class any of them uses: the pages of a set share their
+ * stylesheets (docs/site.css; TypeDoc's theme), so a colour that fails in
+ * dark mode fails on one of these. (Each scheme of a page costs 1-5 s of
+ * axe-core in Chromium.)
+ */
+function cover(pages) {
+  const uses = new Map();
+  for (const page of pages) {
+    const html = readFileSync(path.join(ctx.out, page), 'utf8');
+    const used = new Set([...html.matchAll(/<([a-z][a-z0-9-]*)/g)].map((m) => `<${m[1]}>`));
+    for (const [, names] of html.matchAll(/\sclass="([^"]*)"/g)) for (const c of names.split(/\s+/)) if (c) used.add(c);
+    uses.set(page, used);
+  }
+  const left = new Set([...uses.values()].flatMap((u) => [...u]));
+  const picked = new Set();
+  while (left.size) {
+    const gain = (p) => [...uses.get(p)].filter((x) => left.has(x)).length;
+    const best = pages.reduce((a, b) => (gain(b) > gain(a) ? b : a));
+    picked.add(best);
+    for (const x of uses.get(best)) left.delete(x);
+  }
+  return picked;
+}
+
 before(async () => {
-  ctx.out = mkdtempSync(path.join(tmpdir(), 'wasm-backoff-site-'));
-  buildSite(ctx.out);
   Object.assign(ctx, await serve({ mounts: [['/', ctx.out]], routes: {}, csp: null }));
   ctx.browser = await launch();
 });
@@ -39,8 +73,8 @@ after(async () => {
 });
 
 /** Opens `page` (a site path), checks its links; returns the page (its `problems`: console errors, page errors). */
-async function open(page, colorScheme = 'light') {
-  const p = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 }, colorScheme });
+async function open(page) {
+  const p = await watchedPage(ctx.browser, { viewport: { width: 1100, height: 900 }, colorScheme: 'light' });
   const res = await p.goto(`${ctx.url}/${page}`);
   assert.equal(res.status(), 200, page);
   const urls = await p.$$eval('a[href], link[href], script[src], img[src]', (es) => es.map((e) => e.href || e.src));
@@ -83,46 +117,52 @@ test('the home page is the demo: it loads from the static files with no console 
   await page.close();
 });
 
-// Every page has the one stylesheet (docs/site.css) and the same kinds of elements (prose, tables, code):
-// light is checked on each, dark on the README and the fetch page (tables and code), which keeps the
-// suite's time down (each scheme of a page costs 1-1.5 s in Chromium).
-const DARK = new Set(RENDERED.filter((p) => /(^|\/)(README|fetch)\.html$/.test(p)));
+/** axe-core's serious and critical violations on `p` in light mode, then (when `dark`) in dark mode. */
+async function axeSchemes(p, page, dark) {
+  assert.deepEqual(await axeViolations(p), [], `${page} (light)`);
+  if (!dark) return;
+  await p.emulateMedia({ colorScheme: 'dark' });
+  assert.equal(await p.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), true);
+  assert.deepEqual(await axeViolations(p), [], `${page} (dark)`);
+}
+
+// Every rendered page has the one stylesheet (docs/site.css): light is checked on each, dark on the
+// cover of their elements and classes (README.html and one or two more).
+const DARK = cover(RENDERED);
 for (const page of RENDERED) {
   test(`${page}: no console error, internal links resolve, axe-core${DARK.has(page) ? ' light and dark' : ''}`, {
     timeout: 30_000,
   }, async () => {
-    for (const scheme of DARK.has(page) ? ['light', 'dark'] : ['light']) {
-      const p = await open(page, scheme);
-      assert.equal(await p.$eval('html', (e) => e.lang), 'en');
-      assert.match(await p.title(), /^(.+ — )?wasm-backoff$/);
-      assert.equal(await p.locator('h1').count(), 1, 'one h1');
-      assert.equal(await p.locator('main').count(), 1, 'one main');
-      assert.deepEqual(await axeViolations(p), [], `${page} (${scheme})`);
-      assert.deepEqual(p.problems, []);
-      await p.close();
-    }
+    const p = await open(page);
+    assert.equal(await p.$eval('html', (e) => e.lang), 'en');
+    assert.match(await p.title(), /^(.+ — )?wasm-backoff$/);
+    assert.equal(await p.locator('h1').count(), 1, 'one h1');
+    assert.equal(await p.locator('main').count(), 1, 'one main');
+    await axeSchemes(p, page, DARK.has(page));
+    assert.deepEqual(p.problems, []);
+    await p.close();
   });
 }
 
-test('the API reference (TypeDoc over types/): its index and each entry load with no console error; links resolve; axe-core light and dark', {
+// TypeDoc's pages share its theme: light on each, dark on the cover (the main entry's page and a few).
+const DARK_API = cover(API);
+test(`the API reference (TypeDoc over types/): its index and each entry load with no console error; links resolve; axe-core light, and dark on ${[...DARK_API].join(', ')}`, {
   timeout: 180_000,
 }, async () => {
   for (const page of API) {
-    for (const scheme of ['light', 'dark']) {
-      const p = await open(page, scheme);
-      assert.ok((await p.locator('h1').count()) >= 1, page);
-      // The navigation is written by TypeDoc's script: checked once it is there.
-      await p.waitForFunction(() => !document.querySelector('#tsd-nav-container')?.textContent.includes('Loading'));
-      assert.deepEqual(await axeViolations(p), [], `${page} (${scheme})`);
-      assert.deepEqual(p.problems, [], page);
-      await p.close();
+    const p = await open(page);
+    assert.ok((await p.locator('h1').count()) >= 1, page);
+    // The navigation is written by TypeDoc's script: checked once it is there.
+    await p.waitForFunction(() => !document.querySelector('#tsd-nav-container')?.textContent.includes('Loading'));
+    if (page === 'api/index.html') {
+      // Each entry is listed by its name, not "index".
+      const listed = await p.$$eval('#tsd-nav-container a', (as) => as.map((a) => a.textContent.trim()));
+      assert.deepEqual(listed.filter((t) => t.startsWith('wasm-backoff')).sort(), [...MODULES].sort());
     }
+    await axeSchemes(p, page, DARK_API.has(page));
+    assert.deepEqual(p.problems, [], page);
+    await p.close();
   }
-  // Each entry is listed by its name, not "index".
-  const index = await open('api/index.html');
-  const listed = await index.$$eval('#tsd-nav-container a', (as) => as.map((a) => a.textContent.trim()));
-  assert.deepEqual(listed.filter((t) => t.startsWith('wasm-backoff')).sort(), [...MODULES].sort());
-  await index.close();
 });
 
 test("the API reference's index says what each module is: a one-line description (its `@module` comment's first paragraph)", () => {
@@ -175,22 +215,31 @@ test('offline after the first visit: with the server gone, every page loads from
     );
     await first.close();
     await server.close();
-    for (const page of [...API, '', 'www/?preset=aws', ...RENDERED]) {
-      const p = await context.newPage();
-      const problems = [];
+    // The documents one after another in one tab (what a reader offline does); the demo in a tab of its
+    // own each time (its simulations, still running when it closes, end with it).
+    const problems = [];
+    const watch = (p) => {
       p.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
       p.on('pageerror', (e) => problems.push(String(e)));
       p.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText}`));
+      return p;
+    };
+    const reader = watch(await context.newPage());
+    for (const page of [...API, '', 'www/?preset=aws', ...RENDERED]) {
+      const demo = page === '' || page.startsWith('www/');
+      const p = demo ? watch(await context.newPage()) : reader;
+      problems.length = 0;
       await p.goto(`${server.url}/${page}`);
-      if (page === '' || page.startsWith('www/')) {
+      if (demo) {
         await p.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
         await p.waitForSelector('[data-endpoint="service worker"]');
         assert.deepEqual(await flaky(p), [200, 'service worker'], 'the live endpoint offline');
       }
       assert.ok((await p.locator('h1').count()) >= 1, `${page} offline`);
       assert.deepEqual(problems, [], `${page} offline`);
-      await p.close();
+      if (demo) await p.close();
     }
+    await reader.close();
   } finally {
     await context.close();
     await server.close();
