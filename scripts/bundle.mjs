@@ -47,7 +47,17 @@ export const MODULES = {
     wasm: '',
     features: '',
     opt: '',
-    entries: { budget: 'budget', otel: 'otel', hedge: 'hedge', failover: 'failover', testing: 'testing' },
+    entries: {
+      budget: 'budget',
+      otel: 'otel',
+      hedge: 'hedge',
+      failover: 'failover',
+      auth: 'auth',
+      dedupe: 'dedupe',
+      cache: 'cache',
+      quota: 'quota',
+      testing: 'testing',
+    },
   },
   // Everything, not shipped (no entries): the module the js/ sources run on
   // in Node (js/load/dev.js: tests/engine/ …), built into target/.
