@@ -83,9 +83,11 @@ const urlOf = (key) => `https://wasm-backoff.invalid/stale?key=${encodeURICompon
 /**
  * Copies in the Cache API's cache `name`. Each is stored with a
  * `Cache-Control: max-age` of `maxStaleMs` (Cloudflare's cache then lets
- * it go by itself; its own Cache-Control is kept aside and given back),
- * and past `max` copies the first listed are deleted where the cache can
- * list its keys (not in Cloudflare Workers, whose cache evicts by age).
+ * it go by itself; its own Cache-Control is kept aside and given back).
+ * Past `max` copies, the first the cache lists are deleted; where it
+ * cannot list its keys (Cloudflare Workers: neither `keys()` nor
+ * `caches.delete()`), the least recently stored of those this realm
+ * stored, which `clear()` deletes one by one there.
  * @param {string} name
  * @param {number} max
  * @param {number} maxStaleMs
@@ -95,8 +97,12 @@ export function cacheStore(name, max, maxStaleMs) {
   /** @type {Promise<Cache> | undefined} */
   let opened;
   const cache = () => (opened ??= caches.open(name));
+  /** The keys this realm stored, least recently stored first. @type {Set<string>} */
+  const known = new Set();
   return {
     async put(key, copy) {
+      known.delete(key);
+      known.add(key);
       const h = new Headers(copy.headers);
       const cc = h.get('cache-control');
       if (cc !== null) h.set(CC, cc);
@@ -109,9 +115,15 @@ export function cacheStore(name, max, maxStaleMs) {
       try {
         keys = await c.keys();
       } catch {
+        for (const k of known) {
+          if (known.size <= max) break;
+          known.delete(k);
+          await c.delete(urlOf(k));
+        }
         return;
       }
       for (const r of keys.slice(0, Math.max(0, keys.length - max))) await c.delete(r);
+      while (known.size > max) known.delete(/** @type {string} */ (known.keys().next().value));
     },
     async get(key) {
       const res = await (await cache()).match(urlOf(key));
@@ -126,11 +138,17 @@ export function cacheStore(name, max, maxStaleMs) {
       return { status: res.status, statusText: res.statusText, headers: pairs(h), body: new Uint8Array(await res.arrayBuffer()), at };
     },
     async delete(key) {
+      known.delete(key);
       await (await cache()).delete(urlOf(key));
     },
     async clear() {
-      opened = undefined;
-      await caches.delete(name);
+      const c = await cache();
+      for (const k of known) await c.delete(urlOf(k));
+      known.clear();
+      try {
+        await caches.delete(name);
+        opened = undefined;
+      } catch {}
     },
   };
 }

@@ -1,6 +1,7 @@
 // What the runtime smokes of the four features around the retry share
-// (tests/{auth,dedupe,cache,quota}/*-checks.mjs, run by Node and by the
-// Chromium page tests/browser/around.js): plain JavaScript, no Node module.
+// (tests/{auth,dedupe,cache,quota}/*-checks.mjs, run by Node, the Chromium
+// page tests/browser/around.js and the Worker tests/workerd/around.mjs):
+// plain JavaScript, no Node module.
 
 /** Throws `msg` unless `cond`. */
 export function check(cond, msg) {

@@ -3,6 +3,6 @@
 // Authorization header through CORS and its preflight): one refresh for 50
 // calls, a failed refresh's error. The timing logic is auth.node.test.mjs's,
 // on virtual time.
-import { pageTest } from '../auth/around-page.mjs';
+import { pageTest } from '../auth/around-runtimes.mjs';
 
 pageTest('auth');

@@ -46,6 +46,28 @@ export const SMOKES = {
       await stale.clear();
     }
   },
+
+  async 'staleIfError keeps at most `max` copies: the least recently stored goes'({ withBackoff, staleIfError }, a) {
+    const ps = [path('b1'), path('b2'), path('b3')];
+    for (const p of ps) await a.script(p, [{ status: 200, body: p }, { status: 503 }]);
+    const stale = staleIfError({ max: 2, cacheName: `wasm-backoff-test${ps[0]}` });
+    try {
+      const api = withBackoff(fetch, { maxAttempts: 1, fallback: stale });
+      for (const p of ps) {
+        await (await api(a.base + p)).text();
+        // (each copy stored before the next: the order of storing is the order of eviction)
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const got = [];
+      for (const p of ps) {
+        const res = await api(a.base + p);
+        got.push(res.status === 200 ? await res.text() : res.status);
+      }
+      check(got[0] === 503 && got[1] === ps[1] && got[2] === ps[2], `served: ${got}`);
+    } finally {
+      await stale.clear();
+    }
+  },
 };
 
 /** Runs the smokes named in `only` (every one without it) against control API `a`; resolves with the failures. */

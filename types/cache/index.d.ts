@@ -11,7 +11,12 @@ import type { FallbackInfo } from '../index.js';
 export interface StaleIfErrorOptions {
   /** How old a copy may be served, in ms (>= 0). @default 86400000 (a day) */
   maxStaleMs?: number;
-  /** Copies kept at most (an integer in [1, 100000]); past it, the least recently stored goes. @default 100 */
+  /**
+   * Copies kept at most (an integer in [1, 100000]); past it, the least
+   * recently stored goes (in Cloudflare Workers, whose cache cannot list its
+   * keys: of those this isolate stored; each copy also expires there after
+   * `maxStaleMs`). @default 100
+   */
   max?: number;
   /** The longest body kept, in bytes (an integer >= 0): a longer answer is not stored. @default 1048576 (1 MiB) */
   maxBodyBytes?: number;
