@@ -2,7 +2,9 @@
 # Builds the example Rust wasm page (examples/fetch-page: fetch_with_backoff
 # from wasm-backoff-web, its attempts listed in the DOM) into
 # target/example/fetch-page/: cargo (release: opt-level z, LTO), the pinned
-# wasm-bindgen CLI (--target web), then wasm-opt -Oz from node_modules/.bin.
+# wasm-bindgen CLI (--target web), then wasm-opt -Oz from node_modules/.bin;
+# with nothing changed since the last build, only cargo's own check (tests/example/
+# runs this before every run).
 #
 #   bash scripts/example.sh           build; then `node scripts/serve.mjs` and open
 #                                     http://127.0.0.1:8080/target/example/fetch-page/
@@ -21,13 +23,28 @@ build() { # <out dir> [cargo feature flags]
   local out=$1
   shift
   cargo build --quiet --release --target wasm32-unknown-unknown -p fetch-page "$@"
+  local wasm=target/wasm32-unknown-unknown/release/fetch_page.wasm
+  # What the output is made of (cargo's wasm, the page, this script, the tools' versions) and what
+  # it holds: both as the last build of $out left them, there is nothing to do (wasm-opt, from
+  # npm, alone takes seconds).
+  local stamp
+  stamp=$({
+    cat "$wasm" examples/fetch-page/index.html examples/fetch-page/main.js scripts/example.sh node_modules/binaryen/package.json
+    wasm-bindgen --version
+  } | sha256sum | cut -d' ' -f1)
+  made() { (cd "$out" && find . -type f ! -name .stamp | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1); }
+  if [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp $(made 2>/dev/null)" ]; then
+    say "$out/pkg/fetch_page_bg.wasm: $(wc -c <"$out/pkg/fetch_page_bg.wasm") B (up to date)"
+    return
+  fi
   rm -rf "$out" && mkdir -p "$out/pkg"
-  wasm-bindgen --target web --no-typescript --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/fetch_page.wasm
+  wasm-bindgen --target web --no-typescript --out-dir "$out/pkg" "$wasm"
   node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
     "$out/pkg/fetch_page_bg.wasm" -o "$out/pkg/fetch_page_bg.wasm"
   cp examples/fetch-page/index.html examples/fetch-page/main.js "$out/"
+  echo "$stamp $(made)" >"$out/.stamp"
   say "$out/pkg/fetch_page_bg.wasm: $(wc -c <"$out/pkg/fetch_page_bg.wasm") B"
 }
 
