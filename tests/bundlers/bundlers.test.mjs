@@ -31,6 +31,7 @@ import {
   csp,
   distBytes,
   ensureTools,
+  forgetInstalls,
   launch,
   pack,
   project,
@@ -79,6 +80,7 @@ after(async () => {
   await site?.close();
   await srv?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
+  forgetInstalls();
   if (rows.length) report();
   pruneCache();
 });

@@ -12,6 +12,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -186,11 +187,32 @@ export const BUNDLERS = {
 
 const dirName = (bundler) => bundler.replace(/[^a-z0-9]+/gi, '-').replace(/-+$/, '');
 
+/** Per tarball key: the promise of a project where `npm install ./wasm-backoff.tgz` ran (this run's first). */
+const installs = new Map();
+
+/** Removes this run's npm projects (what project() copied from). */
+export function forgetInstalls() {
+  for (const key of installs.keys()) rmSync(path.join(CACHE, 'projects', key, `.npm-${process.pid}`), { recursive: true, force: true });
+  installs.clear();
+}
+
+/** A fresh project in `dir` (package.json, the tarball), with `npm install ./wasm-backoff.tgz` run in it. */
+async function npmInstall(dir, name, tarball) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }, null, 2) + '\n');
+  copyFileSync(tarball.file, path.join(dir, 'wasm-backoff.tgz'));
+  const r = await sh('npm', ['install', './wasm-backoff.tgz', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], dir);
+  if (!r.ok) throw new Error(`npm install of the tarball into ${dir} failed:\n${r.out}`);
+}
+
 /**
  * A fresh project for `bundler` with the tarball installed (`npm install
  * ./wasm-backoff.tgz`, not a link), cached by tarball sha256 and tool
  * versions (`flavor` separates apps built from the same tarball, so they can
- * build at the same time). Resolves to {dir, cached}.
+ * build at the same time). npm runs once per tarball: the other bundlers'
+ * projects get a copy of what it installed (node_modules and the lock file;
+ * the same tree npm would make there). Resolves to {dir, cached}.
  */
 export async function project(bundler, tarball, versionsKey, flavor = '') {
   const key = `${tarball.sha256.slice(0, 16)}-${versionsKey}`;
@@ -200,16 +222,18 @@ export async function project(bundler, tarball, versionsKey, flavor = '') {
     utimesSync(path.dirname(dir), now, now); // recently used: kept by pruneCache
     return { dir, cached: true };
   }
+  const installed = path.join(CACHE, 'projects', key, `.npm-${process.pid}`);
+  if (!installs.has(key)) installs.set(key, npmInstall(installed, 'app', tarball));
+  await installs.get(key);
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  writeFileSync(
-    path.join(tmp, 'package.json'),
-    JSON.stringify({ name: `app-${dirName(bundler)}`, private: true, type: 'module' }, null, 2) + '\n',
-  );
-  copyFileSync(tarball.file, path.join(tmp, 'wasm-backoff.tgz'));
-  const r = await sh('npm', ['install', './wasm-backoff.tgz', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], tmp);
-  if (!r.ok) throw new Error(`npm install of the tarball into the ${bundler} project failed:\n${r.out}`);
+  const name = `app-${dirName(bundler)}`;
+  writeFileSync(path.join(tmp, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }, null, 2) + '\n');
+  for (const f of ['wasm-backoff.tgz', 'node_modules']) cpSync(path.join(installed, f), path.join(tmp, f), { recursive: true });
+  const lock = JSON.parse(readFileSync(path.join(installed, 'package-lock.json'), 'utf8'));
+  lock.name = lock.packages[''].name = name;
+  writeFileSync(path.join(tmp, 'package-lock.json'), JSON.stringify(lock, null, 2) + '\n');
   writeFileSync(path.join(tmp, '.installed'), new Date().toISOString() + '\n');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(path.dirname(dir), { recursive: true });
