@@ -17,7 +17,7 @@ import { number } from '../options.js';
 import { request } from './request.js';
 
 /** The fetch driver's options that have no meaning at a dispatcher (refused rather than ignored). */
-const NOT_HERE = ['gate', 'beforeRetry', 'signal', 'hedge', 'endpoints', 'telemetry'];
+const NOT_HERE = ['gate', 'beforeRetry', 'signal', 'hedge', 'endpoints', 'telemetry', 'fallback', 'auth', 'dedupe', 'limit'];
 
 /** The global dispatcher's key, shared by Node's fetch and every copy of undici (its `setGlobalDispatcher`). */
 const GLOBAL = Symbol.for('undici.globalDispatcher.1');

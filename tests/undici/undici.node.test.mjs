@@ -203,7 +203,7 @@ test("retryInterceptor with Agent.compose: undici's request retries", async () =
 test('options are checked at once, naming the option', async () => {
   assert.throws(() => retryInterceptor({ baseMs: -1 }), RangeError);
   assert.throws(() => retryInterceptor({ retryOn: [700] }), RangeError);
-  for (const k of ['beforeRetry', 'gate', 'signal', 'hedge', 'endpoints', 'telemetry'])
+  for (const k of ['beforeRetry', 'gate', 'signal', 'hedge', 'endpoints', 'telemetry', 'fallback', 'auth', 'dedupe', 'limit'])
     assert.throws(() => retryInterceptor({ [k]: {} }), {
       name: 'TypeError',
       message: new RegExp(`^${k} is not an option of wasm-backoff/undici`),
