@@ -4,7 +4,7 @@
 //   npm run bench                  everything (a few minutes), writes bench/RESULTS.md
 //   npm run bench -- --quick       a fast smoke run (seconds; few samples, figures
 //                                  not meaningful), written to $TMPDIR/wasm-backoff-RESULTS.md
-//   options: --only=size,calls,alloc,cold,throughput,retryfn,otel,calc,storm,outage,overload,limiter,waits,queue,fleet,hedge,failover,demo
+//   options: --only=size,calls,alloc,cold,throughput,retryfn,otel,calc,storm,outage,overload,limiter,waits,queue,fleet,hedge,failover,reconnect,quota,demo
 //            --seeds=<n> (storm)
 //            --outage=<file> (instead of bench/outage.mjs, to test that hook)
 //            --build (run scripts/build.sh first)   --out=<file>
@@ -14,7 +14,7 @@
 // size.mjs, cold.mjs, throughput.mjs (spawned), calc.mjs, storm.mjs (+
 // storm-policies.mjs for our rows, storm-peers.mjs for the peers'),
 // bench/outage.mjs when it exists (see outageSection), queue.mjs, fleet.mjs,
-// hedge.mjs, failover.mjs and demo.mjs.
+// hedge.mjs, failover.mjs, reconnect.mjs, quota.mjs and demo.mjs.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -42,6 +42,8 @@ const ALL = [
   'stream',
   'hedge',
   'failover',
+  'reconnect',
+  'quota',
   'demo',
 ];
 const only = args.get('only')?.split(',') ?? ALL;
@@ -203,6 +205,25 @@ try {
     const { failoverSection, POLICIES } = await import('./failover.mjs');
     const { loadLib } = await import('../www/outage.js');
     return failoverSection(await loadLib((m) => import(`../pkg/${m ? `${m}/` : ''}node.mjs`), POLICIES), QUICK ? { runs: 1 } : undefined);
+  });
+
+  await section('reconnect', '15. Reconnect storm: 10,000 clients of one restarted server (bench/reconnect.mjs)', async () => {
+    const out = join(tmp, 'RECONNECT.md');
+    execFileSync(process.execPath, [join(BENCH, 'reconnect.mjs'), `--runs=${QUICK ? 2 : 10}`, `--out=${out}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // (its own file's title dropped; its scenarios become sub-headings)
+    return readFileSync(out, 'utf8')
+      .split('\n')
+      .slice(2)
+      .map((l) => (l.startsWith('## ') ? `#${l}` : l));
+  });
+
+  await section('quota', '16. Quotas against an API with published limits (bench/quota.mjs)', async () => {
+    const { measure, table } = await import('./quota.mjs');
+    const rows = await measure();
+    const check = rows
+      .filter((r) => r.name.includes('quota'))
+      .map((r) => `- ${r.shape}: ${r.ratio429.toFixed(3)}× the 429s, ${r.goodRatio.toFixed(3)}× the goodput of the defaults`);
+    return [table(rows), '', 'With `limit: quota(...)`, against the defaults on the same calls (target: ≤ 0.1× the 429s at ≥ 0.95× the goodput):', '', ...check];
   });
 } finally {
   rmSync(tmp, { recursive: true, force: true });
