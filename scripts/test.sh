@@ -4,8 +4,8 @@
 # formatting and lints (Rust and JS), the JS type check against the
 # published .d.ts, the no_std proof, native Rust tests, wasm tests in Node and
 # headless Chromium, and the JS package in Node, Chromium, workerd, Deno and
-# Bun, the bundler and install matrices (and, first, the engine's unit tests,
-# tests/engine/, on the js/ sources). Its last line is `total: N passed, N failed`.
+# Bun, the bundler and install matrices, the engine's unit tests (tests/engine/,
+# on the js/ sources). Its last line is `total: N passed, N failed`.
 #
 # The JS tests, one folder per feature (each runtime's variant beside the
 # checks it shares): tests/engine/ (the loop, on js/ sources and fake time),
@@ -33,22 +33,14 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { "$@" 2>&1 | tee -a "$log"; }
 
 # The JS test files: every tests/**/*.test.mjs (a new folder needs no line
-# here), the engine's unit tests first. Two runners, one file at a time
-# each (node --test runs one file at a time). The second, niced, takes the
-# files that spend CPU rather than wait and assert no timing: 40 000 calls
-# and 10 000 concurrent ones, the docs site, the tarball, bundler and
-# example builds, the demo's model views and polish; the first takes the
-# rest (its tests wait on timers and must not starve). The first's output
-# streams, the second's follows it.
-mapfile -t files < <(find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort | awk '/^tests\/engine\//' ; find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort | awk '!/^tests\/engine\//')
-heavy='^tests/(fetch/fetch\.(memory|load)\.test\.mjs|site/|bundlers/|install/|example/|demo/demo-(polish|models)\.test\.mjs)'
-mapfile -t first < <(printf '%s\n' "${files[@]}" | grep -Ev "$heavy")
-mapfile -t second < <(printf '%s\n' "${files[@]}" | grep -E "$heavy")
-second_runner() {
-  local rc=0
-  nice -n 10 node --test --test-force-exit --test-reporter=spec "${second[@]}" >"$log.second" 2>&1 || rc=$?
-  echo "$rc" >"$log.second.rc"
-}
+# here), each in its own `node --test` process, from one queue
+# (scripts/run-tests.mjs, longest first): one at a time while the Rust
+# checks still use the cores (they hold $hold), two once they are done.
+# Timing logic runs on virtual time (the tests' clock,
+# wasm-backoff/testing), so a test is not disturbed by what runs beside it.
+mapfile -t files < <(find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort)
+hold=$(dirname "$log")/rust-running
+js_tests() { node scripts/run-tests.mjs --hold "$hold" "${files[@]}" >"$log.js" 2>&1; }
 # (a background job and everything it started: set -e may end this script early)
 killtree() {
   local c
@@ -57,20 +49,28 @@ killtree() {
 }
 
 if [ "$what" = all ]; then
+  step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
+  node_modules/.bin/biome check .
+  node_modules/.bin/tsc -p tsconfig.json
   # pkg/ (release builds, scripts/build.sh) is built while the Rust checks
   # (debug builds) run: the two share no artifact, and cargo locks a target
   # directory for a whole command, so the checks get their own directory
-  # (target/checks) and the build keeps target/. Its output follows theirs.
-  # As soon as it is built, the second JS runner starts, niced, still
-  # beside the Rust checks: it takes what CPU they leave.
+  # (target/checks) and the build keeps target/. As soon as it is built,
+  # the JS tests start beside the Rust checks, one file at a time until
+  # they are done ($hold), then two.
+  touch "$hold"
   (
     rc=0
     bash scripts/build.sh >"$log.build" 2>&1 || rc=$?
     echo "$rc" >"$log.build.rc"
-    if [ "$rc" = 0 ] && [ $# -eq 0 ]; then second_runner; fi
+    if [ "$rc" = 0 ] && [ $# -eq 0 ]; then
+      rc=0
+      js_tests || rc=$?
+      echo "$rc" >"$log.js.rc"
+    fi
   ) &
   bg=$!
-  trap 'killtree "$bg"' EXIT
+  trap 'killtree "$bg"; rm -f "$hold"' EXIT
   export CARGO_TARGET_DIR=target/checks
 fi
 
@@ -120,8 +120,12 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
 fi
 
 if [ "$what" = all ] || [ "$what" = js ]; then
+  rm -f "$hold" # (the Rust checks are done: two test files at a time)
   if [ "$what" = js ]; then
     bash scripts/build.sh --dev # unminified: readable stacks while iterating
+    step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
+    node_modules/.bin/biome check .
+    node_modules/.bin/tsc -p tsconfig.json
   else
     unset CARGO_TARGET_DIR
     step "the package (scripts/build.sh, run beside the Rust checks)"
@@ -131,25 +135,20 @@ if [ "$what" = all ] || [ "$what" = js ]; then
     [ "$status" = 0 ] || exit "$status"
   fi
 
-  step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
-  node_modules/.bin/biome check .
-  node_modules/.bin/tsc -p tsconfig.json
-
-  step "the engine's and the gate's unit tests (js/ sources, fake timers); the JS package in Node, Chromium (page, worker), workerd, Deno and Bun, against the scripted server"
+  step "the JS tests (each file in its own process; begun beside the Rust checks): the engine on js/ sources and virtual time; the package in Node, Chromium (page, worker), workerd, Deno and Bun, against the scripted server"
   if [ $# -gt 0 ]; then
     run node --test --test-force-exit --test-reporter=spec "$@"
   else
     if [ "$what" = js ]; then
-      second_runner &
+      js_tests &
       bg=$!
+      wait "$bg" && echo 0 >"$log.js.rc" || echo 1 >"$log.js.rc"
+    else
+      wait "$bg" || true
     fi
-    ok=0
-    run node --test --test-force-exit --test-reporter=spec "${first[@]}" || ok=1
-    wait "$bg" || ok=1
     trap - EXIT
-    run cat "$log.second"
-    [ "$(cat "$log.second.rc" 2>/dev/null)" = 0 ] || ok=1
-    [ "$ok" = 0 ] || failed=1
+    run cat "$log.js"
+    [ "$(cat "$log.js.rc" 2>/dev/null)" = 0 ] || failed=1
   fi
 fi
 

@@ -1,0 +1,86 @@
+// Runs JS test files, each in its own `node --test` process, from one
+// queue, by up to two at a time: one while the file `--hold` names exists
+// (scripts/test.sh holds it while the Rust checks still use the cores),
+// two once it is gone. Each file's output is printed whole when it ends
+// (never interleaved), with node's own `ℹ pass N` / `ℹ fail N` lines, which
+// scripts/test.sh sums; the files that failed are listed again at the end.
+// The longest files go first (their seconds in the last run, kept in
+// target/test-times.json; a file not seen yet counts as long).
+//
+//   node scripts/run-tests.mjs [--hold <file>] [--jobs N] <test files…>
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const TIMES = join(ROOT, 'target', 'test-times.json');
+
+const args = process.argv.slice(2);
+/** @param {string} name */
+const take = (name) => {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const [, v] = args.splice(i, 2);
+  return v;
+};
+const hold = take('--hold');
+const jobs = Number(take('--jobs') ?? 2);
+const files = args;
+
+/** @type {Record<string, number>} */
+let times = {};
+try {
+  times = JSON.parse(readFileSync(TIMES, 'utf8'));
+} catch {}
+const queue = [...files].sort((a, b) => (times[b] ?? 1e9) - (times[a] ?? 1e9));
+
+const failed = [];
+let running = 0;
+
+/** Whether another file may start now: one at a time while the hold file exists. */
+const room = () => running < (hold && existsSync(hold) ? 1 : jobs);
+
+/** Runs one file; resolves when it ended (its output printed). @param {string} file */
+function run(file) {
+  running++;
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--test', '--test-force-exit', '--test-reporter=spec', file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    /** @type {Buffer[]} */
+    const out = [];
+    child.stdout.on('data', (d) => out.push(d));
+    child.stderr.on('data', (d) => out.push(d));
+    child.on('close', (code) => {
+      running--;
+      const s = (Date.now() - t0) / 1000;
+      times[file] = s;
+      process.stdout.write(`\n▶ ${file} (${s.toFixed(1)} s)\n${Buffer.concat(out).toString()}`);
+      if (code !== 0) failed.push(file);
+      resolve(undefined);
+    });
+  });
+}
+
+await new Promise((done) => {
+  const pump = () => {
+    while (queue.length && room()) run(/** @type {string} */ (queue.shift())).then(pump);
+    if (!queue.length && running === 0) return done(undefined);
+    // (the hold file may go while every slot is busy or waiting: look again)
+    if (queue.length && !room()) setTimeout(pump, 500).unref?.();
+  };
+  pump();
+  // (a slot opens when the hold file goes, not only when a file ends)
+  const watch = setInterval(pump, 500);
+  watch.unref();
+});
+
+mkdirSync(dirname(TIMES), { recursive: true });
+writeFileSync(TIMES, JSON.stringify(times, null, 1));
+if (failed.length) {
+  process.stdout.write(`\n✖ files that failed (${failed.length}):\n${failed.map((f) => `  ${f}\n`).join('')}`);
+  process.exitCode = 1;
+}
