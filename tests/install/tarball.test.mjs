@@ -300,6 +300,12 @@ async function allEntries(t, cmd, args, env) {
       hedge: 'hedge',
       failover: 'failover',
       testing: 'virtualClock',
+      auth: 'auth',
+      dedupe: 'dedupe',
+      cache: 'staleIfError',
+      quota: 'quota',
+      sse: 'EventSource',
+      ws: 'WebSocket',
     };
     const marker = MARKERS[/^wasm-backoff\/(\w+)/.exec(spec)?.[1]] ?? 'Backoff';
     assert.ok(imp.includes(marker), `${spec} exports ${marker}`);

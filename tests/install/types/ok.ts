@@ -49,14 +49,14 @@ export type Checks = [
   Expect<Equal<StatsOptions, BackoffOptions>>,
   // The option lists, exactly: a new option in index.d.ts fails here until this file uses it.
   Expect<Equal<keyof BackoffOptions, 'preset' | 'strategy' | 'baseMs' | 'factor' | 'maxDelayMs' | 'jitter' | 'maxAttempts' | 'maxElapsedMs' | 'seed' | 'ceiling' | 'atCeiling' | 'slotMode'>>,
-  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'methods' | 'retryNonIdempotent' | 'idempotencyKey' | 'attemptHeader' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'beforeRetry' | 'budget' | 'telemetry' | 'gate' | 'delay' | 'throttleBaseMs' | 'retryOnTimeout' | 'retryAfterOverMax' | 'pace' | 'hedge' | 'endpoints'>>,
+  Expect<Equal<Exclude<keyof RetryOptions, keyof BackoffOptions>, 'retryOn' | 'methods' | 'retryNonIdempotent' | 'idempotencyKey' | 'attemptHeader' | 'timeoutMs' | 'maxRetryAfterMs' | 'onRetry' | 'onDone' | 'shouldRetry' | 'beforeRetry' | 'budget' | 'telemetry' | 'gate' | 'delay' | 'throttleBaseMs' | 'retryOnTimeout' | 'retryAfterOverMax' | 'pace' | 'hedge' | 'endpoints' | 'fallback' | 'auth' | 'dedupe' | 'limit'>>,
   Expect<Equal<Exclude<keyof RetryFnOptions, keyof BackoffOptions>, 'timeoutMs' | 'signal' | 'onRetry' | 'onDone' | 'shouldRetry' | 'budget' | 'telemetry' | 'delay' | 'throttleBaseMs' | 'retryOnTimeout' | 'maxRetryAfterMs' | 'retryAfterOverMax'>>,
   Expect<Equal<keyof DelayInfo, 'attempt' | 'status' | 'error' | 'response' | 'retryAfterMs' | 'delayMs'>>,
   Expect<Equal<keyof BeforeRetryInfo, 'attempt' | 'request' | 'status' | 'error' | 'response' | 'signal'>>,
   Expect<Equal<ReturnType<typeof serverWait>, number | undefined>>,
   Expect<Equal<keyof RetryBudgetOptions, 'ttlMs' | 'minPerSec' | 'retryRatio'>>,
   Expect<Equal<keyof RetryInfo, 'attempt' | 'delayMs' | 'status' | 'error' | 'retryAfterMs' | 'response'>>,
-  Expect<Equal<keyof DoneInfo, 'attempts' | 'elapsedMs' | 'reason' | 'status' | 'error' | 'won' | 'hedges' | 'endpoint'>>,
+  Expect<Equal<keyof DoneInfo, 'attempts' | 'elapsedMs' | 'reason' | 'status' | 'error' | 'won' | 'hedges' | 'endpoint' | 'refreshed' | 'quotaMs'>>,
   Expect<Equal<keyof DelayStats, 'exact' | 'min' | 'max' | 'p50' | 'p90' | 'mean'>>,
   Expect<Equal<ReturnType<typeof backoffStats>, DelayStats>>,
 ];
