@@ -2,7 +2,7 @@
 // The public `Backoff`: a handle to a schedule in the wasm module's slab.
 // The options are read here (types; `write` in wasm.js), the module checks
 // ranges, applies presets and does all the arithmetic.
-import { own, integer } from './options.js';
+import { own, must, required, int } from './options.js';
 import { w, mem, write, record, check, OPTS, OUT, SCRATCH } from './wasm.js';
 import {
   CHUNK,
@@ -133,8 +133,8 @@ export class Backoff {
    * @param {number} count
    */
   static sample(options, attempt, count) {
-    const a = integer(attempt, 'attempt', 1, MAX_RETRY);
-    const n = integer(count, 'count', 0, 16777216);
+    const a = must(attempt, 'attempt', required(int(1, MAX_RETRY)));
+    const n = must(count, 'count', required(int(0, 16777216)));
     const h = schedule(options);
     try {
       const out = new Float64Array(n);

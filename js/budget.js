@@ -13,8 +13,14 @@
 /** Slots of the sliding window (a shared budget's credit expires by the same steps). */
 export const SLOTS = 10;
 
-export { option } from './options.js';
-import { option } from './options.js';
+import { own, readAll, must, ms } from './options.js';
+
+/** RetryBudget's options (RetryBudgetOptions), in the order they are checked: tower's defaults. */
+export const BUDGET_OPTIONS = {
+  ttlMs: ms(10000, true, true),
+  minPerSec: ms(10, false, true),
+  retryRatio: ms(0.2, false, true),
+};
 
 export class RetryBudget {
   #slot;
@@ -28,13 +34,11 @@ export class RetryBudget {
 
   /** @param {import('../types/budget/index.js').RetryBudgetOptions} [options] */
   constructor(options) {
-    if (options != null && typeof options !== 'object') throw new TypeError('options must be an object');
     // Own properties only, each read once (as every options object here).
-    const o = Object.assign(Object.create(null), options);
-    const ttl = option(o, 'ttlMs', 10000, true);
-    this.#slot = ttl / SLOTS;
-    this.#floor = (option(o, 'minPerSec', 10) * ttl) / 1000;
-    this.#ratio = option(o, 'retryRatio', 0.2);
+    const { ttlMs, minPerSec, retryRatio } = readAll(own(options), BUDGET_OPTIONS);
+    this.#slot = ttlMs / SLOTS;
+    this.#floor = (minPerSec * ttlMs) / 1000;
+    this.#ratio = retryRatio;
   }
 
   /**
@@ -67,7 +71,7 @@ export class RetryBudget {
 
   /** Records one request (a first attempt), or `count` of them. */
   deposit(now = Date.now(), count = 1) {
-    if (count !== 1) option({ count }, 'count', 1);
+    if (count !== 1) must(count, 'count', ms(1, false, true));
     RetryBudget.#own(this).#advance(now);
     this.#deposits[this.#current] += count;
   }

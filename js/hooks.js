@@ -110,5 +110,3 @@ export const drop = (o) => o.res?.body?.cancel().catch(() => {});
  * and its timers are numbers (a virtual clock's too).
  */
 export const workerd = () => globalThis.navigator?.userAgent === 'Cloudflare-Workers';
-
-export { signalOf } from './options.js';

@@ -1,10 +1,39 @@
 // @ts-check
 // Every option reader, in one module free of wasm (the budget and the
-// fleet's budget import it without loading the module): each reads one
-// option of a record from `own` (its own properties, each read once, so a
-// getter cannot answer the check and the use differently and nothing on
-// Object.prototype is read), and throws a TypeError (wrong type) or a
-// RangeError (out of range) whose message names the option.
+// fleet's budget import it without loading the module), in one shape:
+// `read(o, key, spec)` reads one option of a record from `own` (its own
+// properties, each read once, so a getter cannot answer the check and the
+// use differently and nothing on Object.prototype is read), by a spec made
+// by one of the builders below; `readAll(o, table)` reads a feature's whole
+// table (an exported constant: tests/package/options.test.mjs checks each
+// against its .d.ts and docs/options.md). A wrong type throws a TypeError,
+// a value out of range a RangeError; the message is `<name> must be
+// <what>`, naming the option.
+
+/**
+ * How an option is read: `is` its type (else a TypeError), `ok` its range
+ * (else a RangeError), `what` the end of the message (`<name> must be
+ * <what>`), `d` its value when not given (undefined), `r` it must be
+ * given (undefined fails `is`), `map` the value given as it is kept. Each
+ * is an own property (`spec` sets them all): a polluted Object.prototype
+ * changes no spec.
+ * @template T
+ * @typedef {object} Spec
+ * @property {(v: any) => boolean} is
+ * @property {(v: any) => boolean} [ok]
+ * @property {string} what
+ * @property {T} [d]
+ * @property {boolean} [r]
+ * @property {(v: any) => T} [map]
+ */
+
+/** @typedef {Record<string, Spec<any>>} Table */
+
+/**
+ * The values a table's reader answers, by option.
+ * @template {Table} T
+ * @typedef {{ [K in keyof T]: T[K] extends Spec<infer V> ? V : never }} Read
+ */
 
 /**
  * The own enumerable properties of an options object, each read once, in a
@@ -20,139 +49,227 @@ export function own(o, what = 'options') {
 }
 
 /**
- * A number option read by JS alone (the fetch driver's, the gate's per-call
- * limits): `o[key]`, or `dflt` when undefined; else a number passing `ok`,
- * described by `what` in the error.
+ * Value `v` of the option (or argument) `name`, checked by `s`.
  * @template T
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {T} dflt
- * @param {(v: number) => boolean} ok
- * @param {string} what
- * @returns {number | T}
- */
-export function number(o, key, dflt, ok, what) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be ${what}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!ok(v)) throw new RangeError(msg);
-  return v;
-}
-
-/**
- * A function option: `o[key]`, which may be undefined unless `required`.
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {boolean} [required]
- * @returns {any}
- */
-export function fn(o, key, required) {
-  const f = o[key];
-  if (typeof f !== 'function' && (required || f !== undefined)) throw new TypeError(`${key} must be a function`);
-  return f;
-}
-
-/**
- * An integer argument in [lo, hi].
  * @param {unknown} v
  * @param {string} name
- * @param {number} lo
- * @param {number} hi
+ * @param {Spec<T>} s
+ * @returns {T}
  */
-export function integer(v, name, lo, hi) {
-  const msg = `${name} must be an integer in [${lo}, ${hi}]`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(Number.isInteger(v) && v >= lo && v <= hi)) throw new RangeError(msg);
-  return v;
+export function must(v, name, s) {
+  if (v === undefined && !s.r) return /** @type {T} */ (s.d);
+  const msg = `${name} must be ${s.what}`;
+  if (!s.is(v)) throw new TypeError(msg);
+  if (s.ok && !s.ok(v)) throw new RangeError(msg);
+  return s.map ? s.map(v) : /** @type {T} */ (v);
 }
 
 /**
- * A number option in ms: > 0 (`positive`) or >= 0.
+ * Option `key` of `o` (from `own`), checked by `s`; `name` in the message
+ * (a factory's options say whose: `hedge: delayMs …`).
  * @template T
  * @param {Record<string, any>} o
  * @param {string} key
- * @param {T} dflt
- * @param {boolean} [positive]
+ * @param {Spec<T>} s
+ * @param {string} [name]
+ * @returns {T}
  */
-export const ms = (o, key, dflt, positive) =>
-  number(o, key, dflt, (v) => (positive ? v > 0 : v >= 0), `a number ${positive ? '> 0' : '>= 0'}`);
+export const read = (o, key, s, name = key) => must(o[key], name, s);
 
 /**
- * A list option as a Set: `dflt` (a Set) when undefined, else an array
- * whose entries pass `ok` (mapped by `map`).
+ * Every option of `table` read from `o`, in the table's order, into `into`
+ * (a new object unless given); `pre` begins each message (`quota: `).
+ * @template {Table} T
+ * @template {Record<string, any>} [I={}]
  * @param {Record<string, any>} o
- * @param {string} key
- * @param {Set<any>} dflt
- * @param {(v: any) => boolean} ok
+ * @param {T} table
+ * @param {string} [pre]
+ * @param {I} [into]
+ * @returns {Read<T> & I}
+ */
+export function readAll(o, table, pre = '', into = /** @type {I} */ ({})) {
+  const r = /** @type {Record<string, any>} */ (into);
+  // (own keys only: a table is a plain object, and Object.prototype may be polluted)
+  for (const k of Object.keys(table)) r[k] = must(o[k], pre + k, table[k]);
+  return /** @type {Read<T> & I} */ (r);
+}
+
+/**
+ * A spec (the builders below make the usual ones).
+ * @template T
+ * @param {(v: any) => boolean} is
  * @param {string} what
- * @param {(v: any) => any} [map]
+ * @param {((v: any) => boolean) | undefined} [ok]
+ * @param {T} [d]
+ * @param {(v: any) => T} [map]
+ * @param {boolean} [r]
+ * @returns {Spec<T>}
  */
-export function list(o, key, dflt, ok, what, map = (v) => v) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be an array of ${what}`;
-  if (!Array.isArray(v)) throw new TypeError(msg);
-  for (const x of v) if (!ok(x)) throw new RangeError(msg);
-  return new Set(v.map(map));
-}
+export const spec = (is, what, ok, d, map, r) => ({ is, ok, what, d, map, r });
 
 /**
- * A list of HTTP statuses as a Set (`retryOn` of the fetch driver and of
- * the query adapters): `dflt` when undefined.
- * @param {Record<string, any>} o
+ * The same spec, given or not: undefined fails it (a TypeError).
+ * @template T
+ * @param {Spec<T>} s
+ * @returns {Spec<Exclude<T, undefined>>}
+ */
+export const required = (s) => /** @type {Spec<Exclude<T, undefined>>} */ (spec(s.is, s.what, s.ok, s.d, s.map, true));
+
+/**
+ * The same spec, with null read as not given (its default).
+ * @template T
+ * @param {Spec<T>} s
+ * @returns {Spec<T>}
+ */
+export const nullable = (s) =>
+  spec(
+    (v) => v === null || s.is(v),
+    s.what,
+    (v) => v === null || !s.ok || s.ok(v),
+    s.d,
+    (v) => (v === null ? /** @type {T} */ (s.d) : s.map ? s.map(v) : v),
+  );
+
+/** @param {unknown} v */
+const isNum = (v) => typeof v === 'number';
+
+/**
+ * A number passing `ok` (a RangeError otherwise), `what` in the message.
+ * @template [D=undefined]
+ * @param {string} what
+ * @param {(v: number) => boolean} ok
+ * @param {D} [d]
+ * @returns {Spec<number | D>}
+ */
+export const num = (what, ok, d) => spec(isNum, what, ok, d);
+
+/**
+ * A duration or amount: a number > 0 (`positive`) or >= 0, and below
+ * Infinity when `finite`.
+ * @template [D=undefined]
+ * @param {D} [d]
+ * @param {boolean} [positive]
+ * @param {boolean} [finite]
+ * @returns {Spec<number | D>}
+ */
+export const ms = (d, positive, finite) =>
+  num(
+    `a ${finite ? 'finite ' : ''}number ${positive ? '> 0' : '>= 0'}`,
+    (v) => (positive ? v > 0 : v >= 0) && !(finite && v === Infinity),
+    d,
+  );
+
+/**
+ * An integer in [lo, hi].
+ * @template [D=undefined]
+ * @param {number} lo
+ * @param {number} hi
+ * @param {D} [d]
+ * @returns {Spec<number | D>}
+ */
+export const int = (lo, hi, d) => num(`an integer in [${lo}, ${hi}]`, (v) => Number.isInteger(v) && v >= lo && v <= hi, d);
+
+/**
+ * A count: an integer >= `lo`, or Infinity.
+ * @template [D=undefined]
+ * @param {number} lo
+ * @param {D} [d]
+ * @returns {Spec<number | D>}
+ */
+export const count = (lo, d) => num(`an integer >= ${lo} or Infinity`, (v) => v === Infinity || (Number.isInteger(v) && v >= lo), d);
+
+/**
+ * A boolean.
+ * @param {boolean} [d]
+ * @returns {Spec<boolean>}
+ */
+export const flag = (d = false) => spec((v) => typeof v === 'boolean', 'a boolean', undefined, d);
+
+/**
+ * A function (`what`: the message's words for it).
+ * @template {Function | undefined} [D=undefined]
+ * @param {D} [d]
+ * @param {string} [what]
+ * @returns {Spec<any>}
+ */
+export const fn = (d, what = 'a function') => spec((v) => typeof v === 'function', what, undefined, d);
+
+/**
+ * An object (its own properties copied: `own`; null is an empty one).
+ * @param {Record<string, any>} [d]
+ * @returns {Spec<Record<string, any>>}
+ */
+export const object = (d) => spec((v) => typeof v === 'object', 'an object', undefined, d, own);
+
+/**
+ * A non-empty string.
+ * @template [D=undefined]
+ * @param {D} [d]
+ * @returns {Spec<string | D>}
+ */
+export const text = (d) => spec((v) => typeof v === 'string' && v !== '', 'a non-empty string', undefined, d);
+
+/**
+ * One of the strings `values` (`'a', 'b' or 'c'` in the message).
+ * @template {string} V
+ * @param {readonly V[]} values
+ * @param {V} [d]
+ * @returns {Spec<V>}
+ */
+export const oneOf = (values, d) =>
+  spec(
+    (v) => typeof v === 'string',
+    values
+      .map((v) => `'${v}'`)
+      .join(', ')
+      .replace(/, (?!.*, )/, ' or '),
+    (v) => values.includes(v),
+    d,
+  );
+
+/**
+ * An array whose every entry passes `ok`, kept as a Set (of the entries
+ * `map` makes); `d` when not given.
+ * @template T
+ * @param {string} what the entries, in the message (`an array of <what>`)
+ * @param {(v: any) => boolean} ok
+ * @param {Set<T>} [d]
+ * @param {(v: any) => T} [map]
+ * @returns {Spec<Set<T>>}
+ */
+export const list = (what, ok, d, map) =>
+  spec(
+    Array.isArray,
+    `an array of ${what}`,
+    (v) => v.every(ok),
+    d,
+    (v) => new Set(map ? v.map(map) : v),
+  );
+
+/**
+ * HTTP statuses (integers in [100, 599]), as a Set.
+ * @param {Set<number>} [d]
+ */
+export const statuses = (d) => list('integer HTTP statuses (100-599)', (s) => Number.isInteger(s) && s >= 100 && s <= 599, d);
+
+/**
+ * An `AbortSignal` (null is none).
+ * @returns {Spec<AbortSignal | undefined>}
+ */
+export const abortSignal = () =>
+  spec(
+    (v) => v === null || v instanceof AbortSignal,
+    'an AbortSignal',
+    undefined,
+    undefined,
+    (v) => v ?? undefined,
+  );
+
+/**
+ * An object made by a subpath's factory for option `key` (its `feature`
+ * names it): `<key> must be made by <entry>() from 'wasm-backoff/<entry>'`.
  * @param {string} key
- * @param {Set<number>} dflt
+ * @param {string} [entry]
+ * @returns {Spec<any>}
  */
-export const statuses = (o, key, dflt) =>
-  list(o, key, dflt, (s) => Number.isInteger(s) && s >= 100 && s <= 599, 'integer HTTP statuses (100-599)');
-
-/**
- * A boolean option, `dflt` when not given.
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {boolean} [dflt]
- * @returns {boolean}
- */
-export function flag(o, key, dflt = false) {
-  const v = o[key];
-  if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`${key} must be a boolean`);
-  return v ?? dflt;
-}
-
-/**
- * A finite number option of the budget: `o[key]`, `dflt` when undefined.
- * @param {any} o
- * @param {string} key
- * @param {number} dflt
- * @param {boolean} [positive] > 0 rather than >= 0
- */
-export function option(o, key, dflt, positive) {
-  const v = o[key];
-  if (v === undefined) return dflt;
-  const msg = `${key} must be a finite number ${positive ? '> 0' : '>= 0'}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(Number.isFinite(v) && (positive ? v > 0 : v >= 0))) throw new RangeError(msg);
-  return v;
-}
-
-/**
- * An `AbortSignal` option: `o.signal`, undefined when absent or null.
- * @param {Record<string, any>} o
- * @returns {AbortSignal | undefined}
- */
-export function signalOf(o) {
-  const s = o.signal ?? undefined;
-  if (s !== undefined && !(s instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
-  return s;
-}
-
-/**
- * A per-call count: an integer >= `min`, or Infinity.
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {number} dflt
- * @param {number} min
- */
-export const count = (o, key, dflt, min) =>
-  number(o, key, dflt, (v) => v === Infinity || (Number.isInteger(v) && v >= min), `an integer >= ${min} or Infinity`);
+export const made = (key, entry = key) => spec((v) => v?.feature === key, `made by ${entry}() from 'wasm-backoff/${entry}'`);

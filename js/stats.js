@@ -2,7 +2,7 @@
 // backoffStats: what the delay before a given retry looks like — min, max,
 // median, 90th percentile, mean. Exact (from the Rust core's closed forms)
 // where the law has one; otherwise from 100 000 seeded draws.
-import { own, integer } from './options.js';
+import { own, must, required, int } from './options.js';
 import { w, mem, write, check, OUT } from './wasm.js';
 import { Backoff } from './backoff.js';
 import { MAX_RETRY, SCHEDULE, STAT_EXACT, STAT_MAX, STAT_MEAN, STAT_MIN, STAT_P50, STAT_P90 } from './gen/boundary.js';
@@ -13,7 +13,7 @@ import { MAX_RETRY, SCHEDULE, STAT_EXACT, STAT_MAX, STAT_MEAN, STAT_MIN, STAT_P5
  * @returns {import('../types/stats/index.js').DelayStats}
  */
 export function backoffStats(options, attempt) {
-  const n = integer(attempt, 'attempt', 1, MAX_RETRY);
+  const n = must(attempt, 'attempt', required(int(1, MAX_RETRY)));
   const o = own(options);
   // Statistics describe the law, not one stream: a fixed seed when none is given.
   write(o, SCHEDULE, () => 1);

@@ -21,8 +21,6 @@ import {
 } from './gen/boundary.js';
 
 export { w };
-// (the option readers, wasm-free, are js/options.js: re-exported for the modules that read both)
-export { own, number, fn, integer } from './options.js';
 import { own } from './options.js';
 
 let f64 = new Float64Array(w.memory.buffer);

@@ -248,9 +248,10 @@ export interface RetryFnOptions extends BackoffOptions {
    * An observer, called before each wait. Observers never change the
    * outcome: what one throws (or the rejection of what it returns) goes to
    * `console.error`. Not awaited.
+   * @default undefined (none)
    */
   onRetry?: (info: RetryInfo) => void | Promise<void>;
-  /** An observer, called once when the call settles, with the attempts used and why it stopped. */
+  /** An observer, called once when the call settles, with the attempts used and why it stopped. @default undefined (none) */
   onDone?: (info: DoneInfo) => void | Promise<void>;
   /**
    * A decision hook, awaited: `true` forces a retry, `false` vetoes one,
@@ -259,6 +260,7 @@ export interface RetryFnOptions extends BackoffOptions {
    * another return type rejects with a `TypeError`. An abort while it runs
    * rejects at once. For `retry` it is asked on rejections only; for fetch,
    * after every attempt (so a 200 can be retried too).
+   * @default undefined (the retry policy decides alone)
    */
   shouldRetry?: (info: { attempt: number; status?: number; error?: unknown; response?: Response }) => boolean | undefined | Promise<boolean | undefined>;
   /**
@@ -286,7 +288,8 @@ export interface RetryFnOptions extends BackoffOptions {
    * the step drawn on this base (the AWS SDKs use 1000 ms for throttling
    * and 50 ms for transient failures). Other failures (network failures,
    * timeouts, other statuses) keep `baseMs`. A server-named wait still
-   * lifts it. @default undefined (`baseMs` for every failure)
+   * lifts it (a finite number >= 0).
+   * @default 10 × `baseMs` (the preset's base, when it sets one)
    */
   throttleBaseMs?: number;
   /**
@@ -404,6 +407,7 @@ export interface RetryOptions extends Omit<RetryFnOptions, 'signal'> {
    * later attempts: a fresh `Authorization`), or `undefined` (no change). If
    * it throws or rejects, the call rejects with that error; another return
    * type rejects with a `TypeError`.
+   * @default undefined (none: every attempt sends the request as it is)
    */
   beforeRetry?: (info: BeforeRetryInfo) => Request | RetryHeaders | undefined | Promise<Request | RetryHeaders | undefined>;
   /**

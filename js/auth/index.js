@@ -17,7 +17,7 @@
 // every call waiting on it with an AuthRefreshError (its `cause`: what the
 // refresh threw, or the TimeoutError); a waiting call's own abort or
 // deadline ends its wait at once, and never the refresh the others wait on.
-import { own, ms, statuses } from '../options.js';
+import { own, readAll, required, spec, fn, ms, statuses } from '../options.js';
 import { abortable, deadline } from '../hooks.js';
 import { Authed } from './job.js';
 
@@ -38,14 +38,22 @@ export class AuthRefreshError extends Error {
   }
 }
 
-/**
- * A bad option of auth(): a TypeError (wrong type) or RangeError naming it.
- * @param {boolean} range
- * @param {string} msg
- * @returns {never}
- */
-const bad = (range, msg) => {
-  throw new (range ? RangeError : TypeError)(`auth: ${msg}`);
+/** auth()'s options (AuthOptions), in the order they are checked (each message begins `auth: `). */
+export const AUTH_OPTIONS = {
+  header: required(fn(undefined, 'a function returning the header value')),
+  refresh: required(fn(undefined, 'a function returning a promise')),
+  name: spec(
+    (v) => typeof v === 'string',
+    'a header name',
+    undefined,
+    'authorization',
+    (v) => {
+      if (!TOKEN.test(v) || FORBIDDEN.test(v)) throw new RangeError(`auth: name must be a header name that fetch sends, not ${v}`);
+      return v;
+    },
+  ),
+  on: statuses(new Set([401])),
+  timeoutMs: ms(30_000, true),
 };
 
 /**
@@ -54,25 +62,8 @@ const bad = (range, msg) => {
  * @param {{ header: () => string | undefined | null | Promise<string | undefined | null>, refresh: (info: { signal: AbortSignal }) => unknown, name?: string, on?: number[], timeoutMs?: number }} options
  */
 export function auth(options) {
-  const o = own(options, 'auth options');
-  const { header, refresh, name = 'authorization' } = o;
-  if (typeof header !== 'function') bad(false, 'header must be a function returning the header value');
-  if (typeof refresh !== 'function') bad(false, 'refresh must be a function returning a promise');
-  if (typeof name !== 'string') bad(false, 'name must be a header name');
-  if (!TOKEN.test(name) || FORBIDDEN.test(name)) bad(true, `name must be a header name that fetch sends, not ${name}`);
-  let on;
-  try {
-    on = statuses(o, 'on', new Set([401]));
-  } catch (e) {
-    bad(e instanceof RangeError, /** @type {Error} */ (e).message);
-  }
-  if (!on.size) bad(true, 'on must name at least one status');
-  let timeoutMs = 30_000;
-  try {
-    timeoutMs = ms(o, 'timeoutMs', timeoutMs, true);
-  } catch (e) {
-    bad(e instanceof RangeError, /** @type {Error} */ (e).message);
-  }
+  const { header, refresh, name, on, timeoutMs } = readAll(own(options, 'auth options'), AUTH_OPTIONS, 'auth: ');
+  if (!on.size) throw new RangeError('auth: on must name at least one status');
 
   let gen = 0;
   /** @type {Promise<void> | undefined} */

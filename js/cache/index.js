@@ -13,7 +13,7 @@
 // value that wraps the call's job, js/fetch/options.js): its job stores the
 // good answers and tells the fallback, through onDone's info (a symbol key:
 // no one else sees it), which copy belongs to the call.
-import { own } from '../options.js';
+import { own, readAll, num, fn, oneOf, text } from '../options.js';
 import { memoryStore, cacheStore, bodyOf } from './stores.js';
 import { Stale, STALE } from './stale.js';
 
@@ -24,22 +24,15 @@ import { Stale, STALE } from './stale.js';
  */
 const byUrl = (r) => (r.headers.has('authorization') || r.headers.has('cookie') ? undefined : r.url);
 
-/**
- * A number option of staleIfError: undefined → `dflt`, else passing `ok`.
- * @param {Record<string, any>} o
- * @param {string} k
- * @param {number} dflt
- * @param {(v: number) => boolean} ok
- * @param {string} what
- */
-function number(o, k, dflt, ok, what) {
-  const v = o[k];
-  if (v === undefined) return dflt;
-  const msg = `staleIfError: ${k} must be ${what}`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!ok(v)) throw new RangeError(msg);
-  return v;
-}
+/** staleIfError()'s options (StaleIfErrorOptions), in the order they are checked (each message begins `staleIfError: `). */
+export const STALE_OPTIONS = {
+  maxStaleMs: num('a number of ms >= 0', (v) => v >= 0 && v <= 2 ** 53, 86_400_000),
+  max: num('an integer in [1, 100000]', (v) => Number.isInteger(v) && v >= 1 && v <= 100_000, 100),
+  maxBodyBytes: num('an integer >= 0', (v) => Number.isSafeInteger(v) && v >= 0, 1_048_576),
+  store: oneOf(['auto', 'cache', 'memory'], 'auto'),
+  cacheName: text('wasm-backoff-stale'),
+  key: fn(byUrl, 'a function (request) => string | undefined'),
+};
 
 /**
  * The `fallback` option's value that serves stale copies.
@@ -47,15 +40,7 @@ function number(o, k, dflt, ok, what) {
  */
 export function staleIfError(options) {
   const o = own(options, 'staleIfError options');
-  const maxStaleMs = number(o, 'maxStaleMs', 86_400_000, (v) => v >= 0 && v <= 2 ** 53, 'a number of ms >= 0');
-  const max = number(o, 'max', 100, (v) => Number.isInteger(v) && v >= 1 && v <= 100_000, 'an integer in [1, 100000]');
-  const maxBodyBytes = number(o, 'maxBodyBytes', 1_048_576, (v) => Number.isSafeInteger(v) && v >= 0, 'an integer >= 0');
-  const { store = 'auto', cacheName = 'wasm-backoff-stale', key = byUrl } = o;
-  if (!['auto', 'cache', 'memory'].includes(store)) {
-    throw new (typeof store === 'string' ? RangeError : TypeError)("staleIfError: store must be 'auto', 'cache' or 'memory'");
-  }
-  if (typeof cacheName !== 'string' || !cacheName) throw new TypeError('staleIfError: cacheName must be a non-empty string');
-  if (typeof key !== 'function') throw new TypeError('staleIfError: key must be a function (request) => string | undefined');
+  const { maxStaleMs, max, maxBodyBytes, store, cacheName, key } = readAll(o, STALE_OPTIONS, 'staleIfError: ');
   const api = typeof globalThis.caches?.open === 'function';
   if (store === 'cache' && !api) throw new RangeError("staleIfError: store 'cache' needs the Cache API, which this runtime lacks");
   const where = store === 'memory' || !api ? 'memory' : 'cache';

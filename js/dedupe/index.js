@@ -16,7 +16,7 @@
 //   one is never another's), whose body follows that caller's signal, as
 //   with fetch. When it rejects, each rejects with its error.
 // - Once it has settled, the key is free: a call made after it sends again.
-import { own } from '../options.js';
+import { own, readAll, fn } from '../options.js';
 
 /** The methods whose calls are shared. */
 const SHARED = new Set(['GET', 'HEAD']);
@@ -81,14 +81,15 @@ function following(res, signal) {
   return r;
 }
 
+/** dedupe()'s options (DedupeOptions; each message begins `dedupe: `). */
+export const DEDUPE_OPTIONS = { key: fn(undefined, 'a function (request) => string | undefined') };
+
 /**
  * The `dedupe` option of the fetch driver.
  * @param {{ key?: (request: Request) => string | undefined }} [options]
  */
 export function dedupe(options) {
-  const o = own(options, 'dedupe options');
-  const key = o.key;
-  if (key !== undefined && typeof key !== 'function') throw new TypeError('dedupe: key must be a function (request) => string | undefined');
+  const { key } = readAll(own(options, 'dedupe options'), DEDUPE_OPTIONS, 'dedupe: ');
   /** The shared calls in flight, by key. @type {Map<string, Shared>} */
   const calls = new Map();
 

@@ -13,7 +13,7 @@
 // probed and returned to. A request sent to another origin than its own
 // loses its credential headers, as fetch drops them on a cross-origin
 // redirect, unless that endpoint says `credentials: true`.
-import { own } from '../options.js';
+import { own, readAll, required, spec, ms, flag } from '../options.js';
 
 /** The headers fetch drops when a redirect leaves the origin (RFC 9110 §15.4; Fetch, "HTTP-redirect fetch"). */
 const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
@@ -45,6 +45,33 @@ function urlOf(input) {
   }
 }
 
+/** What `endpoints` must be (the start of each error about the list). */
+const ENDPOINTS = 'endpoints must be a non-empty array of absolute http(s) origins (strings, URLs or { url, weight, credentials })';
+
+/** An endpoint's fields (Endpoint's object form; each message begins `endpoints[i].`, the url's `endpoints must be …`). */
+export const ENDPOINT_OPTIONS = {
+  url: required(
+    spec(
+      () => true,
+      'an absolute http(s) origin',
+      undefined,
+      undefined,
+      (v) => {
+        let u;
+        try {
+          u = new URL(String(v));
+        } catch {
+          throw new TypeError(`${ENDPOINTS}: ${String(v)} is not an absolute URL`);
+        }
+        if (!/^https?:$/.test(u.protocol) || u.href !== `${u.origin}/`) throw new RangeError(`${ENDPOINTS}: ${u.href} is not an origin`);
+        return u.origin;
+      },
+    ),
+  ),
+  weight: ms(1, true, true),
+  credentials: flag(),
+};
+
 /**
  * The `endpoints` option of the fetch driver (what `failover(endpoints)` of
  * `wasm-backoff/failover` makes): the endpoints, checked now, and the lane
@@ -52,27 +79,16 @@ function urlOf(input) {
  * @param {unknown} endpoints
  */
 export function failover(endpoints) {
-  const msg = 'endpoints must be a non-empty array of absolute http(s) origins (strings, URLs or { url, weight, credentials })';
-  if (!Array.isArray(endpoints)) throw new TypeError(msg);
-  if (!endpoints.length) throw new RangeError(msg);
+  if (!Array.isArray(endpoints)) throw new TypeError(ENDPOINTS);
+  if (!endpoints.length) throw new RangeError(ENDPOINTS);
   let weighted = false;
   const list = endpoints.map((x, i) => {
     const at = `endpoints[${i}]`;
     const e = typeof x === 'string' || x instanceof URL ? { url: x } : own(x, at);
-    let u;
-    try {
-      u = new URL(String(e.url));
-    } catch {
-      throw new TypeError(`${msg}: ${String(e.url)} is not an absolute URL`);
-    }
-    if (!/^https?:$/.test(u.protocol) || u.href !== `${u.origin}/`) throw new RangeError(`${msg}: ${u.href} is not an origin`);
     // (only undefined is "not given": null is a mistake, as any other non-number)
-    const { weight = 1, credentials = false } = e;
     weighted ||= e.weight !== undefined;
-    if (typeof weight !== 'number') throw new TypeError(`${at}.weight must be a number > 0`);
-    if (!(weight > 0 && weight < Infinity)) throw new RangeError(`${at}.weight must be a finite number > 0`);
-    if (typeof credentials !== 'boolean') throw new TypeError(`${at}.credentials must be a boolean`);
-    return { origin: u.origin, weight, credentials };
+    const { url: origin, weight, credentials } = readAll(e, ENDPOINT_OPTIONS, `${at}.`);
+    return { origin, weight, credentials };
   });
   const origins = new Set(list.map((e) => e.origin));
   if (origins.size < list.length) throw new RangeError('endpoints must not repeat an origin');

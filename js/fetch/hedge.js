@@ -16,9 +16,12 @@
 // ReadableStream, nor a body the stream entry feeds), the budget grants a retry, and
 // the gate (if any) has the target's circuit closed: extra load only while
 // the target looks healthy, bounded by the budget.
-import { own } from '../options.js';
+import { own, readAll, required, ms, int } from '../options.js';
 import { MAX_TIMER } from '../gen/boundary.js';
 import { drop } from '../hooks.js';
+
+/** hedge()'s options (HedgeOptions; each message begins `hedge: `). */
+export const HEDGE_OPTIONS = { delayMs: required(ms(undefined, false, true)), maxHedges: int(1, 10, 1) };
 
 /**
  * The `hedge` option of the fetch driver (what `hedge(options)` of
@@ -27,14 +30,7 @@ import { drop } from '../hooks.js';
  * @param {{ delayMs: number, maxHedges?: number }} options
  */
 export function hedge(options) {
-  const o = own(options, 'hedge options');
-  const { delayMs, maxHedges = 1 } = o;
-  const bad = (/** @type {unknown} */ v, /** @type {string} */ msg) => {
-    throw new (typeof v === 'number' ? RangeError : TypeError)(`hedge: ${msg}`);
-  };
-  if (!(typeof delayMs === 'number' && delayMs >= 0 && delayMs < Infinity)) bad(delayMs, 'delayMs must be a finite number >= 0');
-  if (!(Number.isInteger(maxHedges) && maxHedges >= 1 && maxHedges <= 10)) bad(maxHedges, 'maxHedges must be an integer in [1, 10]');
-  const h = { delayMs, maxHedges };
+  const h = readAll(own(options, 'hedge options'), HEDGE_OPTIONS, 'hedge: ');
   const made = Object.freeze({
     ...h,
     feature: 'hedge',

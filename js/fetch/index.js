@@ -8,12 +8,12 @@
 //
 // A call whose first attempt succeeds makes no wasm call at all: its
 // schedule is made at its first retry.
-import { own, signalOf } from '../options.js';
+import { own, readAll } from '../options.js';
 import { parseRetryAfter, serverWait } from '../retry-after.js';
 import { Call, drive } from '../engine/loop.js';
 import { scheduled, paced } from '../engine/schedule.js';
 import { task } from '../engine/task.js';
-import { EXT, config, merge, snapshot } from './options.js';
+import { EXT, RETRY_FN_OPTIONS, config, merge, snapshot } from './options.js';
 import { FetchJob } from './request.js';
 import { originOf } from '../request-model.js';
 
@@ -162,7 +162,7 @@ export function retry(fn, options) {
     if (options === undefined) c = defaults ??= configure(own());
     else {
       const o = snapshot(options);
-      signal = signalOf(o);
+      signal = readAll(o, RETRY_FN_OPTIONS).signal;
       c = configure(o);
     }
   } catch (e) {

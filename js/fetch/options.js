@@ -3,14 +3,11 @@
 // arrays and jitter too: changing them later changes nothing), read from
 // their own properties only (never Object.prototype), and checked at once,
 // not at the first failure. Each error names its option.
-import { own, fn, ms, list, flag, statuses, option } from '../options.js';
+import { own, readAll, spec, fn, ms, list, flag, oneOf, statuses, made, abortSignal } from '../options.js';
 import { plan } from '../backoff.js';
 import { METHODS, RETRY_ON } from '../policy.js';
 import { MAX_RETRY_AFTER_MS, THROTTLE_BASE_FACTOR } from '../gen/policy.js';
 import { chooser, throttleBase } from '../engine/waits.js';
-
-const RETRY_SET = new Set(RETRY_ON);
-const METHOD_SET = new Set(METHODS);
 
 /** An HTTP token (RFC 9110 §5.6.2): a method or a header name. */
 const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
@@ -52,39 +49,13 @@ export function snapshot(options) {
 export const merge = (base, more) => Object.assign(Object.create(null), base, snapshot(more));
 
 /**
- * The attempt header option: a header name that no attempt may overwrite
- * with meaning (the key) and that fetch will send.
- * @param {unknown} header
- * @returns {string | undefined}
- */
-function attemptHeader(header) {
-  if (header !== undefined && !(typeof header === 'string' && TOKEN.test(header) && !NOT_ATTEMPT_HEADER.test(header))) {
-    throw new (typeof header === 'string' ? RangeError : TypeError)(
-      'attemptHeader must be a header name that fetch sends, not Idempotency-Key',
-    );
-  }
-  return /** @type {string | undefined} */ (header);
-}
-
-/**
- * What to do with a server's wait over `maxRetryAfterMs`: give up (return
- * that answer at once) or wait `maxRetryAfterMs` (ky's and undici's rule).
- * @param {unknown} v
- */
-function overMax(v) {
-  if (v !== undefined && v !== 'give-up' && v !== 'clamp') {
-    throw new (typeof v === 'string' ? RangeError : TypeError)("retryAfterOverMax must be 'give-up' or 'clamp'");
-  }
-  return v === 'clamp';
-}
-
-/**
  * A feature an option's value brings, made by its own subpath's factory
  * (its code is downloaded only by those who import it): `failover()`,
  * `quota()`, `auth()`, `hedge()`, `dedupe()`. The fetch driver asks
- * `endpoints` for the call's lane first (failover), then each of FEATURES
- * in order for a lane around the one it has and a job around the one it
- * has; `dedupe` runs the call (`share`: one call for many callers). Each
+ * `endpoints` for the call's lane first (failover), then each of `limit`,
+ * `auth`, `hedge` (and a `fallback` that has a job) in that order
+ * (`features`) for a lane around the one it has and a job around the one
+ * it has; `dedupe` runs the call (`share`: one call for many callers). Each
  * carries its option's name (`feature`), so a plain object is refused.
  * @typedef {object} Feature
  * @property {string} feature the option it is made for
@@ -107,25 +78,66 @@ function overMax(v) {
  * @property {import('../engine/loop.js').Lane} own
  */
 
-/** The options whose value is a feature, in the order they wrap a call, with the subpath (and factory) that makes each. */
-const FEATURES = [
-  ['limit', 'quota'],
-  ['auth', 'auth'],
-  ['hedge', 'hedge'],
-];
+/**
+ * The options of every call of the engine's drivers (retry(fn) and the
+ * fetch driver; RetryFnOptions in types/index.d.ts, the schedule's aside),
+ * in the order they are checked.
+ */
+export const CALL_OPTIONS = {
+  budget: spec((v) => typeof v?.deposit === 'function' && typeof v.withdraw === 'function', 'a RetryBudget'),
+  // (negative: that multiple of the schedule's own base, which a preset may set: the wasm knows it)
+  throttleBaseMs: ms(-THROTTLE_BASE_FACTOR, false, true),
+  delay: fn(),
+  timeoutMs: ms(undefined, true),
+  maxElapsedMs: ms(Infinity),
+  maxRetryAfterMs: ms(MAX_RETRY_AFTER_MS),
+  retryAfterOverMax: oneOf(['give-up', 'clamp']),
+  retryOnTimeout: flag(true),
+  onRetry: fn(),
+  onDone: fn(),
+  shouldRetry: fn(),
+  telemetry: fn(),
+};
+
+/** retry(fn)'s own option over those (RetryFnOptions' `signal`). */
+export const RETRY_FN_OPTIONS = { signal: abortSignal() };
 
 /**
- * The value of `o[key]`, a feature made by `entry`'s factory, or undefined.
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {string} entry
- * @returns {Feature | undefined}
+ * The options of the fetch driver over those (RetryOptions), in the order
+ * they are checked. Those whose value is a feature (`made` by its subpath's
+ * factory) come last: `limit`, `auth`, `hedge` wrap a call in that order.
  */
-function made(o, key, entry) {
-  const v = o[key];
-  if (v !== undefined && v?.feature !== key) throw new TypeError(`${key} must be made by ${entry}() from 'wasm-backoff/${entry}'`);
-  return v;
-}
+export const FETCH_OPTIONS = {
+  gate: spec(
+    (v) => v === false || typeof v?.enter === 'function',
+    "a Gate (createGate from 'wasm-backoff/gate')",
+    undefined,
+    undefined,
+    (v) => v || undefined,
+  ),
+  retryOn: statuses(new Set(RETRY_ON)),
+  methods: list(
+    'method names',
+    (m) => typeof m === 'string' && TOKEN.test(m),
+    new Set(METHODS),
+    (m) => m.toUpperCase(),
+  ),
+  retryNonIdempotent: flag(),
+  idempotencyKey: flag(),
+  attemptHeader: spec(
+    (v) => typeof v === 'string',
+    'a header name that fetch sends, not Idempotency-Key',
+    (v) => TOKEN.test(v) && !NOT_ATTEMPT_HEADER.test(v),
+  ),
+  pace: flag(true),
+  beforeRetry: fn(),
+  fallback: fn(),
+  endpoints: made('endpoints', 'failover'),
+  dedupe: made('dedupe'),
+  limit: made('limit', 'quota'),
+  auth: made('auth'),
+  hedge: made('hedge'),
+};
 
 /**
  * The options of a call, checked now.
@@ -135,56 +147,18 @@ export function config(o) {
   // The schedule's options, as a record the first retry of every call
   // loads (with a fresh seed unless the options name one).
   const [rec, max] = plan(o);
-  const budget = o.budget;
-  if (budget !== undefined && !(typeof budget?.deposit === 'function' && typeof budget.withdraw === 'function')) {
-    throw new TypeError('budget must be a RetryBudget');
-  }
-  const gate = o.gate;
-  if (gate !== undefined && gate !== false && typeof gate?.enter !== 'function') {
-    throw new TypeError("gate must be a Gate (createGate from 'wasm-backoff/gate')");
-  }
-  // (negative: that multiple of the schedule's own base, which a preset may set: the wasm knows it)
-  const throttleBaseMs = option(o, 'throttleBaseMs', -THROTTLE_BASE_FACTOR);
-  const delay = fn(o, 'delay');
-  return {
+  const c = readAll(o, FETCH_OPTIONS, '', readAll(o, CALL_OPTIONS));
+  const { delay, fallback } = c;
+  return Object.assign(c, {
     rec,
     max,
     seeded: o.seed !== undefined,
-    retryOn: statuses(o, 'retryOn', RETRY_SET),
-    methods: list(
-      o,
-      'methods',
-      METHOD_SET,
-      (m) => typeof m === 'string' && TOKEN.test(m),
-      'method names',
-      (m) => m.toUpperCase(),
-    ),
-    retryNonIdempotent: flag(o, 'retryNonIdempotent'),
-    idempotencyKey: flag(o, 'idempotencyKey'),
-    attemptHeader: attemptHeader(o.attemptHeader),
-    timeoutMs: ms(o, 'timeoutMs', undefined, true),
-    maxElapsedMs: ms(o, 'maxElapsedMs', Infinity, false),
-    maxRetryAfterMs: ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false),
-    clamp: overMax(o.retryAfterOverMax),
-    throttleBaseMs,
-    base: throttleBase(throttleBaseMs),
-    retryOnTimeout: flag(o, 'retryOnTimeout', true),
-    pace: flag(o, 'pace', true),
+    clamp: c.retryAfterOverMax === 'clamp',
+    base: throttleBase(c.throttleBaseMs),
     pick: delay && chooser(delay),
-    onRetry: fn(o, 'onRetry'),
-    onDone: fn(o, 'onDone'),
-    shouldRetry: fn(o, 'shouldRetry'),
-    beforeRetry: fn(o, 'beforeRetry'),
-    telemetry: fn(o, 'telemetry'),
-    budget,
-    gate: gate || undefined,
-    hedge: /** @type {(Feature & { maxHedges: number }) | undefined} */ (made(o, 'hedge', 'hedge')),
-    endpoints: made(o, 'endpoints', 'failover'),
     // (a fallback made by a subpath, staleIfError(), also wraps the call's job: last, around all)
-    features: /** @type {Feature[]} */ ([...FEATURES.map(([k, e]) => made(o, k, e)), o.fallback?.job && o.fallback].filter(Boolean)),
-    fallback: fn(o, 'fallback'),
-    dedupe: made(o, 'dedupe', 'dedupe'),
-  };
+    features: /** @type {Feature[]} */ ([c.limit, c.auth, c.hedge, fallback?.job && fallback].filter(Boolean)),
+  });
 }
 
 /** @typedef {ReturnType<typeof config>} Config */

@@ -35,8 +35,8 @@
 //   succeeds (tried a slot later), the retries beyond the isolate's credit
 //   are taken from a local RetryBudget of the same options, fed with every
 //   deposit all along: the isolate then never refuses more than alone.
-import { RetryBudget, SLOTS } from '../budget.js';
-import { own, integer, option } from '../options.js';
+import { RetryBudget, SLOTS, BUDGET_OPTIONS } from '../budget.js';
+import { own, readAll, must, required, nullable, spec, int } from '../options.js';
 import { workerd } from '../hooks.js';
 
 /** Most retries one request may ask for (maxSlice's bound). */
@@ -52,11 +52,20 @@ const DEFAULT_KEY = 'default';
 
 const WORKERD = workerd();
 
-/** The budget's options, checked as RetryBudget checks them, with their defaults. */
-function budgetOptions(/** @type {Record<string, any>} */ o) {
-  new RetryBudget(o); // (its TypeError / RangeError, naming the option)
-  return { ttlMs: option(o, 'ttlMs', 10_000, true), minPerSec: option(o, 'minPerSec', 10), retryRatio: option(o, 'retryRatio', 0.2) };
-}
+/** SharedBudget's options (SharedBudgetOptions): its scope, RetryBudget's, and its slice. */
+export const SHARED_BUDGET_OPTIONS = {
+  // (null: the default, as undefined)
+  key: nullable(
+    spec(
+      (v) => typeof v === 'string',
+      'a non-empty string',
+      (v) => v !== '',
+      DEFAULT_KEY,
+    ),
+  ),
+  ...BUDGET_OPTIONS,
+  maxSlice: int(1, MAX_SLICE, 10),
+};
 
 /**
  * The object's side, runtime-free: one RetryBudget per key, made at the
@@ -83,12 +92,12 @@ export class BudgetHub {
     const c = this.counts;
     c.rpcs++;
     if (typeof key !== 'string' || !key) throw new TypeError('key must be a non-empty string');
-    integer(deposits, 'deposits', 0, Number.MAX_SAFE_INTEGER);
-    integer(ask, 'ask', 0, MAX_SLICE);
+    must(deposits, 'deposits', required(int(0, Number.MAX_SAFE_INTEGER)));
+    must(ask, 'ask', required(int(0, MAX_SLICE)));
     let b = this.#budgets.get(key);
     if (!b) {
       const o = own(options);
-      b = { budget: new RetryBudget(o), ttlMs: budgetOptions(o).ttlMs };
+      b = { budget: new RetryBudget(o), ttlMs: readAll(o, BUDGET_OPTIONS).ttlMs };
       this.#budgets.set(key, b);
     }
     const now = Date.now();
@@ -144,11 +153,9 @@ export class SharedBudget {
       throw new TypeError('namespace must be a Durable Object namespace binding (env.<BINDING>) of a GateObject');
     }
     const o = own(options);
-    const key = o.key ?? DEFAULT_KEY;
-    if (typeof key !== 'string') throw new TypeError('key must be a non-empty string');
-    if (!key) throw new RangeError('key must be a non-empty string');
-    this.#max = o.maxSlice === undefined ? 10 : integer(o.maxSlice, 'maxSlice', 1, MAX_SLICE);
-    this.#options = budgetOptions(o);
+    const { key, maxSlice, ...budget } = readAll(o, SHARED_BUDGET_OPTIONS);
+    this.#max = maxSlice;
+    this.#options = budget;
     this.#local = new RetryBudget(this.#options);
     this.#ns = namespace;
     this.#key = key;
@@ -257,7 +264,7 @@ export class SharedBudget {
     try {
       const stub = this.#ns.get(this.#ns.idFromName(this.#key));
       a = await stub.budget(this.#key, deposits, ask, this.#options);
-      integer(a?.granted, 'granted', 0, ask);
+      must(a?.granted, 'granted', required(int(0, ask)));
     } catch {
       if (this.#out === out) this.#failed(now);
       return;

@@ -1,12 +1,18 @@
 // @ts-check
 // An isolate's side of a fleet's shared gate (js/fleet/protocol.js says the
 // protocol): a local Gate that follows the GateObjects of its targets.
-import { own, number, fn } from '../options.js';
+import { own, readAll, num, fn } from '../options.js';
 import { Gate, GateTimeoutError } from '../gate/index.js';
 import { Lease, LEASE_MS, STALE_MS } from './limiter.js';
 import { TRIP, STALE, within, sharedPart } from './protocol.js';
 import { SharedTicket } from './shared-ticket.js';
 import { THROTTLE_STATUSES } from '../gen/policy.js';
+
+/** sharedGate's own options over createGate's (SharedGateOptions). */
+export const SHARED_GATE_OPTIONS = {
+  name: fn(),
+  pollMs: num('a number in [1, 60000]', (v) => v >= 1 && v <= 60_000, 10_000),
+};
 
 /** @typedef {import('./protocol.js').Answer} Answer */
 /** @typedef {import('./protocol.js').Key} Key */
@@ -43,8 +49,7 @@ export class SharedGate extends Gate {
       throw new TypeError('namespace must be a Durable Object namespace binding (env.<BINDING>) of a GateObject');
     }
     const o = own(options, 'gate options');
-    const name = fn(o, 'name');
-    const pollMs = number(o, 'pollMs', 10_000, (v) => v >= 1 && v <= 60_000, 'a number in [1, 60000]');
+    const { name, pollMs } = readAll(o, SHARED_GATE_OPTIONS);
     // Every option checked as createGate checks it; the threshold goes to the object.
     new Gate(o).free();
     const local = { ...o };

@@ -17,7 +17,7 @@
 // healthy call through the gate is two wasm calls and allocates nothing);
 // idle slots are dropped when the map has doubled since the last time it
 // was pruned.
-import { own, fn, signalOf, count, ms } from '../options.js';
+import { own, readAll, nullable, statuses, fn, abortSignal, count, ms } from '../options.js';
 import { w, mem, write, record, load, check, OPTS, SCRATCH } from '../wasm.js';
 import { job } from './run-job.js';
 import { Call, drive } from '../engine/loop.js';
@@ -44,6 +44,23 @@ function origin(input) {
     return url;
   }
 }
+
+/**
+ * createGate's options (GateOptions) that JavaScript reads: the schedule's
+ * (SCHEDULE) and the gate's (GATE) are the core's, checked by the module.
+ */
+export const GATE_OPTIONS = {
+  // (null: the default, as undefined)
+  throttleOn: nullable(statuses(new Set(THROTTLE_STATUSES))),
+  onStateChange: fn(),
+  key: fn(origin),
+  retryable: fn(),
+  maxAttempts: count(1, 5),
+  maxElapsedMs: ms(Infinity),
+};
+
+/** gate.run's options (GateRunOptions); without them, the gate's own limits. */
+export const RUN_OPTIONS = { signal: abortSignal(), maxAttempts: count(1), maxElapsedMs: ms() };
 
 /** Supervises targets by key; see gate/index.d.ts for the options. */
 export class Gate {
@@ -75,17 +92,14 @@ export class Gate {
     mem()[OPTS + F_MAX_ATTEMPTS] = mem()[OPTS + F_MAX_ELAPSED_MS] = NaN;
     this.#rec = record(GATE);
     w.gate_free(check(w.gate_new(Date.now()), GATE_MESSAGES));
-    const th = o.throttleOn ?? THROTTLE_STATUSES;
-    if (!Array.isArray(th) || !th.every((x) => Number.isInteger(x) && x >= 100 && x <= 599)) {
-      throw new (Array.isArray(th) ? RangeError : TypeError)('throttleOn must be an array of integer HTTP statuses (100-599)');
-    }
-    this.#shared = { on: fn(o, 'onStateChange'), limited: LIMIT_KINDS[this.#rec[F_LIMIT]] === 'adaptive', throttleOn: new Set(th) };
+    const c = readAll(o, GATE_OPTIONS);
+    this.#shared = { on: c.onStateChange, limited: LIMIT_KINDS[this.#rec[F_LIMIT]] === 'adaptive', throttleOn: c.throttleOn };
     this.#seeded = o.seed !== undefined;
     /** The key of a fetch call (read by the fetch driver). */
-    this.keyOf = fn(o, 'key') ?? origin;
-    this.#retryable = fn(o, 'retryable');
-    this.#maxAttempts = count(o, 'maxAttempts', 5, 1);
-    this.#maxElapsedMs = ms(o, 'maxElapsedMs', Infinity);
+    this.keyOf = c.key;
+    this.#retryable = c.retryable;
+    this.#maxAttempts = c.maxAttempts;
+    this.#maxElapsedMs = c.maxElapsedMs;
     registry.register(this, this.#slots, this);
   }
 
@@ -159,10 +173,7 @@ export class Gate {
    */
   async run(key, task, options) {
     if (typeof task !== 'function') throw new TypeError('task must be a function');
-    const o = own(options);
-    const signal = signalOf(o);
-    const max = count(o, 'maxAttempts', this.#maxAttempts, 1);
-    const limit = ms(o, 'maxElapsedMs', this.#maxElapsedMs);
+    const { signal, maxAttempts: max = this.#maxAttempts, maxElapsedMs: limit = this.#maxElapsedMs } = readAll(own(options), RUN_OPTIONS);
     if (signal?.aborted) throw signal.reason;
     // Below the threshold, a failed task waits its own round of the gate's
     // schedule (made at its first failure, freed at the end). The deadline

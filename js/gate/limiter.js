@@ -1,7 +1,7 @@
 // @ts-check
 // The adaptive limiter alone (createLimiter): the core's Limiter behind a
 // handle; a gate with `limit: 'adaptive'` uses the same state machine.
-import { own, ms, signalOf } from '../options.js';
+import { own, readAll, ms, abortSignal } from '../options.js';
 import { w, check } from '../wasm.js';
 import { sleep } from '../hooks.js';
 import { GATE_MESSAGES } from '../gen/boundary.js';
@@ -13,6 +13,9 @@ const limiters = new FinalizationRegistry((/** @type {number} */ h) => w.limiter
 const PACED_MAX = 10_000;
 /** An acquire time older than this is dropped unanswered at the next record() (ms). */
 const PACED_MS = 60_000;
+
+/** acquire()'s options (AcquireOptions). */
+export const ACQUIRE_OPTIONS = { signal: abortSignal(), maxWaitMs: ms(Infinity) };
 
 /** The adaptive limiter alone; see gate/index.d.ts. */
 export class AdaptiveLimiter {
@@ -32,9 +35,7 @@ export class AdaptiveLimiter {
 
   /** @param {{ signal?: AbortSignal, maxWaitMs?: number }} [options] */
   async acquire(options) {
-    const o = own(options);
-    const signal = signalOf(o);
-    const max = ms(o, 'maxWaitMs', Infinity);
+    const { signal, maxWaitMs: max } = readAll(own(options), ACQUIRE_OPTIONS);
     if (signal?.aborted) throw signal.reason;
     const h = this.#live();
     const now = Date.now();

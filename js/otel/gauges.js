@@ -80,7 +80,8 @@ function add(list, x, base) {
 }
 
 /**
- * Watches a gate, a limiter and a budget (each optional, checked) on the
+ * Watches a gate, a limiter and a budget (each optional, checked by
+ * js/otel/index.js INSTRUMENT_OPTIONS) on the
  * gauges of `meter`; returns what records a gate key an instrumented call
  * goes to (undefined without a gate).
  * @param {import('@opentelemetry/api').Meter} meter
@@ -89,12 +90,6 @@ function add(list, x, base) {
  * @returns {((key: unknown) => void) | undefined}
  */
 export function observeAll(meter, base, { gate, limiter, budget }) {
-  if (gate !== undefined && typeof gate?.state !== 'function')
-    throw new TypeError("gate must be a Gate (createGate from 'wasm-backoff/gate')");
-  if (limiter !== undefined && typeof limiter?.rate !== 'number') {
-    throw new TypeError("limiter must be an AdaptiveLimiter (createLimiter from 'wasm-backoff/gate')");
-  }
-  if (budget !== undefined && typeof budget?.available !== 'function') throw new TypeError('budget must be a RetryBudget');
   if (gate === undefined && limiter === undefined && budget === undefined) return undefined;
   const w = gaugesOf(meter);
   if (limiter) add(w.limiters, limiter, base);

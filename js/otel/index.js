@@ -11,7 +11,7 @@
 // per-call retry metric, and retry(fn) is not HTTP at all. Their attributes
 // are the conventions' (`http.request.method`, `server.address`, …).
 import { createNoopMeter, metrics, trace } from '@opentelemetry/api';
-import { own } from '../options.js';
+import { own, must, readAll, nullable, spec } from '../options.js';
 import { telemetry } from './tap.js';
 import { observeAll } from './gauges.js';
 
@@ -27,20 +27,25 @@ const DELAY_BUCKETS = [0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 const made = new WeakMap();
 
 /**
- * `v` when it has every method of `methods`, else a TypeError naming `key`.
- * @template T
- * @param {T} v
- * @param {string} key
+ * Whether `v` is an object with every method of `methods`.
  * @param {string[]} methods
- * @param {string} what
- * @returns {T}
+ * @returns {(v: any) => boolean}
  */
-function shaped(v, key, methods, what) {
-  if (typeof v !== 'object' || v === null || methods.some((m) => typeof (/** @type {any} */ (v)[m]) !== 'function')) {
-    throw new TypeError(`${key} must be ${what}`);
-  }
-  return v;
-}
+const shaped = (methods) => (v) => typeof v === 'object' && v !== null && methods.every((m) => typeof v[m] === 'function');
+
+/**
+ * instrument()'s second argument (InstrumentWith), in the order it is
+ * checked; null is not given (the default) but for `name` and `limiter`.
+ * The gate and the budget the options carry are checked as these.
+ */
+export const INSTRUMENT_OPTIONS = {
+  tracer: nullable(spec(shaped(['startSpan']), 'an OpenTelemetry Tracer (trace.getTracer)')),
+  meter: nullable(spec(shaped(['createHistogram', 'createCounter', 'createObservableGauge']), 'an OpenTelemetry Meter (metrics.getMeter)')),
+  name: spec((v) => typeof v === 'string', 'a string'),
+  gate: nullable(spec((v) => typeof v?.state === 'function', "a Gate (createGate from 'wasm-backoff/gate')")),
+  limiter: spec((v) => typeof v?.rate === 'number', "an AdaptiveLimiter (createLimiter from 'wasm-backoff/gate')"),
+  budget: nullable(spec((v) => typeof v?.available === 'function', 'a RetryBudget')),
+};
 
 /**
  * The per-call instruments of `meter` (made at its first use).
@@ -76,21 +81,16 @@ function instruments(meter) {
  * @param {any} [with_] `{ tracer, meter, name, gate, limiter, budget }`
  */
 export function instrument(options, with_) {
-  const w = own(with_, 'the second argument');
-  const tracer = shaped(w.tracer ?? trace.getTracer(SCOPE), 'tracer', ['startSpan'], 'an OpenTelemetry Tracer (trace.getTracer)');
-  const meter = shaped(
-    w.meter ?? metrics.getMeter(SCOPE),
-    'meter',
-    ['createHistogram', 'createCounter', 'createObservableGauge'],
-    'an OpenTelemetry Meter (metrics.getMeter)',
-  );
-  if (w.name !== undefined && typeof w.name !== 'string') throw new TypeError('name must be a string');
+  const w = readAll(own(with_, 'the second argument'), INSTRUMENT_OPTIONS);
+  const tracer = w.tracer ?? trace.getTracer(SCOPE);
+  const meter = w.meter ?? metrics.getMeter(SCOPE);
   const client = typeof options === 'function' && typeof options.extend === 'function';
   const o = client ? Object.create(null) : own(options);
   /** @type {import('@opentelemetry/api').Attributes} */
   const base = w.name === undefined ? {} : { 'wasm_backoff.name': w.name };
-  const gate = w.gate ?? o.gate;
-  const watch = observeAll(meter, base, { gate: gate || undefined, limiter: w.limiter, budget: w.budget ?? o.budget });
+  const gate = w.gate ?? must(o.gate || undefined, 'gate', INSTRUMENT_OPTIONS.gate);
+  const budget = w.budget ?? must(o.budget, 'budget', INSTRUMENT_OPTIONS.budget);
+  const watch = observeAll(meter, base, { gate, limiter: w.limiter, budget });
   const metering = !(meter instanceof /** @type {any} */ (createNoopMeter()).constructor);
   const kit = { tracer, ...instruments(meter), base, seen: watch, metering };
   o.telemetry = telemetry(kit);

@@ -10,7 +10,7 @@
 // that, with jitter above), then freed. Nothing is kept between calls: a
 // handful of wasm calls per retry (microseconds, against a wait of
 // milliseconds).
-import { own, fn, ms, statuses, option } from '../options.js';
+import { own, readAll, fn, ms, statuses } from '../options.js';
 import { w, load, check } from '../wasm.js';
 import { plan } from '../backoff.js';
 import { verdict, timing, advice, throttled, RETRY_ON } from '../policy.js';
@@ -59,6 +59,18 @@ export function failure(error) {
 }
 
 /**
+ * The adapters' options over the schedule's (QueryRetryOptions; not
+ * maxElapsedMs: a TypeError), in the order they are checked.
+ */
+export const QUERY_OPTIONS = {
+  retryOn: statuses(new Set(RETRY_ON)),
+  maxRetryAfterMs: ms(MAX_RETRY_AFTER_MS),
+  // (negative: that multiple of the schedule's own base, as the fetch driver's)
+  throttleBaseMs: ms(-THROTTLE_BASE_FACTOR, false, true),
+  shouldRetry: fn(),
+};
+
+/**
  * The adapters' options, checked now (a TypeError or RangeError naming the
  * option); the function returned answers, for `failures` failures the last
  * with `error`, the delay before the next try or a reason not to retry. It
@@ -72,11 +84,7 @@ export function waits(options) {
   if (typeof o.jitter === 'object' && o.jitter) o.jitter = own(o.jitter);
   const [rec, max] = plan(o);
   const seeded = o.seed !== undefined;
-  const retryOn = statuses(o, 'retryOn', new Set(RETRY_ON));
-  const maxRetryAfterMs = ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false);
-  // (negative: that multiple of the schedule's own base, as the fetch driver's)
-  const throttleBaseMs = option(o, 'throttleBaseMs', -THROTTLE_BASE_FACTOR);
-  const shouldRetry = fn(o, 'shouldRetry');
+  const { retryOn, maxRetryAfterMs, throttleBaseMs, shouldRetry } = readAll(o, QUERY_OPTIONS);
   return guarded((failures, error) => {
     if (!(failures >= 1 && failures < max)) return 'exhausted';
     const { status, hintMs, advice } = failure(error);

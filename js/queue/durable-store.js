@@ -8,7 +8,7 @@
 // One object per queue name is the single strongly consistent place every
 // isolate of a fleet writes through: a transaction per write, an ordered
 // index per state, and an alarm at the next due time, so nothing polls.
-import { own } from '../options.js';
+import { own, readAll, flag } from '../options.js';
 import { isTask, checkId, nonEmpty } from './record.js';
 /** @typedef {import('./record.js').TaskRecord} TaskRecord */
 /** @typedef {Omit<import('../../types/queue/index.js').DurableObjectStorageLike, 'transaction'>} Txn a storage transaction */
@@ -55,6 +55,9 @@ function indexed(r) {
   return [`${finished(r.state)}${timeKey(r.createdAt)}:${r.id}`, Infinity];
 }
 
+/** DurableObjectStore's options (DurableObjectStoreOptions). */
+export const DURABLE_STORE_OPTIONS = { alarms: flag() };
+
 /**
  * Task records in a Durable Object's storage (`ctx.storage`, SQLite- or
  * KV-backed). Every write is one storage transaction: `swap` reads,
@@ -76,10 +79,9 @@ export class DurableObjectStore {
     for (const m of ['get', 'put', 'delete', 'list', 'transaction', 'getAlarm', 'setAlarm', 'deleteAlarm']) {
       if (typeof storage?.[m] !== 'function') throw new TypeError("storage must be a Durable Object's storage (ctx.storage)");
     }
-    const o = own(options);
-    if (o.alarms !== undefined && typeof o.alarms !== 'boolean') throw new TypeError('alarms must be a boolean');
+    const { alarms } = readAll(own(options), DURABLE_STORE_OPTIONS);
     this.#s = storage;
-    this.#alarms = o.alarms === true;
+    this.#alarms = alarms;
   }
 
   /**

@@ -1,33 +1,26 @@
 // The queue's option readers (TaskQueue's constructor and purge) that are
-// not the core's: the policy's options are read in transitions.js.
-import { number } from '../options.js';
+// not the core's: the policy's options (leaseMs, maxFailures, maxRetentionMs,
+// backoff) are read in transitions.js.
+import { spec, fn, ms, num, text, required, nullable } from '../options.js';
+import { MAX_TIMER } from '../gen/boundary.js';
 import { MemoryStore } from './memory-store.js';
-import { FINAL } from './record.js';
+import { FINAL, checkId } from './record.js';
 
 /**
- * An integer or number option in [lo, hi].
- * @param {Record<string, any>} o
- * @param {string} key
- * @param {number} dflt
+ * An integer >= `lo`.
  * @param {number} lo
- * @param {boolean} integer
+ * @param {number} d
  */
-export const bounded = (o, key, dflt, lo, integer, hi = Infinity) =>
-  number(
-    o,
-    key,
-    dflt,
-    (v) => v >= lo && v <= hi && (!integer || Number.isInteger(v)),
-    `${integer ? 'an integer' : 'a number'} ${hi < Infinity ? `in [${lo}, ${hi}]` : `>= ${lo}`}`,
-  );
+export const atLeast = (lo, d) => num(`an integer >= ${lo}`, (v) => Number.isInteger(v) && v >= lo, d);
 
 /**
- * The `store` option: a TaskStore (its required methods checked), or a new MemoryStore.
- * @param {any} o
+ * A store: a TaskStore (its required methods checked), or a new MemoryStore
+ * for null.
+ * @param {any} store
  * @returns {import('./record.js').TaskStore}
  */
-export function storeOf(o) {
-  const store = o.store ?? new MemoryStore();
+function storeOf(store) {
+  store ??= new MemoryStore();
   for (const m of ['add', 'get', 'active', 'swap']) {
     if (typeof store?.[m] !== 'function') throw new TypeError(`store must have an ${m}() method (see the TaskStore interface)`);
   }
@@ -35,16 +28,49 @@ export function storeOf(o) {
 }
 
 /**
- * purge's `states`: a non-empty array of final states (default: all of them).
- * @param {unknown} states
- * @returns {import('./record.js').TaskState[]}
+ * TaskQueue's options that JavaScript reads (TaskQueueOptions; the core's
+ * are the QUEUE rows of js/gen/boundary.js, maxRetentionMs and backoff), in
+ * the order they are checked. A store not given is a new MemoryStore
+ * (`store ?? new MemoryStore()`: each queue its own).
  */
-export function finalStates(states) {
-  states ??= FINAL;
-  if (!Array.isArray(states) || !states.length || !states.every((x) => FINAL.includes(x))) {
-    throw new (Array.isArray(states) ? RangeError : TypeError)(
-      `states must be a non-empty array of ${FINAL.map((x) => `'${x}'`).join(', ')}`,
-    );
-  }
-  return states;
-}
+export const QUEUE_OPTIONS = {
+  handler: required(fn()),
+  onCompensate: fn(),
+  store: spec(() => true, 'a TaskStore', undefined, undefined, storeOf),
+  instanceId: text(),
+  syncTag: text(),
+  concurrency: atLeast(1, 4),
+  pollMs: num(`a number in [1, ${MAX_TIMER}]`, (v) => v >= 1 && v <= MAX_TIMER, 1000),
+};
+
+/** purge()'s options (PurgeOptions). */
+export const PURGE_OPTIONS = {
+  olderThan: ms(0),
+  // (null: every final state, as undefined)
+  states: nullable(
+    spec(
+      Array.isArray,
+      `a non-empty array of ${FINAL.map((x) => `'${x}'`).join(', ')}`,
+      (v) => v.length && v.every((/** @type {any} */ x) => FINAL.includes(x)),
+      /** @type {import('./record.js').TaskState[]} */ (FINAL),
+    ),
+  ),
+};
+
+/** enqueue()'s options (EnqueueOptions): a task id (checkId's messages), when it is due. */
+export const ENQUEUE_OPTIONS = {
+  id: spec(
+    () => true,
+    'a non-empty string',
+    undefined,
+    undefined,
+    (v) => (checkId(v), v),
+  ),
+  notBefore: spec(
+    (v) => typeof v === 'number' || v instanceof Date,
+    'a finite number (ms since the epoch) or a valid Date',
+    (v) => Number.isFinite(+v),
+    undefined,
+    (v) => +v,
+  ),
+};

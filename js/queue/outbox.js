@@ -6,14 +6,14 @@
 // fetchWithBackoff when it runs: at start (a page load, a Service Worker's
 // start), on `online`, and on Background Sync's `sync` event (its syncTag),
 // so a request a closed page left behind is delivered by the worker.
-import { own } from '../options.js';
+import { readAll, own, nullable, object, text } from '../options.js';
 import { withBackoff } from '../fetch/index.js';
 import { TaskQueue } from './task-queue.js';
 import { IndexedDBStore } from './indexeddb-store.js';
 import { PermanentError, describe } from './errors.js';
 import { advice, throttled, isNetworkError, wantsKey, METHODS } from '../policy.js';
 import { serverWait } from '../retry-after.js';
-import { bounded } from './options.js';
+import { atLeast } from './options.js';
 import { readUpTo, joined } from '../body.js';
 
 /**
@@ -26,6 +26,15 @@ import { readUpTo, joined } from '../body.js';
  * it another time (unless it said `x-should-retry: false`).
  */
 const NEVER = ['not-retryable', 'vetoed'];
+
+/** The Outbox's options (OutboxOptions), in the order they are checked. */
+export const OUTBOX_OPTIONS = {
+  // (null: the default, as undefined)
+  name: nullable(text('outbox')),
+  maxBodyBytes: atLeast(0, 1_048_576),
+  retry: nullable(object({ maxAttempts: 3 })),
+  queue: object({}),
+};
 
 /** The queue options an outbox sets itself. */
 const OWN = ['handler', 'syncTag'];
@@ -83,18 +92,14 @@ export class Outbox {
 
   /** @param {import('../../types/outbox/index.js').OutboxOptions} [options] */
   constructor(options) {
-    const o = own(options);
-    const name = o.name ?? 'outbox';
-    if (typeof name !== 'string' || name === '') throw new TypeError('name must be a non-empty string');
-    this.#max = bounded(o, 'maxBodyBytes', 1_048_576, 0, true);
+    const { name, maxBodyBytes, retry, queue: q } = readAll(own(options), OUTBOX_OPTIONS);
+    this.#max = maxBodyBytes;
     // A replay's own tries, a few at once (its key makes a POST retryable);
     // the queue's backoff spaces the replays. Checked now.
-    const retry = own(o.retry ?? { maxAttempts: 3 }, 'retry');
     this.#retry = withBackoff((input, init) => fetch(input, init), retry);
     this.#done = retry.onDone;
     this.#delay = retry.delay;
     this.#elapsed = retry.maxElapsedMs ?? Infinity;
-    const q = own(o.queue, 'queue');
     for (const k of OWN) if (q[k] !== undefined) throw new TypeError(`queue.${k} is set by the outbox`);
     // (not at the first add: where there is no IndexedDB, say so now)
     if (q.store === undefined && typeof indexedDB === 'undefined')

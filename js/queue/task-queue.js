@@ -14,12 +14,12 @@
 // store's compare-and-set (`swap`), so two instances (tabs, workers,
 // processes sharing a store) that decide the same transition at once cannot
 // both win: one claims the task, the other moves on.
-import { own, number, fn } from '../options.js';
-import { MAX_TIMER } from '../gen/boundary.js';
-import { bounded, finalStates, storeOf } from './options.js';
+import { own, readAll } from '../options.js';
+import { MemoryStore } from './memory-store.js';
+import { QUEUE_OPTIONS, PURGE_OPTIONS } from './options.js';
 import { Transitions } from './transitions.js';
 import { backgroundSync } from './background-sync.js';
-import { nonEmpty, randomId } from './record.js';
+import { randomId } from './record.js';
 import { emitter } from './task-event.js';
 import { Passes } from './passes.js';
 import { Scheduler } from './scheduler.js';
@@ -54,17 +54,18 @@ export class TaskQueue extends EventTarget {
     super();
     if (options == null || typeof options !== 'object') throw new TypeError('options must be an object');
     const o = own(options);
-    const handler = fn(o, 'handler', true);
-    const compensate = fn(o, 'onCompensate', false);
-    const store = (this.#store = storeOf(o));
-    if (o.instanceId !== undefined) nonEmpty(o.instanceId, 'instanceId');
-    this.#instance = o.instanceId;
-    if (o.syncTag !== undefined) {
-      nonEmpty(o.syncTag, 'syncTag');
-      this.#sync = backgroundSync(this, o.syncTag);
-    }
-    const concurrency = bounded(o, 'concurrency', 4, 1, true);
-    const pollMs = bounded(o, 'pollMs', 1000, 1, false, MAX_TIMER);
+    const {
+      handler,
+      onCompensate: compensate,
+      store = new MemoryStore(),
+      instanceId,
+      syncTag,
+      concurrency,
+      pollMs,
+    } = readAll(o, QUEUE_OPTIONS);
+    this.#store = store;
+    this.#instance = instanceId;
+    if (syncTag !== undefined) this.#sync = backgroundSync(this, syncTag);
     const t = (this.#t = new Transitions(o));
     // The waits for the network (a rejection marked `network: true`): the
     // same schedule with no threshold, counted apart (`networkWaits`), so a
@@ -135,9 +136,7 @@ export class TaskQueue extends EventTarget {
    * @param {import('../../types/queue/index.js').PurgeOptions} [options]
    */
   async purge(options) {
-    const o = own(options);
-    const olderThan = number(o, 'olderThan', 0, (v) => v >= 0, 'a number >= 0');
-    const states = finalStates(o.states);
+    const { olderThan, states } = readAll(own(options), PURGE_OPTIONS);
     if (typeof this.#store.purge !== 'function') throw new TypeError('store must have a purge() method (see the TaskStore interface)');
     return this.#store.purge(Date.now() - olderThan, [...new Set(states)]);
   }

@@ -1,7 +1,8 @@
 // A task's transitions, which the Rust core computes (core/src/queue.rs, its
 // wasm exports in src/queue.rs): when a task may be claimed, what a failure
 // does, the retry delay, the failure threshold, the retention.
-import { own } from '../options.js';
+import { own, readAll } from '../options.js';
+import { ENQUEUE_OPTIONS } from './options.js';
 import { w, mem, write, record, check, entropy, OPTS, OUT } from '../wasm.js';
 import {
   ALL_MESSAGES,
@@ -15,7 +16,7 @@ import {
   TASK_STATE,
   TASK_STATES,
 } from '../gen/boundary.js';
-import { checkId, randomId, taskSeed } from './record.js';
+import { randomId, taskSeed } from './record.js';
 /** @typedef {import('./record.js').TaskRecord} TaskRecord */
 
 /**
@@ -71,17 +72,10 @@ export class Transitions {
    * keeps its place among those due). A task that would expire before it is
    * due is refused.
    * @param {unknown} payload
-   * @param {{ id?: string, notBefore?: number | Date }} o
+   * @param {Record<string, any>} o from `own`
    */
   newTask(payload, o) {
-    let id = o.id;
-    if (id === undefined) id = `${Date.now().toString(36)}-${randomId()}`;
-    else checkId(id);
-    let at = o.notBefore;
-    if (at instanceof Date) at = at.getTime();
-    if (at !== undefined && !Number.isFinite(at)) {
-      throw new (typeof at === 'number' ? RangeError : TypeError)('notBefore must be a finite number (ms since the epoch) or a valid Date');
-    }
+    const { id = `${Date.now().toString(36)}-${randomId()}`, notBefore: at } = readAll(o, ENQUEUE_OPTIONS);
     const now = Date.now();
     /** @type {TaskRecord} */
     const r = {

@@ -13,7 +13,7 @@
 // each answer the key's budgets follow its headers, and a 429 that names a
 // wait (Retry-After, retry-after-ms) holds every call of its key until
 // then. The decision to retry is the inner lane's.
-import { own } from '../options.js';
+import { own, readAll, ms, fn } from '../options.js';
 import { Bucket } from './bucket.js';
 import { QuotaLane } from './lane.js';
 
@@ -42,19 +42,13 @@ const MAX_KEYS = 1000;
  * @property {number} until no call of the key goes before this (epoch ms: a 429's wait)
  */
 
-/**
- * A per-minute limit option: undefined, or a finite number >= 0.
- * @param {Record<string, any>} o
- * @param {string} k
- */
-function perMinute(o, k) {
-  const v = o[k];
-  if (v === undefined) return undefined;
-  const msg = `quota: ${k} must be a finite number >= 0`;
-  if (typeof v !== 'number') throw new TypeError(msg);
-  if (!(v >= 0 && v < Infinity)) throw new RangeError(msg);
-  return v;
-}
+/** quota()'s options (QuotaOptions), in the order they are checked (each message begins `quota: `). */
+export const QUOTA_OPTIONS = {
+  rpm: ms(undefined, false, true),
+  tpm: ms(undefined, false, true),
+  key: fn(() => '', 'a function (request) => string'),
+  cost: fn(() => 0, 'a function (request) => number of tokens'),
+};
 
 /**
  * The request `input`, `init` as `key` and `cost` see it.
@@ -97,12 +91,7 @@ export function quotaRequest(input, init) {
  * @param {{ rpm?: number, tpm?: number, key?: (request: QuotaRequest) => string, cost?: (request: QuotaRequest) => number }} [options]
  */
 export function quota(options) {
-  const o = own(options, 'quota options');
-  const rpm = perMinute(o, 'rpm');
-  const tpm = perMinute(o, 'tpm');
-  const { key = () => '', cost = () => 0 } = o;
-  if (typeof key !== 'function') throw new TypeError('quota: key must be a function (request) => string');
-  if (typeof cost !== 'function') throw new TypeError('quota: cost must be a function (request) => number of tokens');
+  const { rpm, tpm, key, cost } = readAll(own(options, 'quota options'), QUOTA_OPTIONS, 'quota: ');
   /** @type {Map<string, Budgets>} */
   const keys = new Map();
 

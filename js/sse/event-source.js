@@ -7,9 +7,9 @@
 // Its reconnects are the engine's (js/sse/life.js): jittered, on the
 // server's `retry:` as the base, server-named waits honoured; `shared: true`
 // holds one connection for every tab of the origin (js/sse/shared.js).
-import { fn, flag, signalOf } from '../options.js';
+import { readAll, spec, nullable, fn, flag, abortSignal } from '../options.js';
 import { replayable } from '../policy.js';
-import { reconnectOptions, optionsOf, errorEvent, messageEvent } from './reconnect.js';
+import { reconnectOptions, gateOption, optionsOf, errorEvent, messageEvent } from './reconnect.js';
 import { Handlers } from './handlers.js';
 import { life } from './life.js';
 import { share } from './shared.js';
@@ -18,35 +18,53 @@ import { share } from './shared.js';
 const BASE_MS = 3000;
 const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
 
+/** EventSource's own options over the reconnect options (EventSourceOptions), in the order they are checked. */
+export const SSE_OPTIONS = {
+  // (null: GET, as undefined)
+  method: nullable(
+    spec(
+      (v) => typeof v === 'string' && TOKEN.test(v),
+      'an HTTP method name',
+      undefined,
+      'GET',
+      (v) => v.toUpperCase(),
+    ),
+  ),
+  headers: spec(
+    () => true,
+    'a HeadersInit',
+    undefined,
+    undefined,
+    (v) => {
+      try {
+        new Headers(v);
+      } catch (e) {
+        throw new TypeError(`headers must be a HeadersInit (${/** @type {Error} */ (e).message})`);
+      }
+      return v;
+    },
+  ),
+  body: spec(
+    (v) => replayable(v) && typeof v !== 'function',
+    'sent again at each reconnect: a string, bytes, Blob, FormData or URLSearchParams',
+    undefined,
+    undefined,
+    (v) => v ?? undefined,
+  ),
+  gate: gateOption(),
+  withCredentials: flag(),
+  fetch: fn(),
+  signal: abortSignal(),
+  shared: flag(),
+};
+
 /**
  * The options, checked now.
  * @param {Record<string, any>} o from `own`
  */
 function read(o) {
-  const method = o.method ?? 'GET';
-  if (typeof method !== 'string' || !TOKEN.test(method)) throw new TypeError('method must be an HTTP method name');
-  try {
-    new Headers(o.headers);
-  } catch (e) {
-    throw new TypeError(`headers must be a HeadersInit (${/** @type {Error} */ (e).message})`);
-  }
-  if (!replayable(o.body) || typeof o.body === 'function') {
-    throw new TypeError('body must be sent again at each reconnect: a string, bytes, Blob, FormData or URLSearchParams');
-  }
-  const gate = o.gate;
-  if (gate !== undefined && typeof gate?.lane !== 'function')
-    throw new TypeError("gate must be a Gate (createGate from 'wasm-backoff/gate')");
-  return {
-    ...reconnectOptions(o, BASE_MS),
-    method: method.toUpperCase(),
-    headers: o.headers,
-    body: o.body ?? undefined,
-    credentials: flag(o, 'withCredentials'),
-    send: fn(o, 'fetch'),
-    signal: signalOf(o),
-    gate,
-    shared: flag(o, 'shared'),
-  };
+  const { withCredentials, fetch, ...c } = readAll(o, SSE_OPTIONS);
+  return { ...reconnectOptions(o, BASE_MS), ...c, credentials: withCredentials, send: fetch };
 }
 
 /** @typedef {import('../../types/sse/index.js').EventSourceOptions} EventSourceOptions */

@@ -11,7 +11,7 @@
 // with the page's fetches hears every failed attempt). Each connection
 // opened ends its call: the next break starts a fresh schedule.
 import { w, mem, write, record, check, OPTS } from '../wasm.js';
-import { ms, statuses, own } from '../options.js';
+import { ms, statuses, own, readAll, spec } from '../options.js';
 import { sleep } from '../hooks.js';
 import { scheduled } from '../engine/schedule.js';
 import { Call, drive } from '../engine/loop.js';
@@ -23,16 +23,31 @@ import { SCHEDULE, F_BASE_MS, F_MAX_DELAY_MS, F_MAX_ELAPSED_MS } from '../gen/bo
 export const MAX_DELAY_MS = 30_000;
 
 /**
+ * The reconnect options of a long-lived connection over the schedule's
+ * (SCHEDULE), in the order they are checked.
+ */
+export const RECONNECT_OPTIONS = {
+  maxElapsedMs: ms(Infinity),
+  maxRetryAfterMs: ms(MAX_RETRY_AFTER_MS),
+  retryOn: statuses(new Set(RETRY_ON)),
+};
+
+/** The `gate` option of a connection: a Gate (its `lane` is the engine's). */
+export const gateOption = () => spec((v) => typeof v?.lane === 'function', "a Gate (createGate from 'wasm-backoff/gate')");
+
+/**
  * The reconnect options of `o` (from `own`), checked now (a TypeError or
  * RangeError naming the option): the schedule as a record each reconnect
  * loads (no attempt limit unless `maxAttempts`; `baseMs` by default
  * `baseMs`, its cap 30 s, unless a preset sets them), the deadline of one
  * reconnect (`maxElapsedMs`: a wall-clock bound, not a sum of delays), the
- * longest server-named wait waited for and the statuses retried.
+ * longest server-named wait waited for (where the connection's answers
+ * name one: `table`) and the statuses retried.
  * @param {Record<string, any>} o
  * @param {number} baseMs
+ * @param {Partial<typeof RECONNECT_OPTIONS>} [table]
  */
-export function reconnectOptions(o, baseMs) {
+export function reconnectOptions(o, baseMs, table = RECONNECT_OPTIONS) {
   write(o, SCHEDULE, () => 0);
   const m = mem();
   if (o.preset === undefined) {
@@ -42,13 +57,7 @@ export function reconnectOptions(o, baseMs) {
   m[OPTS + F_MAX_ELAPSED_MS] = NaN;
   const rec = record(SCHEDULE);
   w.backoff_free(check(w.backoff_new())); // (the module checks the ranges)
-  return {
-    rec,
-    seeded: o.seed !== undefined,
-    maxElapsedMs: ms(o, 'maxElapsedMs', Infinity, false),
-    maxRetryAfterMs: ms(o, 'maxRetryAfterMs', MAX_RETRY_AFTER_MS, false),
-    retryOn: statuses(o, 'retryOn', new Set(RETRY_ON)),
-  };
+  return { rec, seeded: o.seed !== undefined, ...readAll(o, table) };
 }
 
 /**

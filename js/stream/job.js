@@ -12,10 +12,18 @@
 import { FetchJob } from '../fetch/request.js';
 import { judge } from '../engine/judge.js';
 import { abortable } from '../hooks.js';
-import { ms, flag, integer } from '../options.js';
+import { readAll, ms, flag, int } from '../options.js';
 import { Replay, REPLAY_BYTES, prime } from './replay.js';
 import { firstChunk, wrap } from './body.js';
 import { resumer, validator, finisher } from './resume.js';
+
+/** The stream entry's options over the fetch driver's (its RetryOptions), in the order they are checked. */
+export const STREAM_OPTIONS = {
+  idleTimeoutMs: ms(undefined, true),
+  firstChunkTimeoutMs: ms(undefined, true),
+  resume: flag(),
+  replayBufferBytes: int(0, 2 ** 31, REPLAY_BYTES),
+};
 
 /**
  * The stream options over the fetch driver's.
@@ -23,12 +31,12 @@ import { resumer, validator, finisher } from './resume.js';
  * @param {import('../fetch/options.js').Config} c
  */
 export function read(o, c) {
-  const bytes = o.replayBufferBytes;
+  const { idleTimeoutMs, firstChunkTimeoutMs, resume, replayBufferBytes } = readAll(o, STREAM_OPTIONS);
   const s = Object.assign(c, {
-    idleMs: finite(ms(o, 'idleTimeoutMs', undefined, true)),
-    firstMs: finite(ms(o, 'firstChunkTimeoutMs', undefined, true)),
-    resume: flag(o, 'resume'),
-    replayBytes: bytes === undefined ? REPLAY_BYTES : integer(bytes, 'replayBufferBytes', 0, 2 ** 31),
+    idleMs: finite(idleTimeoutMs),
+    firstMs: finite(firstChunkTimeoutMs),
+    resume,
+    replayBytes: replayBufferBytes,
   });
   // The answer read ahead (firstChunkTimeoutMs) and the call resumed are
   // the job's, one per call: racers would share them (idleTimeoutMs is per answer).

@@ -6,9 +6,51 @@
 // virtual while a clock is installed). Seeded: the same seed faults the same
 // calls in every runtime; the calls that fault depend only on `seed` and
 // `rate` (one draw each, as the scripted server's `failRate`).
-import { fn, number, own } from '../options.js';
+import { must, readAll, required, spec, num, fn, own } from '../options.js';
 import { isStatus, reset, signalOf, sleep } from './faults.js';
 import { mulberry32 } from './random.js';
+
+/** A share: a number in [0, 1]. @param {number} v */
+const share = (v) => v >= 0 && v <= 1;
+/** @param {unknown} v */
+const isNum = (v) => typeof v === 'number';
+
+/** chaos()'s options (ChaosOptions), in the order they are checked. */
+export const CHAOS_OPTIONS = {
+  rate: required(num('a number in [0, 1]', share)),
+  status: num('an integer HTTP status in [200, 599]', isStatus, 503),
+  statuses: spec(
+    Array.isArray,
+    'a non-empty array of integer HTTP statuses in [200, 599]',
+    (v) => v.length > 0 && v.every(isStatus),
+    undefined,
+    (v) => [...v],
+  ),
+  // (true: every fault a reset, false: none)
+  reset: spec(
+    (v) => typeof v === 'boolean' || isNum(v),
+    'a boolean or a number in [0, 1]',
+    (v) => typeof v === 'boolean' || share(v),
+    /** @type {boolean | number} */ (false),
+  ),
+  // (kept as the range [lo, hi])
+  latencyMs: spec(
+    (v) => isNum(v) || (Array.isArray(v) && v.length === 2 && v.every(isNum)),
+    'a finite number >= 0 or a range [min, max] of them',
+    (v) => (Array.isArray(v) ? v[0] >= 0 && v[0] <= v[1] && v[1] < Infinity : v >= 0 && v < Infinity),
+    [0, 0],
+    (v) => (Array.isArray(v) ? [v[0], v[1]] : [v, v]),
+  ),
+  // (a bad one throws Headers' TypeError now, not per call)
+  headers: spec(
+    () => true,
+    'a HeadersInit',
+    undefined,
+    undefined,
+    (v) => (new Headers(v), v),
+  ),
+  seed: num('a safe integer', Number.isSafeInteger, 1),
+};
 
 /**
  * `fetchFn` with faults injected (see types/testing/index.d.ts).
@@ -16,32 +58,12 @@ import { mulberry32 } from './random.js';
  * @param {{ rate: number, status?: number, statuses?: readonly number[], reset?: boolean | number, latencyMs?: number | readonly [number, number], headers?: HeadersInit, seed?: number }} options
  */
 export function chaos(fetchFn, options) {
-  fn({ fetch: fetchFn }, 'fetch', true);
-  const o = own(options);
-  const share = (/** @type {number} */ v) => v >= 0 && v <= 1;
-  const rate = /** @type {number} */ (number(o, 'rate', undefined, share, 'a number in [0, 1]'));
-  if (rate === undefined) throw new TypeError('rate must be a number in [0, 1]');
-  const status = number(o, 'status', 503, isStatus, 'an integer HTTP status in [200, 599]');
-  let statuses = [status];
-  if (o.statuses !== undefined) {
-    const msg = 'statuses must be a non-empty array of integer HTTP statuses in [200, 599]';
-    if (!Array.isArray(o.statuses)) throw new TypeError(msg);
-    if (o.statuses.length === 0 || !o.statuses.every(isStatus)) throw new RangeError(msg);
-    statuses = [...o.statuses];
-  }
-  const resets = o.reset === true ? 1 : o.reset === false ? 0 : number(o, 'reset', 0, share, 'a boolean or a number in [0, 1]');
-  let [lo, hi] = [0, 0];
-  const lat = o.latencyMs;
-  const latWhat = 'a finite number >= 0 or a range [min, max] of them';
-  const latMsg = `latencyMs must be ${latWhat}`;
-  if (Array.isArray(lat)) {
-    if (lat.length !== 2 || !lat.every((v) => typeof v === 'number')) throw new TypeError(latMsg);
-    [lo, hi] = lat;
-    if (!(lo >= 0 && lo <= hi && hi < Infinity)) throw new RangeError(latMsg);
-  } else lo = hi = /** @type {number} */ (number(o, 'latencyMs', 0, (v) => v >= 0 && v < Infinity, latWhat));
-  const headers = o.headers;
-  if (headers !== undefined) new Headers(headers); // (a bad one throws Headers' TypeError now, not per call)
-  const seed = number(o, 'seed', 1, Number.isSafeInteger, 'a safe integer');
+  must(fetchFn, 'fetch', required(fn()));
+  const c = readAll(own(options), CHAOS_OPTIONS);
+  const { rate, headers, seed } = c;
+  const statuses = c.statuses ?? [c.status];
+  const resets = Number(c.reset);
+  const [lo, hi] = c.latencyMs;
   // Two streams: the fault draw alone in one (the calls that fault follow only seed and rate), the rest in the other.
   const faults = mulberry32(seed);
   const rest = mulberry32(seed ^ 0x5bd1e995);

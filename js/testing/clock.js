@@ -10,7 +10,7 @@
 // Timers are clamped and ordered as browsers do (WHATWG HTML "timer
 // initialization steps"): a delay is ToInt32'd, negative becomes 0, nested
 // more than 5 deep below 4 ms becomes 4; same due time, first armed first.
-import { flag, number, own } from '../options.js';
+import { must, readAll, flag, num, ms, own } from '../options.js';
 import { workerd } from '../hooks.js';
 
 const G = /** @type {any} */ (globalThis);
@@ -77,14 +77,25 @@ export async function settled(p) {
 /** Whether timer `a` fires before `b`: earlier due time, then armed first. */
 const before = (/** @type {Timer} */ a, /** @type {Timer} */ b) => a.due < b.due || (a.due === b.due && a.order < b.order);
 
+/** virtualClock()'s options (VirtualClockOptions). */
+export const CLOCK_OPTIONS = { now: num('a finite number', Number.isFinite, 0), performance: flag(true) };
+
+/** tick()'s argument. */
+const finiteMs = ms(0, false, true);
+
+/** The options of run() and runUntilIdle() (RunOptions; runUntilIdle takes maxMs only). */
+export const CLOCK_RUN_OPTIONS = {
+  maxMs: ms(MAX_MS),
+  graceMs: num('a number in [0, 2^31)', (v) => v >= 0 && v < 2 ** 31, 1000),
+};
+
 /**
  * Installs a virtual clock at once (see types/testing/index.d.ts).
  * @param {{ now?: number, performance?: boolean }} [options]
  */
 export function virtualClock(options) {
-  const o = own(options);
-  const start = /** @type {number} */ (number(o, 'now', 0, Number.isFinite, 'a finite number'));
-  const perf = flag(o, 'performance', true) ? G.performance : undefined;
+  const { now: start, performance } = readAll(own(options), CLOCK_OPTIONS);
+  const perf = performance ? G.performance : undefined;
   if (G[MARK]) throw new Error('a virtual clock is already installed: uninstall() it first');
   const saved = {
     setTimeout: G.setTimeout,
@@ -252,11 +263,7 @@ export function virtualClock(options) {
 
   /** The bound of run and runUntilIdle, in virtual ms. @param {unknown} opts @param {string} what */
   const bound = (opts, what) => {
-    const b = own(opts, `${what} options`);
-    return {
-      maxMs: /** @type {number} */ (number(b, 'maxMs', MAX_MS, (v) => v >= 0, 'a number >= 0')),
-      graceMs: /** @type {number} */ (number(b, 'graceMs', 1000, (v) => v >= 0 && v < 2 ** 31, 'a number in [0, 2^31)')),
-    };
+    return readAll(own(opts, `${what} options`), CLOCK_RUN_OPTIONS);
   };
 
   /**
@@ -276,7 +283,7 @@ export function virtualClock(options) {
   /** @param {number} ms */
   const tick = (ms) =>
     advance('tick', async () => {
-      const end = now + /** @type {number} */ (number({ ms }, 'ms', 0, (v) => v >= 0 && v < Infinity, 'a finite number >= 0'));
+      const end = now + must(ms, 'ms', finiteMs);
       const spin = { at: NaN, n: 0 };
       await drain();
       for (let t = next(); t && t.due <= end; t = next()) await stepOnce(t, spin);

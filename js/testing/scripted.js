@@ -4,10 +4,23 @@
 // delay, resets, hangs, bodies that stall or are cut), each on the global
 // timers: virtual while a clock is installed. The vocabulary of a step is
 // the scripted HTTP server's (tests/server/scripted.mjs).
-import { own } from '../options.js';
+import { own, readAll, spec, num, ms, flag } from '../options.js';
 import { abortable, cut, isStatus, reset, signalOf, sleep } from './faults.js';
 
-const KEYS = new Set(['status', 'statusText', 'headers', 'body', 'size', 'delayMs', 'reset', 'hang', 'stallAfter', 'cutAfter']);
+/** The fields of an outcome (OutcomeInit), checked in this order (each message begins with where it is: `script[2].`). */
+export const OUTCOME_FIELDS = {
+  status: num('an integer HTTP status in [200, 599]', isStatus, 200),
+  statusText: spec((v) => typeof v === 'string', 'a string', undefined, ''),
+  delayMs: ms(0, false, true),
+  size: num('an integer >= 0', (v) => Number.isSafeInteger(v) && v >= 0),
+  stallAfter: num('an integer >= 0', (v) => Number.isSafeInteger(v) && v >= 0),
+  cutAfter: num('an integer >= 0', (v) => Number.isSafeInteger(v) && v >= 0),
+  reset: flag(),
+  hang: flag(),
+  // (what Response takes, checked by it)
+  headers: spec(() => true, 'a HeadersInit'),
+  body: spec(() => true, 'a body'),
+};
 
 /**
  * One outcome of a script, checked: a number is a status, 'reset' a reset,
@@ -23,20 +36,8 @@ function check(step, where) {
   if (step === null || typeof step !== 'object' || Array.isArray(step))
     throw new TypeError(`${where} must be an outcome: a status, 'reset', a Response or an object`);
   const s = own(step, where);
-  for (const k of Object.keys(s)) if (!KEYS.has(k)) throw new TypeError(`${where}: unknown field '${k}'`);
-  /** A field of type `type` passing `ok`. @param {string} k @param {string} type @param {(v: any) => boolean} ok @param {string} what */
-  const field = (k, type, ok, what) => {
-    const v = s[k];
-    if (v === undefined) return;
-    const msg = `${where}.${k} must be ${what}`;
-    if (typeof v !== type) throw new TypeError(msg);
-    if (!ok(v)) throw new RangeError(msg);
-  };
-  field('status', 'number', isStatus, 'an integer HTTP status in [200, 599]');
-  field('statusText', 'string', () => true, 'a string');
-  field('delayMs', 'number', (v) => v >= 0 && v < Infinity, 'a finite number >= 0');
-  for (const k of ['size', 'stallAfter', 'cutAfter']) field(k, 'number', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer >= 0');
-  for (const k of ['reset', 'hang']) field(k, 'boolean', () => true, 'a boolean');
+  for (const k of Object.keys(s)) if (!Object.hasOwn(OUTCOME_FIELDS, k)) throw new TypeError(`${where}: unknown field '${k}'`);
+  readAll(s, OUTCOME_FIELDS, `${where}.`);
   if (s.stallAfter !== undefined && s.cutAfter !== undefined) throw new TypeError(`${where}: stallAfter and cutAfter exclude each other`);
   return s;
 }

@@ -13,11 +13,17 @@
 // headers (the drivers' request model over undici's forms) headers.js, a
 // body read once body.js.
 import { snapshot, config } from '../fetch/options.js';
-import { number } from '../options.js';
+import { readAll, num } from '../options.js';
 import { request } from './request.js';
 
 /** The fetch driver's options that have no meaning at a dispatcher (refused rather than ignored). */
-const NOT_HERE = ['gate', 'beforeRetry', 'signal', 'hedge', 'endpoints', 'telemetry', 'fallback', 'auth', 'dedupe', 'limit'];
+export const NOT_HERE = ['gate', 'beforeRetry', 'signal', 'hedge', 'endpoints', 'telemetry', 'fallback', 'auth', 'dedupe', 'limit'];
+
+/** The undici entry's own option over the fetch driver's (UndiciRetryOptions). */
+export const UNDICI_OPTIONS = {
+  // (undefined: 1 MiB; anything but a number, null too, a TypeError)
+  maxBufferBytes: num('an integer >= 0', (v) => Number.isSafeInteger(v) && v >= 0, 1_048_576),
+};
 
 /** The global dispatcher's key, shared by Node's fetch and every copy of undici (its `setGlobalDispatcher`). */
 const GLOBAL = Symbol.for('undici.globalDispatcher.1');
@@ -30,10 +36,9 @@ const GLOBAL = Symbol.for('undici.globalDispatcher.1');
 function read(options) {
   const o = snapshot(options);
   for (const k of NOT_HERE) if (o[k] !== undefined) throw new TypeError(`${k} is not an option of wasm-backoff/undici`);
-  // (undefined: 1 MiB; anything but a number, null too, a TypeError)
-  const bound = number(o, 'maxBufferBytes', 1_048_576, (v) => Number.isSafeInteger(v) && v >= 0, 'an integer >= 0');
+  const own = readAll(o, UNDICI_OPTIONS);
   delete o.maxBufferBytes;
-  return { ...config(o), maxBufferBytes: bound };
+  return { ...config(o), ...own };
 }
 
 /** @typedef {ReturnType<typeof read>} Options */

@@ -8,41 +8,40 @@
 // a bounded queue (`maxQueued`) and goes, in order, when it opens; past the
 // bound, send() throws (or, with `overflow: 'error'`, an `error` event says
 // which message was dropped): never silently.
-import { fn, integer, own, ms, signalOf } from '../options.js';
-import { reconnectOptions, errorEvent, messageEvent } from '../sse/reconnect.js';
+import { readAll, fn, int, list, nullable, oneOf, own, ms, abortSignal } from '../options.js';
+import { RECONNECT_OPTIONS, reconnectOptions, gateOption, errorEvent, messageEvent } from '../sse/reconnect.js';
 import { Handlers, handler, setHandler } from '../sse/handlers.js';
 import { life } from './life.js';
 
 const BASE_MS = 1000;
+
+/** The reconnect options a WebSocket reads (a handshake's answer names no wait: no maxRetryAfterMs). */
+export const WS_RECONNECT_OPTIONS = { maxElapsedMs: RECONNECT_OPTIONS.maxElapsedMs, retryOn: RECONNECT_OPTIONS.retryOn };
+
+/** WebSocket's own options over the reconnect options (WebSocketOptions), in the order they are checked. */
+export const WS_OPTIONS = {
+  WebSocket: fn(),
+  // (null: the default, as undefined)
+  overflow: nullable(oneOf(['throw', 'error'], 'throw')),
+  stopCodes: nullable(
+    list('close codes (integers in [1000, 4999])', (x) => Number.isInteger(x) && x >= 1000 && x <= 4999, new Set([1008])),
+  ),
+  gate: gateOption(),
+  maxQueued: int(0, 2 ** 32, 16),
+  timeoutMs: ms(10_000, true),
+  signal: abortSignal(),
+};
 
 /**
  * The options, checked now.
  * @param {Record<string, any>} o from `own`
  */
 function read(o) {
-  const WS = fn(o, 'WebSocket') ?? globalThis.WebSocket;
+  const c = readAll(o, WS_OPTIONS);
+  const WS = c.WebSocket ?? globalThis.WebSocket;
   if (typeof WS !== 'function')
     throw new TypeError("WebSocket: this runtime has none: pass options.WebSocket (in Node 20, the 'ws' package's)");
-  const overflow = o.overflow ?? 'throw';
-  if (overflow !== 'throw' && overflow !== 'error')
-    throw new (typeof overflow === 'string' ? RangeError : TypeError)("overflow must be 'throw' or 'error'");
-  const codes = o.stopCodes ?? [1008];
-  const msg = 'stopCodes must be an array of close codes (integers in [1000, 4999])';
-  if (!Array.isArray(codes)) throw new TypeError(msg);
-  for (const x of codes) integer(x, msg.slice(0, 9), 1000, 4999);
-  const gate = o.gate;
-  if (gate !== undefined && typeof gate?.lane !== 'function')
-    throw new TypeError("gate must be a Gate (createGate from 'wasm-backoff/gate')");
-  return {
-    ...reconnectOptions(o, BASE_MS),
-    WebSocket: WS,
-    maxQueued: o.maxQueued === undefined ? 16 : integer(o.maxQueued, 'maxQueued', 0, 2 ** 32),
-    overflow,
-    stopCodes: new Set(codes),
-    timeoutMs: ms(o, 'timeoutMs', 10_000, true),
-    signal: signalOf(o),
-    gate,
-  };
+  return { ...reconnectOptions(o, BASE_MS, WS_RECONNECT_OPTIONS), ...c, WebSocket: WS };
 }
 
 /** A close event (CloseEvent where the runtime has one). @param {{ code: number, reason: string, wasClean: boolean }} e */

@@ -14,6 +14,7 @@ export type Endpoint =
   | string
   | URL
   | {
+      /** The endpoint: an absolute http(s) origin, as a string or a URL. */
       url: string | URL;
       /** Its share of first attempts (finite, > 0; drawn by each weight over the largest, so huge weights work too); giving any endpoint a weight draws first attempts by weight. @default 1 */
       weight?: number;

@@ -61,8 +61,18 @@ export interface GateOptions extends BackoffOptions {
   limit?: 'none' | 'adaptive';
   /** Statuses that mean "slow down" to the adaptive limiter (503 with a named wait always does). @default [429, 503, 529] (the statuses the retry policy calls throttling, `THROTTLE_STATUSES` of the core) */
   throttleOn?: number[];
-  /** Told every change of a target's circuit state (an observer: what it throws goes to the console). */
+  /** Told every change of a target's circuit state (an observer: what it throws goes to the console). @default undefined (none) */
   onStateChange?: (change: CircuitChange) => void;
+}
+
+/** Options of one {@link Gate.run} call: its signal, and its limits over the gate's defaults. */
+export interface GateRunOptions {
+  /** Aborts the call: it rejects at once with the signal's reason, held, waiting or running (the task is given the same signal). @default undefined */
+  signal?: AbortSignal;
+  /** The call's limit of attempts, counting each failed round it waited through held (integer >= 1, or `Infinity`). @default the gate's `maxAttempts` */
+  maxAttempts?: number;
+  /** The call's deadline in ms from its start: no wait for a round that ends past it (ms, >= 0). @default the gate's `maxElapsedMs` */
+  maxElapsedMs?: number;
 }
 
 /** A circuit's state: `closed` (calls pass), `open` (backing off), `half-open` (the next call probes, or the probe is out), `isolated` (by hand). */
@@ -135,7 +145,7 @@ export class Gate {
    * rejects with its last error, {@link GateOverflowError}, {@link GateTimeoutError},
    * or the signal's reason at once on abort.
    */
-  run<T>(key: unknown, task: (ctx: { signal?: AbortSignal }) => Promise<T> | T, options?: { signal?: AbortSignal; maxAttempts?: number; maxElapsedMs?: number }): Promise<T>;
+  run<T>(key: unknown, task: (ctx: { signal?: AbortSignal }) => Promise<T> | T, options?: GateRunOptions): Promise<T>;
   /**
    * Counters since creation — `evictions` (calls dropped by `maxQueued`), `rounds` (backoff
    * rounds started), `probes` (probes sent), `timeouts` (held calls that gave up with
@@ -196,6 +206,14 @@ export class BrokenCircuitError extends Error {
   readonly isolated: boolean;
 }
 
+/** Options of {@link AdaptiveLimiter.acquire}. */
+export interface AcquireOptions {
+  /** Aborts the wait: the call rejects with its reason and the token is given back. @default undefined */
+  signal?: AbortSignal;
+  /** The longest wait accepted, ms (a number >= 0). @default Infinity */
+  maxWaitMs?: number;
+}
+
 /**
  * The adaptive limiter alone (what `limit: 'adaptive'` gives each target of a gate): the AWS SDKs'
  * CUBIC token bucket, cut at most once per round trip (a throttle of a request whose token was taken
@@ -216,11 +234,7 @@ export class AdaptiveLimiter {
    * at once if the wait would exceed `maxWaitMs`; either way the token is given back and the
    * limiter keeps working. Bad options: `TypeError`/`RangeError` naming them.
    */
-  acquire(options?: {
-    signal?: AbortSignal;
-    /** The longest wait accepted, ms (a number >= 0). @default Infinity */
-    maxWaitMs?: number;
-  }): Promise<void>;
+  acquire(options?: AcquireOptions): Promise<void>;
   /**
    * The answer to a request sent (the oldest acquired and not yet answered): `throttled` (e.g. a 429;
    * a boolean, else `TypeError`). `retryAfterMs`, the wait the server named (a number >= 0,

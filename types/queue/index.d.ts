@@ -145,15 +145,15 @@ export interface DurableObjectNamespaceLike {
  * moves the object's alarm forward to the record's due time; the object's
  * `alarm()` then drains the queue (see {@link TaskQueueObject}, which does).
  */
+/** Options of {@link DurableObjectStore}. */
+export interface DurableObjectStoreOptions {
+  /** Move the object's alarm to each record's due time when sooner (the class must have an `alarm()`). @default false */
+  alarms?: boolean;
+}
+
 export interface DurableObjectStore extends StoreMethods {}
 export class DurableObjectStore {
-  constructor(
-    storage: DurableObjectStorageLike,
-    options?: {
-      /** Move the object's alarm to each record's due time when sooner (the class must have an `alarm()`). @default false */
-      alarms?: boolean;
-    },
-  );
+  constructor(storage: DurableObjectStorageLike, options?: DurableObjectStoreOptions);
   /** A TaskStore for a Worker whose TaskQueue processes tasks too: each call goes to the TaskQueueObject named `name` (make it per request). */
   static remote(namespace: DurableObjectNamespaceLike, name?: string): StoreMethods;
   /**
@@ -271,7 +271,7 @@ export interface TaskQueueOptions<P = unknown> {
    * @default undefined
    */
   onCompensate?: (task: TaskRecord<P>, error: unknown) => Promise<unknown> | unknown;
-  /** This instance's lock owner id (`lockedBy`). @default 16 random hex digits */
+  /** This instance's lock owner id (`lockedBy`); a non-empty string. @default a random id (16 hex digits), drawn at its first use */
   instanceId?: string;
   /**
    * A Background Sync tag (browsers with a Service Worker): after an enqueue

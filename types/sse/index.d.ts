@@ -36,18 +36,19 @@ export interface EventSourceOptions extends Omit<BackoffOptions, 'maxElapsedMs' 
   withCredentials?: boolean;
   /** The request's method (a token; `POST` with a `body` for a stream that takes a query). @default 'GET' */
   method?: string;
-  /** The request's headers (`Accept: text/event-stream` unless given; `Last-Event-ID` on reconnects is the stream's own). */
+  /** The request's headers (`Accept: text/event-stream` unless given; `Last-Event-ID` on reconnects is the stream's own). @default undefined (none) */
   headers?: HeadersInit;
-  /** The request's body, sent again at each reconnect: a string, bytes, `Blob`, `FormData` or `URLSearchParams` (not a stream). */
+  /** The request's body, sent again at each reconnect: a string, bytes, `Blob`, `FormData` or `URLSearchParams` (not a stream). @default undefined (none) */
   body?: BodyInit | null;
   /** The `fetch` to use (a test's `scriptedFetch`, an instrumented one). @default globalThis.fetch (read at each attempt) */
   fetch?: typeof fetch;
-  /** Aborting it is `close()`. */
+  /** Aborting it is `close()`. @default undefined */
   signal?: AbortSignal | null;
   /**
    * A gate (`createGate` from `wasm-backoff/gate`) the stream's connection
    * attempts go through, as the page's fetches do: it hears every failed
    * attempt, and while its circuit is open it holds the reconnects too.
+   * @default undefined (the reconnects back off on their own)
    */
   gate?: Gate;
   /**

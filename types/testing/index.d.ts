@@ -135,7 +135,7 @@ export interface OutcomeInit {
   status?: number;
   /** The response's status text. @default '' */
   statusText?: string;
-  /** The response's headers (`Retry-After`, `RateLimit-Reset`, …). */
+  /** The response's headers (`Retry-After`, `RateLimit-Reset`, …). @default undefined (none) */
   headers?: Headers | Record<string, string> | [string, string][];
   /**
    * The response's body: a string, bytes, a `Blob`, a `ReadableStream`, or
@@ -144,7 +144,7 @@ export interface OutcomeInit {
    * @default null
    */
   body?: string | ArrayBuffer | ArrayBufferView | Blob | ReadableStream | URLSearchParams | object | null;
-  /** A body of `size` bytes in place of `body` (byte i = i · 7 mod 251, as the project's scripted server sends). */
+  /** A body of `size` bytes in place of `body` (byte i = i · 7 mod 251, as the project's scripted server sends); an integer >= 0. @default undefined (`body`) */
   size?: number;
   /**
    * Virtual ms before the answer (or the reset) comes, as a slow server
@@ -165,12 +165,15 @@ export interface OutcomeInit {
   /**
    * The body gives its first `stallAfter` bytes, then nothing more: a read
    * waits until the request's signal aborts (then it errors with its
-   * reason) or the body is cancelled.
+   * reason) or the body is cancelled. An integer >= 0.
+   * @default undefined (the whole body)
    */
   stallAfter?: number;
   /**
    * The body gives its first `cutAfter` bytes, then errors as a connection
-   * cut mid-body: a `TypeError` `'terminated'`, as Node words it.
+   * cut mid-body: a `TypeError` `'terminated'`, as Node words it. An
+   * integer >= 0; not with `stallAfter`.
+   * @default undefined (the whole body)
    */
   cutAfter?: number;
 }
@@ -244,7 +247,7 @@ export interface ChaosOptions {
   rate: number;
   /** The status of a fault (an integer in [200, 599]). @default 503 */
   status?: number;
-  /** Statuses to choose a fault's from, uniformly (in place of `status`; a non-empty list). */
+  /** Statuses to choose a fault's from, uniformly (in place of `status`; a non-empty list). @default [status] */
   statuses?: readonly number[];
   /**
    * Which faults are resets (network failures, as an outcome `'reset'`) rather
@@ -260,7 +263,7 @@ export interface ChaosOptions {
    * @default 0
    */
   latencyMs?: number | readonly [number, number];
-  /** Headers of a fault's response (a `Retry-After`, say). */
+  /** Headers of a fault's response (a `Retry-After`, say). @default undefined (none) */
   headers?: Headers | Record<string, string> | [string, string][];
   /**
    * The seed of the PRNG (a safe integer): the same seed faults the same

@@ -38,9 +38,9 @@ export interface WebSocketOptions extends Omit<BackoffOptions, 'maxElapsedMs' | 
   stopCodes?: number[];
   /** The most ms an opening handshake may take: then it is abandoned and retried. @default 10000 */
   timeoutMs?: number;
-  /** Aborting it is `close()`. */
+  /** Aborting it is `close()`. @default undefined */
   signal?: AbortSignal | null;
-  /** A gate (`createGate` from `wasm-backoff/gate`) the connection attempts go through: it hears every failed one, and holds them while its circuit is open. */
+  /** A gate (`createGate` from `wasm-backoff/gate`) the connection attempts go through: it hears every failed one, and holds them while its circuit is open. @default undefined (the reconnects back off on their own) */
   gate?: Gate;
   /** The base of the waits, ms (>= 0). @default 1000 (the preset's when it sets one) */
   baseMs?: number;
