@@ -210,6 +210,12 @@ export const object = (d) => spec((v) => typeof v === 'object', 'an object', und
 export const text = (d) => spec((v) => typeof v === 'string' && v !== '', 'a non-empty string', undefined, d);
 
 /**
+ * `values` quoted, for a message: `'a', 'b', 'c'`.
+ * @param {readonly string[]} values
+ */
+export const quoted = (values) => values.map((v) => `'${v}'`).join(', ');
+
+/**
  * One of the strings `values` (`'a', 'b' or 'c'` in the message).
  * @template {string} V
  * @param {readonly V[]} values
@@ -219,10 +225,7 @@ export const text = (d) => spec((v) => typeof v === 'string' && v !== '', 'a non
 export const oneOf = (values, d) =>
   spec(
     (v) => typeof v === 'string',
-    values
-      .map((v) => `'${v}'`)
-      .join(', ')
-      .replace(/, (?!.*, )/, ' or '),
+    quoted(values).replace(/, (?!.*, )/, ' or '),
     (v) => values.includes(v),
     d,
   );

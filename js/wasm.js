@@ -21,7 +21,7 @@ import {
 } from './gen/boundary.js';
 
 export { w };
-import { own } from './options.js';
+import { own, quoted } from './options.js';
 
 let f64 = new Float64Array(w.memory.buffer);
 
@@ -67,7 +67,7 @@ const num = (v, msg) => {
 export function choice(v, key, values) {
   if (v === undefined) return NaN;
   const i = values.indexOf(/** @type {string} */ (v));
-  if (i < 0) throw new (typeof v === 'string' ? RangeError : TypeError)(`${key} must be one of ${values.map((x) => `'${x}'`).join(', ')}`);
+  if (i < 0) throw new (typeof v === 'string' ? RangeError : TypeError)(`${key} must be one of ${quoted(values)}`);
   return i;
 }
 

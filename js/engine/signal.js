@@ -1,7 +1,7 @@
 // @ts-check
 // The signal of one attempt: the caller's, the call's hard deadline and the
 // attempt's own `timeoutMs`, as one AbortSignal, and what lets go of it.
-import { MAX_TIMER } from '../gen/boundary.js';
+import { deadline } from '../hooks.js';
 
 const none = () => {};
 /** An attempt nothing can abort. @type {[undefined, () => void, undefined]} */
@@ -28,11 +28,8 @@ export function attemptSignal(call, signal, follow) {
   const ds = call.ds;
   const t = call.c.timeoutMs;
   if (t === undefined && !(signal && ds)) return signal || ds ? [ds ?? signal, none, undefined] : NOTHING;
-  const ac = new AbortController();
-  const timer =
-    t === undefined
-      ? undefined
-      : setTimeout(() => ac.abort(new DOMException(`timeoutMs (${t} ms) passed`, 'TimeoutError')), Math.min(t, MAX_TIMER));
+  // (the timeout's TimeoutError DOMException, as the deadline's: hooks.js)
+  const [ac, timer] = t === undefined ? [new AbortController()] : deadline('timeoutMs', t);
   const onDeadline = () => ac.abort(ds?.reason);
   ds?.addEventListener('abort', onDeadline);
   const onAbort = () => ac.abort(signal?.reason);

@@ -47,9 +47,9 @@ let defaults;
  * @param {Map<string, number>} [at]
  * @param {boolean} [shared] run by a `dedupe` for its callers
  */
-function run(c, input, init, send, at, shared = false) {
+async function run(c, input, init, send, at, shared = false) {
   const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
-  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (signal?.aborted) throw signal.reason;
   // (dedupe: one call, under its own signal, for every caller of the same request)
   const d = c.dedupe;
   if (d && !shared)
@@ -78,7 +78,7 @@ function run(c, input, init, send, at, shared = false) {
     [job, lane] = [x.job, x.lane];
   } catch (e) {
     call?.close();
-    return Promise.reject(e);
+    throw e;
   }
   return drive(call, job, lane);
 }
@@ -110,14 +110,8 @@ function configure(o) {
  * @param {import('../../types/index.js').RetryOptions} [options]
  * @returns {Promise<Response>}
  */
-export function fetchWithBackoff(input, init, options) {
-  let c;
-  try {
-    c = options === undefined ? (defaults ??= configure(own())) : configure(snapshot(options));
-  } catch (e) {
-    return Promise.reject(e);
-  }
-  return /** @type {Promise<Response>} */ (run(c, input, init, globalThis.fetch));
+export async function fetchWithBackoff(input, init, options) {
+  return run(options === undefined ? (defaults ??= configure(own())) : configure(snapshot(options)), input, init, globalThis.fetch);
 }
 
 /**
@@ -133,15 +127,8 @@ export function withBackoff(fetchFn, options) {
   const c = configure(base);
   /** @type {Map<string, number>} until when each origin said no request remains */
   const at = new Map();
-  const f = (/** @type {RequestInfo | URL} */ input, /** @type {RequestInit | undefined} */ init, /** @type {unknown} */ more) => {
-    let cc = c;
-    try {
-      if (more !== undefined) cc = configure(merge(base, more));
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return /** @type {Promise<Response>} */ (run(cc, input, init, fetchFn, at));
-  };
+  const f = async (/** @type {RequestInfo | URL} */ input, /** @type {RequestInit | undefined} */ init, /** @type {unknown} */ more) =>
+    run(more === undefined ? c : configure(merge(base, more)), input, init, fetchFn, at);
   f.extend = (/** @type {unknown} */ more) => withBackoff(fetchFn, merge(base, more));
   return f;
 }
@@ -155,19 +142,15 @@ export function withBackoff(fetchFn, options) {
  * @param {import('../../types/index.js').RetryFnOptions} [options]
  * @returns {Promise<T>}
  */
-export function retry(fn, options) {
+export async function retry(fn, options) {
+  if (typeof fn !== 'function') throw new TypeError('fn must be a function');
   let c, signal;
-  try {
-    if (typeof fn !== 'function') throw new TypeError('fn must be a function');
-    if (options === undefined) c = defaults ??= configure(own());
-    else {
-      const o = snapshot(options);
-      signal = readAll(o, RETRY_FN_OPTIONS).signal;
-      c = configure(o);
-    }
-  } catch (e) {
-    return Promise.reject(e);
+  if (options === undefined) c = defaults ??= configure(own());
+  else {
+    const o = snapshot(options);
+    signal = readAll(o, RETRY_FN_OPTIONS).signal;
+    c = configure(o);
   }
-  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (signal?.aborted) throw signal.reason;
   return /** @type {Promise<T>} */ (drive(new Call(c, signal), task(fn), scheduled));
 }

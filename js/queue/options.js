@@ -1,7 +1,7 @@
 // The queue's option readers (TaskQueue's constructor and purge) that are
 // not the core's: the policy's options (leaseMs, maxFailures, maxRetentionMs,
 // backoff) are read in transitions.js.
-import { spec, fn, ms, num, text, required, nullable } from '../options.js';
+import { spec, fn, ms, num, text, required, nullable, quoted } from '../options.js';
 import { MAX_TIMER } from '../gen/boundary.js';
 import { MemoryStore } from './memory-store.js';
 import { FINAL, checkId } from './record.js';
@@ -50,7 +50,7 @@ export const PURGE_OPTIONS = {
   states: nullable(
     spec(
       Array.isArray,
-      `a non-empty array of ${FINAL.map((x) => `'${x}'`).join(', ')}`,
+      `a non-empty array of ${quoted(FINAL)}`,
       (v) => v.length && v.every((/** @type {any} */ x) => FINAL.includes(x)),
       /** @type {import('./record.js').TaskState[]} */ (FINAL),
     ),
