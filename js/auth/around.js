@@ -60,11 +60,6 @@ export class Around {
     return this.job.judge(call, o);
   }
 
-  /** @returns {{ method: string, url: string } | undefined} */
-  describe() {
-    return this.job.describe?.();
-  }
-
   /** @returns {object | undefined} */
   about() {
     return this.job.about?.();

@@ -61,7 +61,6 @@ export { Call };
  * @property {(o: Outcome, why: string) => unknown} [result] what a call that did not fail resolves with (it may throw: the call rejects)
  * @property {(o: Outcome, why: string) => unknown} [failure] what a call that failed rejects with (else the outcome's error)
  * @property {() => object | undefined} [about] more for onDone (a hedge race's winner)
- * @property {() => { method: string, url: string } | undefined} [describe] the request as the next attempt sends it (telemetry)
  */
 
 /**

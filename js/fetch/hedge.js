@@ -82,11 +82,6 @@ export class Hedged {
     if (BROWSER) job.use((input, init, n) => [input, this.#hedges.has(n) ? { ...init, cache: 'no-store' } : init]);
   }
 
-  /** The request as the next attempt sends it. */
-  describe() {
-    return this.job.describe();
-  }
-
   /** Which attempt won the race, and how many hedges went, for onDone. */
   about() {
     return this.won ? { won: this.won, hedges: this.sent } : undefined;

@@ -126,15 +126,6 @@ export class FetchJob {
     return this.isReq ? this.input.clone() : this.input;
   }
 
-  /** The request as the next attempt sends it: its method and URL (telemetry's attributes). */
-  describe() {
-    let input = this.isReq ? this.input.url : this.input;
-    /** @type {RequestInit | undefined} */
-    let o = this.init;
-    for (const stage of this.stages) [input, o] = stage(input, o, 0);
-    return { method: this.model().method, url: input instanceof Request ? input.url : String(input) };
-  }
-
   /**
    * @param {import('../engine/call.js').Call} call
    * @param {number} n

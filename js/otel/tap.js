@@ -34,14 +34,31 @@ const PLAIN = /^(https?):\/\/([^/?#@[\]:]+|\[[^\]/?#@]*\])(?::(\d*))?(?=[/?#]|$)
 const SECRET = /([?&](?:AWSAccessKeyId|Signature|sig|X-Goog-Signature)=)[^&#]*/g;
 
 /**
+ * The fetch job (js/fetch/request.js, or the stream entry's) a call's job
+ * is or wraps (hedging, auth and a fallback's job hold the one they wrap
+ * as `job`); undefined for retry(fn)'s.
+ * @param {any} job
+ * @returns {any}
+ */
+const fetchJobOf = (job) => {
+  while (job.job) job = job.job;
+  return typeof job.model === 'function' ? job : undefined;
+};
+
+/**
  * What the request of a fetch call is now (beforeRetry may change it between
- * attempts; failover, where it goes): its method and URL as the job
- * describes them, the semantic conventions' attributes.
- * @param {import('../engine/loop.js').Job} job a FetchJob (js/fetch/request.js), or a hedged one
+ * attempts; failover, where it goes: the job's request stages run for the
+ * next attempt), the semantic conventions' attributes.
+ * @param {any} j the call's fetch job (`fetchJobOf`)
  * @returns {Attributes}
  */
-function request(job) {
-  const { method, url: href } = /** @type {Function} */ (job.describe)();
+function request(j) {
+  let input = j.isReq ? j.input.url : j.input;
+  /** @type {RequestInit | undefined} */
+  let o = j.init;
+  for (const stage of j.stages) [input, o] = stage(input, o, 0);
+  const method = j.model().method;
+  const href = input instanceof Request ? input.url : String(input);
   /** @type {Attributes} */
   const a = { 'http.request.method': method };
   const m = PLAIN.exec(href);
@@ -112,9 +129,10 @@ class CallTap {
    */
   constructor(kit, call, job) {
     this.kit = kit;
-    this.job = job;
-    this.http = !!job.describe;
-    if (this.http) this.#req = request(job);
+    /** The call's fetch job, if it is a fetch call. */
+    this.fj = fetchJobOf(job);
+    this.http = !!this.fj;
+    if (this.http) this.#req = request(this.fj);
     if (kit.metering) this.#m = metric(this.#req, kit.base);
     const name = this.http ? `${this.#req['http.request.method']}` : 'retry';
     const parent = context.active();
@@ -126,9 +144,7 @@ class CallTap {
     this.recording = this.span.isRecording();
     /** The attempts' parent context (none unless recorded). */
     this.ctx = this.recording ? trace.setSpan(parent, this.span) : parent;
-    // (the job's request: a hedged job's own)
-    const j = /** @type {any} */ (job).job ?? job;
-    if (kit.seen && this.http) kit.seen(/** @type {any} */ (call.c).gate?.keyOf?.(j.input, j.init));
+    if (kit.seen && this.http) kit.seen(/** @type {any} */ (call.c).gate?.keyOf?.(this.fj.input, this.fj.init));
   }
 
   /**
@@ -144,7 +160,7 @@ class CallTap {
     if (resend) this.#waited += Date.now() - this.#idle;
     // (the request as this attempt sends it: beforeRetry's, failover's endpoint)
     if (this.http) {
-      this.#req = request(this.job);
+      this.#req = request(this.fj);
       if (kit.metering) this.#m = metric(this.#req, kit.base);
     }
     if (kit.metering) kit.started.add(1, { ...this.#m, 'wasm_backoff.attempt_type': resend ? 'retry' : 'original' });
