@@ -11,20 +11,14 @@
 // <what>`, naming the option.
 
 /**
- * How an option is read: `is` its type (else a TypeError), `ok` its range
- * (else a RangeError), `what` the end of the message (`<name> must be
- * <what>`), `d` its value when not given (undefined), `r` it must be
- * given (undefined fails `is`), `map` the value given as it is kept. Each
- * is an own property (`spec` sets them all): a polluted Object.prototype
- * changes no spec.
+ * How an option is read, `[is, what, ok, d, map, r]` (a tuple: the
+ * smallest shape in every entry's bundle, measured): `is` its type (else a
+ * TypeError), `what` the end of the message (`<name> must be <what>`),
+ * `ok` its range (else a RangeError), `d` its value when not given
+ * (undefined), `map` the value given as it is kept, `r` it must be given
+ * (undefined fails `is`). `spec` makes one.
  * @template T
- * @typedef {object} Spec
- * @property {(v: any) => boolean} is
- * @property {(v: any) => boolean} [ok]
- * @property {string} what
- * @property {T} [d]
- * @property {boolean} [r]
- * @property {(v: any) => T} [map]
+ * @typedef {[is: (v: any) => boolean, what: string, ok: ((v: any) => boolean) | undefined, d: T | undefined, map: ((v: any) => T) | undefined, r: boolean | undefined]} Spec
  */
 
 /** @typedef {Record<string, Spec<any>>} Table */
@@ -57,11 +51,12 @@ export function own(o, what = 'options') {
  * @returns {T}
  */
 export function must(v, name, s) {
-  if (v === undefined && !s.r) return /** @type {T} */ (s.d);
-  const msg = `${name} must be ${s.what}`;
-  if (!s.is(v)) throw new TypeError(msg);
-  if (s.ok && !s.ok(v)) throw new RangeError(msg);
-  return s.map ? s.map(v) : /** @type {T} */ (v);
+  const [is, what, ok, d, map, r] = s;
+  if (v === undefined && !r) return /** @type {T} */ (d);
+  const msg = `${name} must be ${what}`;
+  if (!is(v)) throw new TypeError(msg);
+  if (ok && !ok(v)) throw new RangeError(msg);
+  return map ? map(v) : /** @type {T} */ (v);
 }
 
 /**
@@ -105,7 +100,7 @@ export function readAll(o, table, pre = '', into = /** @type {I} */ ({})) {
  * @param {boolean} [r]
  * @returns {Spec<T>}
  */
-export const spec = (is, what, ok, d, map, r) => ({ is, ok, what, d, map, r });
+export const spec = (is, what, ok, d, map, r) => [is, what, ok, d, map, r];
 
 /**
  * The same spec, given or not: undefined fails it (a TypeError).
@@ -113,7 +108,7 @@ export const spec = (is, what, ok, d, map, r) => ({ is, ok, what, d, map, r });
  * @param {Spec<T>} s
  * @returns {Spec<Exclude<T, undefined>>}
  */
-export const required = (s) => /** @type {Spec<Exclude<T, undefined>>} */ (spec(s.is, s.what, s.ok, s.d, s.map, true));
+export const required = (s) => /** @type {Spec<Exclude<T, undefined>>} */ (spec(s[0], s[1], s[2], s[3], s[4], true));
 
 /**
  * The same spec, with null read as not given (its default).
@@ -121,13 +116,13 @@ export const required = (s) => /** @type {Spec<Exclude<T, undefined>>} */ (spec(
  * @param {Spec<T>} s
  * @returns {Spec<T>}
  */
-export const nullable = (s) =>
+export const nullable = ([is, what, ok, d, map]) =>
   spec(
-    (v) => v === null || s.is(v),
-    s.what,
-    (v) => v === null || !s.ok || s.ok(v),
-    s.d,
-    (v) => (v === null ? /** @type {T} */ (s.d) : s.map ? s.map(v) : v),
+    (v) => v === null || is(v),
+    what,
+    (v) => v === null || !ok || ok(v),
+    d,
+    (v) => (v === null ? /** @type {T} */ (d) : map ? map(v) : v),
   );
 
 /** @param {unknown} v */

@@ -104,8 +104,15 @@ const READERS = [
 
 /** The option names of a reader, in its tables' order. */
 const names = (tables) => [...new Set(tables.flatMap((t) => Object.keys(t)))];
-/** The spec of `name` in a reader's tables (the last that has it: a later table overrides). */
-const specOf = (tables, name) => tables.findLast((t) => Object.hasOwn(t, name))[name];
+/**
+ * What a reader's tables say of `name` (the last that has it: a later table
+ * overrides): whether it is required, its default, or that the core reads it.
+ */
+const specOf = (tables, name) => {
+  const s = tables.findLast((t) => Object.hasOwn(t, name))[name];
+  // (a spec is js/options.js's tuple [is, what, ok, d, map, r])
+  return s.core ? s : { r: s[5], d: s[3] };
+};
 
 // The declarations, as TypeScript reads them (inherited, picked and omitted members resolved).
 const FILES = [...new Set(READERS.map(([, file]) => new URL(file, ROOT).pathname))];
