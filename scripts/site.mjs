@@ -24,6 +24,8 @@ export const PAGES = [
   ['docs/entries.md', 'Entries'],
   ['docs/fetch.md', 'Fetch'],
   ['docs/hedging.md', 'Hedging and failover'],
+  ['docs/around.md', 'Around the retry'],
+  ['docs/connections.md', 'Long-lived connections'],
   ['docs/protections.md', 'Protections'],
   ['docs/queue.md', 'Queue'],
   ['docs/edge-fleets.md', 'Edge fleets'],
@@ -39,13 +41,31 @@ export const PAGES = [
   ['CONTRIBUTING.md', 'Contributing'],
 ];
 /** Rendered too, but only linked from the pages (not in the nav). */
-const LINKED = ['bench/RESULTS.md', 'bench/OUTAGE.md'];
+const LINKED = ['bench/RESULTS.md', 'bench/OUTAGE.md', 'bench/QUOTA.md', 'bench/RECONNECT.md'];
 /** The declarations TypeDoc documents, one module per published entry. */
 const ENTRIES = [
   'types/index.d.ts',
-  ...['backoff', 'budget', 'gate', 'query', 'queue', 'stats', 'undici', 'outbox', 'otel', 'stream', 'hedge', 'failover', 'testing'].map(
-    (e) => `types/${e}/index.d.ts`,
-  ),
+  ...[
+    'backoff',
+    'budget',
+    'gate',
+    'query',
+    'queue',
+    'stats',
+    'undici',
+    'outbox',
+    'otel',
+    'stream',
+    'hedge',
+    'failover',
+    'auth',
+    'dedupe',
+    'cache',
+    'quota',
+    'sse',
+    'ws',
+    'testing',
+  ].map((e) => `types/${e}/index.d.ts`),
 ];
 /** Their module names (each file's `@module` tag): the entries' names. */
 export const MODULES = ENTRIES.map((e) => (e === 'types/index.d.ts' ? 'wasm-backoff' : `wasm-backoff/${e.split('/')[1]}`));

@@ -86,7 +86,8 @@ export interface EventSourceErrorEvent extends Event {
   readonly delayMs?: number;
 }
 
-interface EventSourceEventMap {
+/** The events an EventSource dispatches, by type (what `addEventListener` types its listener by). */
+export interface EventSourceEventMap {
   open: Event;
   message: MessageEvent<string>;
   error: EventSourceErrorEvent;

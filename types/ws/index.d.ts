@@ -73,7 +73,8 @@ export interface WebSocketCloseEvent extends Event {
   readonly wasClean: boolean;
 }
 
-interface WebSocketEventMap {
+/** The events a WebSocket dispatches, by type (what `addEventListener` types its listener by). */
+export interface WebSocketEventMap {
   open: Event;
   message: MessageEvent;
   close: WebSocketCloseEvent;
