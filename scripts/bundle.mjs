@@ -8,7 +8,8 @@
 //   node scripts/bundle.mjs [--only small|gate|queue|js|full|<entry> | --shipped] [--dev]
 //
 // --dev: unminified, with the sources' names (for debugging and test:js).
-import { build } from 'esbuild';
+import { build as esbuild } from 'esbuild';
+import { minify } from 'terser';
 import { readFileSync, writeFileSync, readdirSync, rmSync, mkdirSync, copyFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,6 +105,25 @@ export function boundary(mod, form, dir = './') {
   };
 }
 
+/**
+ * esbuild with `options`, then (unless `dev`) terser over each file it
+ * wrote: esbuild minifies fast, terser's compressor and mangler find more
+ * (two passes; its safe transforms only): measured, the main entry's
+ * browser file 8,801 -> 8,466 B gzip -9, every other entry a few percent.
+ * @param {import('esbuild').BuildOptions} options
+ * @param {boolean} dev
+ */
+async function build(options, dev) {
+  const r = await esbuild({ ...options, metafile: true });
+  if (dev) return r;
+  for (const out of Object.keys(/** @type {any} */ (r.metafile).outputs)) {
+    const file = join(ROOT, out);
+    const min = await minify(readFileSync(file, 'utf8'), { module: true, compress: { passes: 2 } });
+    writeFileSync(file, /** @type {string} */ (min.code));
+  }
+  return r;
+}
+
 export async function bundle(mod, { dev = false } = {}) {
   const { entries } = MODULES[mod];
   if (Object.keys(entries).length === 0) return;
@@ -148,11 +168,11 @@ export async function bundle(mod, { dev = false } = {}) {
     for (const e of alone) {
       const dir = dirOf(e.out);
       const define = { WASM: JSON.stringify(`${dir}${MODULES[mod].wasm}`) };
-      await build({ ...options, entryPoints: [e], define, plugins: [boundary(mod, form, dir)] });
+      await build({ ...options, entryPoints: [e], define, plugins: [boundary(mod, form, dir)] }, dev);
     }
     const rest = entryPoints.filter((e) => !alone.includes(e));
     if (rest.length)
-      await build({ ...options, entryPoints: rest, splitting: true, define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) } });
+      await build({ ...options, entryPoints: rest, splitting: true, define: { WASM: JSON.stringify(`./${MODULES[mod].wasm}`) } }, dev);
   }
   for (const dir of Object.keys(entries)) {
     mkdirSync(join(PKG, dir), { recursive: true });

@@ -7,7 +7,7 @@
 #   bash scripts/setup.sh        everything (npm test: scripts/test.sh)
 #   bash scripts/setup.sh demo   what building pkg/ and serving the demo need
 #                                alone (npm run demo: scripts/demo.sh): the
-#                                wasm32 target, binaryen and esbuild (into
+#                                wasm32 target, binaryen, esbuild and terser (into
 #                                scripts/node_modules/, at the versions of
 #                                package.json), bench/'s two packages. No
 #                                wasm-bindgen CLI (the shipped modules need
@@ -33,11 +33,11 @@ done
 
 # (the demo: the build tools alone, at package.json's versions, unless the full set is there)
 if [ "$mode" = demo ]; then
-  if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/esbuild ]; then
+  if [ ! -x node_modules/.bin/wasm-opt ] || [ ! -d node_modules/esbuild ] || [ ! -d node_modules/terser ]; then
     want() { node -p "require('./package.json').devDependencies['$1']"; }
     have() { node -p "try { require('./scripts/node_modules/$1/package.json').version } catch { '' }"; }
     tools=()
-    for p in binaryen esbuild; do [ "$(have $p)" = "$(want $p)" ] || tools+=("$p@$(want $p)"); done
+    for p in binaryen esbuild terser; do [ "$(have $p)" = "$(want $p)" ] || tools+=("$p@$(want $p)"); done
     if [ ${#tools[@]} -gt 0 ]; then
       say "npm install ${tools[*]} into scripts/node_modules (the build's tools alone)"
       npm install --prefix scripts --no-save --no-package-lock --no-audit --no-fund --loglevel=error "${tools[@]}"

@@ -314,6 +314,17 @@ test(`${TESTING}: Retry-After, the deadline, the breaker and chaos, on the virtu
   assert.equal(srv.requests.length, 0, 'the scripted fetch answered: nothing reached a server');
 });
 
+// docs/connections.md: the EventSource's test example, on the virtual clock (asserts on itself).
+test('docs/connections.md: an EventSource on a scripted stream and a virtual clock', async () => {
+  srv.reset();
+  const realSetTimeout = globalThis.setTimeout;
+  const logged = await run('docs/connections.md', 0);
+  assert.equal(logged.length, 1);
+  assert.match(logged[0], /^reconnected after \d+ ms, then \d+ ms$/);
+  assert.equal(globalThis.setTimeout, realSetTimeout, 'the example uninstalled its clock');
+  assert.equal(srv.requests.length, 0, 'the scripted fetch answered: nothing reached a server');
+});
+
 // The fleet's Worker examples (sharedGate, sharedBudget): a report whose request has ended is never
 // answered in workerd, so flush() must reach waitUntil on every path, the call's error path included.
 test("the fleet's Worker examples hand flush() to waitUntil in a finally (also when the call throws)", () => {
