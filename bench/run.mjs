@@ -209,7 +209,9 @@ try {
 
   await section('reconnect', '15. Reconnect storm: 10,000 clients of one restarted server (bench/reconnect.mjs)', async () => {
     const out = join(tmp, 'RECONNECT.md');
-    execFileSync(process.execPath, [join(BENCH, 'reconnect.mjs'), `--runs=${QUICK ? 2 : 10}`, `--out=${out}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(process.execPath, [join(BENCH, 'reconnect.mjs'), `--runs=${QUICK ? 2 : 10}`, `--out=${out}`], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     // (its own file's title dropped; its scenarios become sub-headings)
     return readFileSync(out, 'utf8')
       .split('\n')
@@ -223,7 +225,13 @@ try {
     const check = rows
       .filter((r) => r.name.includes('quota'))
       .map((r) => `- ${r.shape}: ${r.ratio429.toFixed(3)}× the 429s, ${r.goodRatio.toFixed(3)}× the goodput of the defaults`);
-    return [table(rows), '', 'With `limit: quota(...)`, against the defaults on the same calls (target: ≤ 0.1× the 429s at ≥ 0.95× the goodput):', '', ...check];
+    return [
+      table(rows),
+      '',
+      'With `limit: quota(...)`, against the defaults on the same calls (target: ≤ 0.1× the 429s at ≥ 0.95× the goodput):',
+      '',
+      ...check,
+    ];
   });
 } finally {
   rmSync(tmp, { recursive: true, force: true });
