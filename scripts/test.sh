@@ -51,6 +51,7 @@ killtree() {
 if [ "$what" = all ]; then
   step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
   node_modules/.bin/biome check .
+  cargo run --quiet -p xtask # (js/gen/, which tsc reads: the build renders it again, a no-op)
   node_modules/.bin/tsc -p tsconfig.json
   # pkg/ (release builds, scripts/build.sh) is built while the Rust checks
   # (debug builds) run: the two share no artifact, and cargo locks a target
