@@ -50,6 +50,7 @@ export { Call };
  * @property {string} why '' = another attempt, after `delayMs`; else why the call ends
  * @property {number} delayMs the wait before the next attempt (told to onRetry)
  * @property {number} [hintMs] the server's wait, as honoured (told to onRetry)
+ * @property {boolean} [held] the wait is a gate round's, not the call's own backoff (a failover may move the call)
  */
 
 /**

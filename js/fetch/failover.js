@@ -10,10 +10,14 @@
 // with no probe out: that call is the probe); the first attempt of every
 // call goes to the preferred one (the first in the list, or one drawn by
 // weight) when it is usable, so a preferred endpoint that recovers is
-// probed and returned to. A request sent to another origin than its own
+// probed and returned to. With no endpoint usable, the call is held by the
+// one whose round ends first (the earlier in the list on a tie), leaving the
+// queue it was in; while held, it goes to another endpoint whose round
+// ends first or that becomes usable. A request sent to another origin than its own
 // loses its credential headers, as fetch drops them on a cross-origin
 // redirect, unless that endpoint says `credentials: true`.
 import { own, readAll, required, spec, ms, flag } from '../options.js';
+import { MAX_TIMER } from '../gen/boundary.js';
 
 /** The headers fetch drops when a redirect leaves the origin (RFC 9110 §15.4; Fetch, "HTTP-redirect fetch"). */
 const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
@@ -31,6 +35,15 @@ const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
  * @property {boolean} weighted
  * @property {Set<string>} origins the listed origins
  */
+
+/** A ticket's state while it is held in its target's queue (js/gate/ticket.js's T_HELD: this subpath loads no wasm). */
+export const HELD = 1;
+
+/**
+ * Whether endpoint lane `t` (a gate's ticket, or a fleet's around the local one, its `inner`) is held in its queue now.
+ * @param {any} t
+ */
+const held = (t) => (t.inner ?? t).state === HELD;
 
 /**
  * The URL of `input` (a URL, a string, or a Request), against the page's
@@ -176,6 +189,8 @@ export class Failover {
   ep;
   /** @type {Endpoint | undefined} where the last attempt went */
   went;
+  /** The next pass enters the current endpoint's queue at once (the call was moved there to be held: the wait told was its round's). */
+  into = false;
 
   /**
    * @param {import('./options.js').Config} c
@@ -219,11 +234,26 @@ export class Failover {
     return s.state === 'closed' || (s.state === 'half-open' && !s.probing);
   }
 
-  /** The first attempt's endpoint: the preferred usable one (or the first, to be held by its gate). */
+  /** How long until endpoint `i`'s round ends, in ms: 0 when it has (or no gate), Infinity while isolated. @param {number} i */
+  waitOf(i) {
+    return this.c.gate?.state(this.keyOf(i)).retryAfterMs ?? 0;
+  }
+
+  /** With no usable endpoint, the one to be held by: whose round ends first (the earlier in the list on a tie). */
+  soonest() {
+    let [best, least] = [0, Infinity];
+    this.eps.list.forEach((_, i) => {
+      const w = this.waitOf(i);
+      if (w < least) [best, least] = [i, w];
+    });
+    return best;
+  }
+
+  /** The first attempt's endpoint: the preferred usable one (or, none usable, the one to be held by). */
   first() {
     const { list, weighted } = this.eps;
     const ok = list.map((_, i) => i).filter((i) => this.usable(i));
-    if (!weighted || ok.length < 2) return ok[0] ?? 0;
+    if (!weighted || ok.length < 2) return ok[0] ?? this.soonest();
     let r = Math.random() * ok.reduce((s, i) => s + list[i].weight, 0);
     for (const i of ok) if ((r -= list[i].weight) < 0) return i;
     return ok[ok.length - 1];
@@ -249,20 +279,78 @@ export class Failover {
   }
 
   /**
-   * The current endpoint's pass (its gate's hold, or the wait the loop was told).
+   * The current endpoint's pass (its gate's hold, or the wait the loop was
+   * told). With a gate, while the current endpoint is down or the call
+   * waits first, the pass is watched: see `watch`.
    * @param {import('../engine/call.js').Call} call
    * @param {number} delayMs
    */
   pass(call, delayMs) {
     if (this.i < 0) this.to(this.first());
-    return this.t.pass(call, delayMs);
+    const wait = this.into ? 0 : delayMs;
+    this.into = false;
+    const p = this.t.pass(call, wait);
+    return p && this.c.gate && this.eps.list.length > 1 && (wait > 0 || !this.usable(this.i)) ? this.watch(call, p, Date.now() + wait) : p;
+  }
+
+  /**
+   * Pass `p` of the current endpoint, watched: when another endpoint's round
+   * ends (not before `from`, when the call's own wait is over) and the call
+   * is held by a target that is not usable, it leaves that queue for the next
+   * usable endpoint, or, none usable, for the one whose round ends first.
+   * Resolves or rejects as the pass of the endpoint the call is with.
+   * @param {import('../engine/call.js').Call} call
+   * @param {Promise<void>} p
+   * @param {number} from
+   */
+  async watch(call, p, from) {
+    for (;;) {
+      const at = this.wake(from);
+      if (at === Infinity) return p;
+      /** @type {any} */
+      let timer;
+      let rang;
+      try {
+        rang = await Promise.race([p, new Promise((r) => (timer = setTimeout(r, Math.min(at - Date.now(), MAX_TIMER), true)))]);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (!rang) return; // (let through)
+      // (not in a queue now: its own wait, the limiter's token or a fleet's answer; looked at again at the next round's end)
+      if (!held(this.t) || this.usable(this.i)) continue;
+      let j = this.next();
+      if (j < 0) j = this.soonest();
+      if (j === this.i) continue;
+      p.catch(() => {}); // (it leaves the queue: the old pass rejects, unheard)
+      this.t.cancel?.();
+      this.to(j);
+      p = this.t.pass(call, 0);
+    }
+  }
+
+  /**
+   * When the watch looks next: the soonest end of another endpoint's round
+   * still to come, or, while the call's own wait runs (to `from`), that
+   * wait's end if another endpoint's round is over; Infinity: never.
+   * @param {number} from
+   */
+  wake(from) {
+    const now = Date.now();
+    let at = Infinity;
+    this.eps.list.forEach((_, j) => {
+      const w = j === this.i ? Infinity : this.waitOf(j);
+      if (w < Infinity && (w > 0 || from > now)) at = Math.min(at, now + w);
+    });
+    return Math.max(at, from);
   }
 
   /**
    * The current endpoint's lane decides; a retry it grants (or a circuit it
    * found open, failing fast) goes to the next usable endpoint, if any: at
    * once when the old endpoint's round held it, else after the call's own
-   * backoff (which the next endpoint's lane is told).
+   * backoff (which the next endpoint's lane is told). With none usable, a
+   * call held by its endpoint's round is held by the endpoint whose round
+   * ends first instead (it leaves the old queue for that one's).
    * @param {import('../engine/call.js').Call} call
    * @param {import('../engine/loop.js').Verdict} v
    * @param {import('../engine/loop.js').Outcome} o
@@ -273,11 +361,17 @@ export class Failover {
     this.went = this.ep;
     const d = t.after(call, v, o);
     if (!v.why && (!d.why || d.why === 'circuit-open')) {
-      const j = this.next();
+      let j = this.next();
       if (j >= 0) {
         t.cancel?.(); // (held by the old endpoint's gate: it leaves that queue)
         this.to(j);
         return { why: '', delayMs: d.why || d.held ? 0 : d.delayMs, hintMs: d.hintMs };
+      }
+      if (d.held && !this.usable(this.i) && (j = this.soonest()) !== this.i) {
+        t.cancel?.();
+        this.to(j);
+        this.into = true;
+        return { why: '', delayMs: this.waitOf(j), hintMs: d.hintMs, held: true };
       }
     }
     return d;

@@ -202,20 +202,21 @@ export class Gate {
   /**
    * Where the target `key` stands: its circuit's state (`closed`, `open`,
    * `half-open` — `probing` while its probe is out —, `isolated`), held and
-   * in-flight calls.
+   * in-flight calls, and how long until its round ends (`retryAfterMs`, as
+   * a BrokenCircuitError's: 0 once over, Infinity while isolated).
    * @param {unknown} key
-   * @returns {{ state: import('../../types/gate/index.js').CircuitState, probing: boolean, held: number, inFlight: number }}
+   * @returns {import('../../types/gate/index.js').GateTargetState}
    */
   state(key) {
     const s = this.#slots.get(key);
-    if (!s || s.dead) return { state: 'closed', probing: false, held: 0, inFlight: 0 };
+    if (!s || s.dead) return { state: 'closed', probing: false, held: 0, inFlight: 0, retryAfterMs: 0 };
     // The core's clock moves at its operations; with nothing held there is
     // no timer, so a round that is over (or restored over) would still read
     // 'open'. gate_take ticks it (and takes nothing: nothing is held).
     // With calls held, their timer does that at the round's end.
     if (s.queue.size === 0) s.op(w.gate_take, Date.now()), s.round(), s.sync();
     s.op(w.gate_status);
-    return s.view();
+    return { ...s.view(), retryAfterMs: s.retryAfterMs() };
   }
 
   /**

@@ -260,7 +260,7 @@ export class Ticket {
    * @param {import('../engine/call.js').Call} call
    * @param {import('../engine/loop.js').Verdict} v the job's verdict ('' = another attempt wanted)
    * @param {import('../engine/loop.js').Outcome} o
-   * @returns {import('../engine/loop.js').Decision & { held?: boolean }}
+   * @returns {import('../engine/loop.js').Decision}
    */
   after(call, v, o) {
     // The gate was freed while the call was out: it ends with its own outcome.

@@ -438,6 +438,73 @@ for (const [kind, make, retryAt] of [
   });
 }
 
+// (issue 34) Every circuit open: the call is held by the endpoint whose round ends first, not by the one it
+// last tried. (A gate trips on the failure itself; a fleet's object answers the failure's report after the
+// retry's wait was decided: the retry to the secondary goes after that wait, 20 ms, and its round ends at 520.)
+for (const [kind, make, retryAt] of [
+  ['a gate', (o) => createGate(o), 0],
+  ["a fleet's shared gate (its objects in-process)", (o) => sharedGate(objects().view(), o), 20],
+]) {
+  test(`with ${kind} and every circuit open, the held call goes to the endpoint whose round ends first`, async (t) => {
+    const clock = virtual(t);
+    // The primary fails at once (its round: 0 to 400); the secondary answers 503 after 100 ms (its round ends 100 ms later).
+    let up = false;
+    const f = origins(clock, { [A]: () => (up ? { status: 200, body: 'a' } : 503), [B]: { status: 503, delayMs: 100 } });
+    const gate = make({ baseMs: 400, maxDelayMs: 400, jitter: 'none', consecutive: 1 });
+    t.after(() => gate.free());
+    const retries = [];
+    let done;
+    const api = withBackoff(f, {
+      ...FAST,
+      maxAttempts: 10,
+      gate,
+      endpoints: failover([A, B]),
+      onRetry: (i) => retries.push(`${i.attempt}:${i.delayMs}@${clock.now()}`),
+      onDone: (d) => (done = d),
+    });
+    const call = api(`${A}/held`);
+    await clock.to(200);
+    const b = `b@${retryAt}`;
+    assert.deepEqual(at(f.sent), ['a@0', b], 'the primary, then the secondary; both down');
+    assert.deepEqual(
+      [A, B].map((x) => gate.state(x).state),
+      ['open', 'open'],
+    );
+    up = true; // (the primary recovers; the secondary stays down)
+    const res = await clock.run(call);
+    assert.equal(await res.text(), 'a', 'answered by the recovered primary');
+    assert.deepEqual(at(f.sent), ['a@0', b, 'a@400'], 'the held call probed the primary when its round ended, not the dead secondary');
+    assert.deepEqual([done.endpoint, done.attempts, clock.now()], [A, 3, 400]);
+    assert.equal(gate.state(A).state, 'closed');
+    assert.equal(gate.state(B).state, 'open', 'the secondary, still down, was not probed');
+    await clock.run(gate.flush?.() ?? Promise.resolve());
+  });
+
+  test(`with ${kind} and every circuit open, a held call aborted while moving between queues leaves nothing behind`, async (t) => {
+    const clock = virtual(t);
+    const f = origins(clock, { [A]: 503, [B]: { status: 503, delayMs: 100 } });
+    const gate = make({ baseMs: 400, maxDelayMs: 400, jitter: 'none', consecutive: 1 });
+    t.after(() => gate.free());
+    const ac = new AbortController();
+    const api = withBackoff(f, { ...FAST, maxAttempts: 10, gate, endpoints: failover([A, B]) });
+    const call = api(`${A}/held`, { signal: ac.signal });
+    call.catch(() => {});
+    await clock.to(200);
+    ac.abort();
+    await assert.rejects(clock.run(call), { name: 'AbortError' });
+    assert.deepEqual(at(f.sent), ['a@0', `b@${retryAt}`], 'nothing sent after the abort');
+    await clock.to(2000);
+    assert.deepEqual(at(f.sent), ['a@0', `b@${retryAt}`], 'nor later');
+    assert.deepEqual(
+      [A, B].map((x) => gate.state(x).held),
+      [0, 0],
+      'held by neither queue',
+    );
+    await clock.run(gate.flush?.() ?? Promise.resolve());
+    assert.equal(clock.timers(), 0, 'no watch or hold timer left');
+  });
+}
+
 test('weighted endpoints share first attempts by weight', async (t) => {
   const clock = virtual(t);
   const [na, nb] = await split(clock, [4, 1], 200);

@@ -88,6 +88,13 @@ export interface GateTargetState {
   held: number;
   /** Calls in flight now. */
   inFlight: number;
+  /**
+   * How long until the target's round ends and its next probe may go, in whole ms (rounded up, as
+   * {@link BrokenCircuitError.retryAfterMs}): counting down while `open`, 0 once the round is over
+   * (`closed`, `half-open`), `Infinity` while `isolated`. A {@link SharedGate}'s is its local
+   * circuit's, which follows the round its object named.
+   */
+  retryAfterMs: number;
 }
 
 /** What {@link GateOptions.onStateChange} is told. */
