@@ -6,6 +6,8 @@ const NS = 'http://www.w3.org/2000/svg';
 // a figure narrower than NARROW px (a phone) gets the narrow size, so that its text stays readable.
 const SIZES = { full: [640, 260], half: [440, 280], narrow: [400, 300] };
 const NARROW = 520;
+/** Two lines closer than this everywhere (viewBox units) look like one. */
+const TWIN_PX = 2;
 const L = 64,
   R = 24,
   T = 14,
@@ -133,10 +135,12 @@ export function legend(svg, entries) {
 /**
  * Lines (and optional bands) over x. series: [{name, cls, points: [[x, y]], dots?, dash?}],
  * bands: [{name, cls, lower: [[x, y]], upper: [[x, y]]}], spans: [{from, to, cls, name}] (shaded x ranges).
+ * layered: each line is drawn wider than the ones after it (classes l4…l0), so that lines running together
+ * all show, the first as the widest edge.
  */
 export function lineChart(
   svg,
-  { series = [], bands = [], spans = [], log = false, xLabel = '', yLabel = '', fmtX, fmtY, xTicks, step, size },
+  { series = [], bands = [], spans = [], log = false, xLabel = '', yLabel = '', fmtX, fmtY, xTicks, step, size, layered },
 ) {
   const all = [...series.flatMap((s) => s.points), ...bands.flatMap((b) => [...b.upper, ...b.lower])];
   const xs = all.map((p) => p[0]);
@@ -169,10 +173,20 @@ export function lineChart(
           .join('') +
         'Z',
     });
+  // A series that runs on an earlier one's line (every point within TWIN_PX of it) would be hidden under it:
+  // it is drawn dashed over it, and its legend entry says whose line it is.
+  const on = (a, b) =>
+    a.points.length === b.points.length &&
+    a.points.every(([u, v], i) => u === b.points[i][0] && Math.abs(y(v) - y(b.points[i][1])) < TWIN_PX);
+  series = series.map((s, i) => {
+    const twin = s.points.length && series.slice(0, i).find((o) => on(s, o));
+    return twin ? { ...s, dash: true, name: `${s.name} (dashed: on the line of ${twin.name})` } : s;
+  });
   for (const s of series.filter((s) => s.points.length)) {
     // a step line holds each value until the next x (counts per bin)
     const pts = step ? s.points.flatMap((p, i) => (i ? [[p[0], s.points[i - 1][1]], p] : [p])) : s.points;
-    el(svg, 'path', { class: `line ${s.cls}${s.dash ? ' dash' : ''}`, d: path(pts, x, y) });
+    const under = layered ? ` l${Math.min(series.length - 1 - series.indexOf(s), 4)}` : '';
+    el(svg, 'path', { class: `line ${s.cls}${s.dash ? ' dash' : ''}${under}`, d: path(pts, x, y) });
     if (s.dots) for (const [a, v] of s.points) el(svg, 'circle', { class: `dot ${s.cls}`, cx: x(a), cy: y(v), r: 3 });
   }
   legend(svg, [

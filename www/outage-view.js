@@ -1,4 +1,4 @@
-// The outage view: requests per 100 ms arriving at the origin over time and
+// The outage view: requests per bin (100 ms, merged to fit a long run) arriving at the origin over time and
 // the counts of bench/OUTAGE.md, one line and one table row per entry of
 // OUTAGE_POLICIES (www/outage.js), simulated in outage-worker.js. Adding a
 // policy there adds its line and its row here, with nothing to change.
@@ -8,6 +8,13 @@ import { WorkerClient } from './worker-client.js';
 
 /** Largest simulation the page runs (calls in all), to keep a run within a second or two. */
 export const MAX_CALLS = 20_000;
+
+/** About how many bins the chart draws across a run (the model's are merged to fit). */
+export const CHART_BINS = 80;
+
+/** `bins`, each run of `per` summed into one (the last may be shorter). */
+export const merge = (bins, per) =>
+  Array.from({ length: Math.ceil(bins.length / per) }, (_, i) => bins.slice(i * per, (i + 1) * per).reduce((a, b) => a + b, 0));
 
 const $ = (id) => document.getElementById(id);
 const ratio = (a, b) => (b === 0 ? '—' : `${+(a / b).toFixed(3)}×`);
@@ -49,19 +56,25 @@ export class OutageView {
 
   draw(point, results) {
     const cls = (i) => `o${i}`;
+    // The chart's bins: the model's (BIN_MS) merged so that a run has at most about CHART_BINS of them. A
+    // gate releases its held calls in bursts, one bin in several: drawn at 100 ms over a long run on a log
+    // axis, each burst and each empty bin between two became a stripe down to the floor.
+    const longest = Math.max(...OUTAGE_POLICIES.map((p) => results[p.id].bins.length));
+    const per = Math.max(1, Math.ceil(longest / CHART_BINS));
+    const binMs = per * BIN_MS;
     lineChart($('outage-chart'), {
       log: true,
       step: true,
+      layered: true,
       xLabel: 'time since the origin went down',
-      yLabel: `requests per ${BIN_MS} ms at the origin`,
+      yLabel: `requests per ${fmtMs(binMs)} at the origin`,
       fmtX: fmtMs,
       fmtY: (v) => (v >= 1 ? fmtCount(v) : String(+v.toPrecision(2))),
       spans: [{ from: 0, to: point.T, cls: 'down', name: `origin down (${fmtMs(point.T)})` }],
-      series: OUTAGE_POLICIES.map((p, i) => ({
-        name: p.name,
-        cls: cls(i),
-        points: results[p.id].bins.map((v, b) => [b * BIN_MS, v]).concat([[results[p.id].bins.length * BIN_MS, 0]]),
-      })),
+      series: OUTAGE_POLICIES.map((p, i) => {
+        const bins = merge(results[p.id].bins, per);
+        return { name: p.name, cls: cls(i), points: bins.map((v, b) => [b * binMs, v]).concat([[bins.length * binMs, 0]]) };
+      }),
     });
     const base = results[OUTAGE_POLICIES[0].id];
     const cells = (r) => [fmtCount(r.sentDuring), fmtCount(r.receivedDown), fmtMs(r.drain), fmtMs(r.median), fmtCount(r.failedFast)];

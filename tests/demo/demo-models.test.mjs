@@ -234,7 +234,7 @@ function nodeOutage(point, runs, schedule) {
   });
 }
 
-test('the outage view shows the model of bench/outage.mjs: its counts and its requests per 100 ms, as in Node and in OUTAGE.md', {
+test('the outage view shows the model of bench/outage.mjs: its counts and its requests per bin, as in Node and in OUTAGE.md', {
   timeout: 300_000,
 }, async () => {
   // The default view is the benchmark's first point: the numbers of bench/OUTAGE.md's first rows
@@ -257,6 +257,27 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
     );
   }
   assert.ok(shown.results.gate.sentDuring < 0.1 * shown.results['per-request'].sentDuring, 'the gate sends under 0.1× during the outage');
+  // (issue 34) Every row's line can be seen, and none is a comb of stripes: the two gate rows are the same
+  // line here (drawn dashed over the first, and the legend says so), and a long run's bins are merged.
+  const chart = await page.$eval('#outage-chart', (svg) => ({
+    legend: [...svg.previousElementSibling.querySelectorAll('li')].map((li) => li.textContent),
+    lines: [...svg.querySelectorAll('path.line')].map((p) => ({
+      cls: p.getAttribute('class'),
+      steps: p.getAttribute('d').split('L').length,
+    })),
+    y: svg.textContent,
+  }));
+  // (At this point the two gate rows' means differ by at most 1.4% in a bin: the same line on screen.)
+  const dashed = chart.lines.map((l) => / dash\b/.test(l.cls));
+  assert.deepEqual(
+    chart.lines.map((l) => l.cls.match(/ l(\d)$/)?.[1]),
+    ['3', '2', '1', '0'],
+    'the earlier, the wider: lines running together all show',
+  );
+  assert.deepEqual(dashed, [false, false, true, false], 'the default gate row, on the line of the one tripping at once, is dashed');
+  assert.equal(chart.legend[3], `${OUTAGE_POLICIES[2].name} (dashed: on the line of ${OUTAGE_POLICIES[1].name})`);
+  for (const l of chart.lines) assert.ok(l.steps <= 2 * 80 + 2, `${l.cls}: ${l.steps} steps (bins merged to about 80)`);
+  assert.match(chart.y, /requests per 400 ms at the origin/);
   await page.locator('#outage').screenshot({ path: `${OUT}/demo-outage.png` });
   // Another point, with policy A's timing: every count and bin as the same runs in Node.
   await page.selectOption('select[name="preset"]', 'decorrelated');
