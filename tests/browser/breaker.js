@@ -98,11 +98,12 @@ window.bt = {
   // A carried breaker, in the first page: one 503 trips it; its state goes to localStorage.
   async trip(server, p) {
     const gate = watched(CARRIED);
+    const sentAt = Date.now();
     const res = await attempt(withBackoff(fetch, { gate, maxAttempts: 1 }), `${server}${p}`);
     await settled();
     const text = JSON.stringify(gate);
     localStorage.setItem('breaker', text);
-    return { res, saved: JSON.parse(text), ...gate.log };
+    return { res, sentAt, saved: JSON.parse(text), ...gate.log };
   },
 
   // In a later page: a fresh gate takes up the state in localStorage, makes

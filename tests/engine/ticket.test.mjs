@@ -58,18 +58,26 @@ test('a failure starts a round: calls are held, then released in order, one prob
   const a = caught(gate.run('k', t.task('a')));
   await clock.tick(0);
   assert.deepEqual(t.log, ['a@0']);
-  assert.deepEqual(gate.state('k'), { state: 'open', probing: false, held: 1, inFlight: 0 }, 'a failed: it is held for the round');
+  assert.deepEqual(
+    gate.state('k'),
+    { state: 'open', probing: false, held: 1, inFlight: 0, retryAfterMs: 100 },
+    'a failed: it is held for the round',
+  );
   await clock.tick(10);
   const b = caught(gate.run('k', t.task('b')));
   const c = caught(gate.run('k', t.task('c')));
   await clock.tick(0);
-  assert.deepEqual(gate.state('k'), { state: 'open', probing: false, held: 3, inFlight: 0 }, 'b and c arrive during the round: held');
+  assert.deepEqual(
+    gate.state('k'),
+    { state: 'open', probing: false, held: 3, inFlight: 0, retryAfterMs: 90 },
+    'b and c arrive during the round: held',
+  );
   await clock.to(99);
   assert.deepEqual(t.log, ['a@0'], 'nothing is sent during the round');
   await clock.to(100);
   assert.deepEqual(await already(Promise.all([a, b, c]), 'a, b and c at 100'), ['a', 'b', 'c']);
   assert.deepEqual(t.log, ['a@0', 'a@100', 'b@100', 'c@100'], 'a probes at the round’s end; b and c follow it in order');
-  assert.deepEqual(gate.state('k'), { state: 'closed', probing: false, held: 0, inFlight: 0 });
+  assert.deepEqual(gate.state('k'), { state: 'closed', probing: false, held: 0, inFlight: 0, retryAfterMs: 0 });
   assert.equal(clock.timers(), 0, 'no timer left');
   gate.free();
 });
@@ -188,7 +196,11 @@ test('a gated fetch: held through the round, released in order; onDone says how 
   const f = withBackoff(send, { gate, maxAttempts: 5, onDone: (i) => done.push(i) });
   const a = caught(f('https://a.test/a'));
   await clock.tick(0);
-  assert.deepEqual(gate.state('https://a.test'), { state: 'open', probing: false, held: 1, inFlight: 0 }, 'keyed by origin');
+  assert.deepEqual(
+    gate.state('https://a.test'),
+    { state: 'open', probing: false, held: 1, inFlight: 0, retryAfterMs: 100 },
+    'keyed by origin',
+  );
   const b = caught(f('https://a.test/b'));
   const other = caught(f('https://b.test/x'));
   const [ra, rb, rx] = await clock.run(Promise.all([a, b, other]));

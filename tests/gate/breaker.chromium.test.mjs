@@ -68,7 +68,7 @@ test('isolate / release by hand in a page: a held call waits unsent until releas
   srv.script('/iso', { status: 200, body: 'ok' });
   const page = await open();
   const one = await bt(page, 'isolate', '/iso');
-  assert.deepEqual(one.state, { state: 'isolated', probing: false, held: 1, inFlight: 0 });
+  assert.deepEqual(one.state, { state: 'isolated', probing: false, held: 1, inFlight: 0, retryAfterMs: Infinity });
   assert.equal(one.refused.error?.name, 'BrokenCircuitError');
   assert.ok(one.refused.error.broken);
   assert.equal(one.refused.error.isolated, true);
@@ -76,7 +76,11 @@ test('isolate / release by hand in a page: a held call waits unsent until releas
   await sleep(100);
   assert.equal(srv.count('/iso'), 0, 'nothing sent while isolated');
   const two = await bt(page, 'release', '/iso');
-  assert.deepEqual(two.before, { state: 'isolated', probing: false, held: 1, inFlight: 0 }, 'still held after 150 ms');
+  assert.deepEqual(
+    two.before,
+    { state: 'isolated', probing: false, held: 1, inFlight: 0, retryAfterMs: Infinity },
+    'still held after 150 ms',
+  );
   assert.deepEqual(two.res, { status: 200, body: 'ok' });
   assert.deepEqual(two.passed, { status: 200, body: 'ok' });
   assert.equal(two.after.state, 'closed');
@@ -102,8 +106,9 @@ test('toJSON() in one page, restore() in the next (localStorage): open there too
     assert.deepEqual(one.keys, [srv.url]);
     const saved = one.saved.targets[srv.url];
     assert.equal(saved?.state, 'open');
-    const round = saved.untilMs - one.saved.savedAt;
-    assert.ok(round > 1500 && round <= 2000, `the round ends in ${round} ms (baseMs 2000, no jitter)`);
+    // (the round, 2 s with no jitter, began when the 503 came: after the call was sent, before the state was saved)
+    assert.ok(saved.untilMs >= one.sentAt + 2000, `the round ends ${saved.untilMs - one.sentAt} ms after the call was sent`);
+    assert.ok(saved.untilMs <= one.saved.savedAt + 2000, `the round ends ${saved.untilMs - one.saved.savedAt} ms after the save`);
     assert.deepEqual(unexpected(first), []);
     await first.close();
 

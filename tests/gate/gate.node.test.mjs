@@ -428,7 +428,7 @@ test('a throwing shouldRetry takes its call out of the gate; a throwing onRetry 
     },
   });
   await assert.rejects(a(`${srv.url}${p}`), (e) => e === bug);
-  assert.deepEqual(g1.state(srv.url), { state: 'closed', probing: false, held: 0, inFlight: 0 });
+  assert.deepEqual(g1.state(srv.url), { state: 'closed', probing: false, held: 0, inFlight: 0, retryAfterMs: 0 });
   throws = false;
   assert.equal(await (await a(`${srv.url}${p}`)).text(), 'ok');
   // onRetry is an observer: its error goes to the console, the call is held
@@ -469,14 +469,18 @@ test('with concurrency, a hung call stops occupying its slot after probeTimeoutM
   const hung = gated(`${srv.url}${p}?i=a`, { signal: ac.signal });
   await until('A sent', () => srv.count(p) === 1, 1000, 2);
   const rest = Promise.all(['b', 'c'].map((i) => gated(`${srv.url}${p}?i=${i}`).then((r) => r.text())));
-  assert.deepEqual(gate.state(srv.url), { state: 'closed', probing: false, held: 2, inFlight: 1 }, 'held behind A (concurrency)');
+  assert.deepEqual(
+    gate.state(srv.url),
+    { state: 'closed', probing: false, held: 2, inFlight: 1, retryAfterMs: 0 },
+    'held behind A (concurrency)',
+  );
   let tid;
   const timeout = new Promise((r) => (tid = setTimeout(() => r('still held'), 5000)));
   assert.deepEqual(await Promise.race([rest, timeout]), ['b', 'c']);
   clearTimeout(tid);
   assert.ok(performance.now() - t0 >= 95, 'B waited for the stall timeout');
   // A still counts as in flight until it ends (here, aborted).
-  assert.deepEqual(gate.state(srv.url), { state: 'closed', probing: false, held: 0, inFlight: 1 });
+  assert.deepEqual(gate.state(srv.url), { state: 'closed', probing: false, held: 0, inFlight: 1, retryAfterMs: 0 });
   const reason = new Error('stop');
   ac.abort(reason);
   await assert.rejects(hung, (e) => e === reason);
