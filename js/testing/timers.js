@@ -1,0 +1,197 @@
+// @ts-check
+// The virtual time and the timers armed on it (the virtual clock,
+// js/testing/clock.js): what the clock's setTimeout, setInterval,
+// clearTimeout and clearInterval do, which timer fires next, and firing it.
+// Timers are clamped and ordered as browsers do (WHATWG HTML "timer
+// initialization steps"): a delay is ToInt32'd, negative becomes 0, nested
+// more than 5 deep below 4 ms becomes 4; same due time, first armed first.
+import { workerd } from '../hooks.js';
+import { G } from './globals.js';
+import { drain, macrotask } from './macrotask.js';
+
+/** Virtual timer ids start far above any runtime's own (as @sinonjs/fake-timers' do). */
+const FIRST_ID = 1e12;
+
+/**
+ * @typedef {{ id: number, f: Function, args: unknown[], ms: number, due: number, order: number, repeat: boolean, nesting: number, handle: any }} Timer
+ */
+
+/** Whether timer `a` fires before `b`: earlier due time, then armed first. */
+const before = (/** @type {Timer} */ a, /** @type {Timer} */ b) => a.due < b.due || (a.due === b.due && a.order < b.order);
+
+/**
+ * The virtual time and its pending timers. The live ones are kept by id (what
+ * a clear and pending() read) and in a binary heap by due time (what fires
+ * next): a clear only takes a timer out of the map, and it stays in the heap
+ * until it surfaces, so that clearing is O(1) and the heap never searched.
+ */
+export class Timers {
+  /** Live timers by id. @type {Map<number, Timer>} */
+  live = new Map();
+  /** The delays setTimeout and setInterval were asked for, in call order (the clock's `asked`). @type {number[]} */
+  asked = [];
+  /** Called when a timer is armed (run's wait for work outside the clock). @type {(() => void) | undefined} */
+  wake;
+  /** Armed timers, a binary heap by `before` (a cleared one stays until it surfaces). @type {Timer[]} */
+  #heap = [];
+  #ids = FIRST_ID;
+  #order = 0;
+  /** The nesting level of the timer task running (0 outside one). */
+  #nesting = 0;
+  // Node and Bun hand out timer objects (ref, unref, refresh); browsers, Deno and workerd numbers.
+  #objects = typeof G.process?.versions?.node === 'string' && !G.Deno && !workerd();
+
+  /** @param {number} now the virtual time to start at, in epoch ms */
+  constructor(now) {
+    /** The virtual time in epoch ms, exact (it may carry a fraction). */
+    this.now = now;
+    /** The time it started at (performance.now() and the clock's errors count from it). */
+    this.start = now;
+  }
+
+  /**
+   * setTimeout and setInterval (`repeat`): a new timer; its handle.
+   * @param {unknown} f
+   * @param {unknown} ms
+   * @param {unknown[]} args
+   * @param {boolean} repeat
+   */
+  set(f, ms, args, repeat) {
+    this.asked.push(/** @type {number} */ (ms));
+    return this.#arm(this.#ids++, f, ms, args, repeat);
+  }
+
+  /**
+   * clearTimeout and clearInterval: whether `handle` was a live timer of the
+   * clock (if not, it may be a real one armed before the clock was installed).
+   * @param {unknown} handle
+   */
+  clear(handle) {
+    return this.live.delete(Number(handle));
+  }
+
+  /** The next live timer, or undefined. */
+  next() {
+    const heap = this.#heap;
+    while (heap.length > 0 && this.live.get(heap[0].id) !== heap[0]) pop(heap);
+    return heap[0];
+  }
+
+  /**
+   * Fires `t`, then lets reactions run: its microtasks as part of its task
+   * (a timer they arm is nested in it), then a few real macrotasks.
+   * @param {Timer} t
+   */
+  async step(t) {
+    try {
+      this.#fire(t);
+      await macrotask();
+    } finally {
+      this.#nesting = 0;
+    }
+    await drain();
+  }
+
+  /** Drops every timer (the clock is uninstalled). */
+  reset() {
+    this.live.clear();
+    this.#heap.length = 0;
+  }
+
+  /** Fires timer `t` at its due time (an interval is armed again after it ran, unless cleared). @param {Timer} t */
+  #fire(t) {
+    if (t.due > this.now) this.now = t.due;
+    if (!t.repeat) this.live.delete(t.id);
+    this.#nesting = t.nesting;
+    try {
+      t.f(...t.args);
+    } finally {
+      if (t.repeat && this.live.get(t.id) === t) this.#arm(t.id, t.f, t.ms, t.args, true, t.handle);
+    }
+  }
+
+  /**
+   * Arms timer `id` (a new one, or an interval's next run).
+   * @param {number} id
+   * @param {unknown} f
+   * @param {unknown} delay
+   * @param {unknown[]} args
+   * @param {boolean} repeat
+   * @param {any} [handle]
+   */
+  #arm(id, f, delay, args, repeat, handle) {
+    if (typeof f !== 'function') throw new TypeError(`${repeat ? 'setInterval' : 'setTimeout'}: the callback must be a function`);
+    // The HTML clamps: NaN and negative are 0, past a `long` wraps (ToInt32),
+    // nested more than 5 deep below 4 ms is 4. A fraction is kept (browsers
+    // truncate it, Node rounds up): waits then add up exactly.
+    let ms = Number(delay);
+    if (!(ms >= 0)) ms = 0;
+    else if (ms >= 2 ** 31) ms = Math.max(0, ms | 0);
+    if (this.#nesting > 5 && ms < 4) ms = 4;
+    handle ??= this.#objects ? this.#object(id) : id;
+    this.#queue({ id, f, args, ms, due: 0, order: 0, repeat, nesting: this.#nesting + 1, handle });
+    return handle;
+  }
+
+  /** Queues timer `t` to fire `t.ms` from now, after every timer armed before it for the same time. @param {Timer} t */
+  #queue(t) {
+    t.due = this.now + t.ms;
+    t.order = this.#order++;
+    this.live.set(t.id, t);
+    push(this.#heap, t);
+    this.wake?.();
+  }
+
+  /** A Node-style timer object for id `id`. @param {number} id */
+  #object(id) {
+    const h = {
+      ref: () => h,
+      unref: () => h,
+      hasRef: () => true,
+      refresh: () => {
+        const t = this.live.get(id);
+        if (t) this.#queue({ ...t });
+        return h;
+      },
+      [Symbol.toPrimitive]: () => id,
+    };
+    return h;
+  }
+}
+
+/**
+ * Adds `t` to the binary heap `heap`.
+ * @param {Timer[]} heap
+ * @param {Timer} t
+ */
+function push(heap, t) {
+  let i = heap.push(t) - 1;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (!before(heap[i], heap[p])) break;
+    [heap[i], heap[p]] = [heap[p], heap[i]];
+    i = p;
+  }
+}
+
+/**
+ * Takes the first timer out of the binary heap `heap`.
+ * @param {Timer[]} heap
+ */
+function pop(heap) {
+  const top = heap[0];
+  const last = /** @type {Timer} */ (heap.pop());
+  if (heap.length > 0) {
+    heap[0] = last;
+    for (let i = 0; ; ) {
+      const [l, r] = [2 * i + 1, 2 * i + 2];
+      let m = i;
+      if (l < heap.length && before(heap[l], heap[m])) m = l;
+      if (r < heap.length && before(heap[r], heap[m])) m = r;
+      if (m === i) break;
+      [heap[i], heap[m]] = [heap[m], heap[i]];
+      i = m;
+    }
+  }
+  return top;
+}
