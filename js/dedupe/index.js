@@ -17,25 +17,10 @@
 //   with fetch. When it rejects, each rejects with its error.
 // - Once it has settled, the key is free: a call made after it sends again.
 import { own, readAll, fn } from '../options.js';
+import { SharedCall } from './shared.js';
 
 /** The methods whose calls are shared. */
 const SHARED = new Set(['GET', 'HEAD']);
-
-/**
- * A shared call: its signal's controller, the callers waiting on it.
- * @typedef {object} Shared
- * @property {AbortController} ac
- * @property {Set<Waiter>} waiting
- * @property {boolean} done
- */
-
-/**
- * @typedef {object} Waiter
- * @property {(r: Response) => void} resolve
- * @property {(e: unknown) => void} reject
- * @property {AbortSignal | undefined} signal
- * @property {() => void} off takes its abort listener away
- */
 
 /**
  * The request `input`, `init` stand for, without a signal (undefined when
@@ -64,23 +49,6 @@ const keyOf = (r) => {
   return JSON.stringify([r.method, r.url, h, r.credentials, r.cache, r.redirect, r.mode]);
 };
 
-/**
- * `res` for a caller whose signal is `signal`: a body that errors with the
- * signal's reason when it aborts (as fetch's does), cancelling only this
- * caller's copy.
- * @param {Response} res
- * @param {AbortSignal | undefined} signal
- */
-function following(res, signal) {
-  if (!signal || !res.body) return res;
-  const ts = new TransformStream();
-  res.body.pipeTo(ts.writable, { signal }).catch(() => {});
-  const r = new Response(ts.readable, { status: res.status, statusText: res.statusText, headers: res.headers });
-  // (a Response made here has no URL of its own: the answer's, as fetch gives it)
-  Object.defineProperties(r, { url: { value: res.url }, redirected: { value: res.redirected } });
-  return r;
-}
-
 /** dedupe()'s options (DedupeOptions; each message begins `dedupe: `). */
 export const DEDUPE_OPTIONS = { key: fn(undefined, 'a function (request) => string | undefined') };
 
@@ -90,56 +58,8 @@ export const DEDUPE_OPTIONS = { key: fn(undefined, 'a function (request) => stri
  */
 export function dedupe(options) {
   const { key } = readAll(own(options, 'dedupe options'), DEDUPE_OPTIONS, 'dedupe: ');
-  /** The shared calls in flight, by key. @type {Map<string, Shared>} */
+  /** The shared calls in flight, by key. @type {Map<string, SharedCall>} */
   const calls = new Map();
-
-  /**
-   * Ends shared call `s` of key `k` with `res` or error `e`: every caller
-   * still waiting gets its own copy, or the error.
-   * @param {string} k
-   * @param {Shared} s
-   * @param {Response | undefined} res
-   * @param {unknown} [e]
-   */
-  const settle = (k, s, res, e) => {
-    s.done = true;
-    if (calls.get(k) === s) calls.delete(k);
-    const ws = [...s.waiting];
-    for (const w of ws) w.off();
-    if (!res) {
-      for (const w of ws) w.reject(e);
-      return;
-    }
-    // (every copy taken before any is handed out: none has been read yet)
-    const copies = ws.map((_, i) => (i < ws.length - 1 ? res.clone() : res));
-    if (!ws.length) res.body?.cancel().catch(() => {});
-    for (const [i, w] of ws.entries()) w.resolve(following(copies[i], w.signal));
-  };
-
-  /**
-   * Waits on shared call `s` of key `k` under `signal`.
-   * @param {string} k
-   * @param {Shared} s
-   * @param {AbortSignal | undefined} signal
-   * @returns {Promise<Response>}
-   */
-  const join = (k, s, signal) =>
-    new Promise((resolve, reject) => {
-      const onAbort = () => {
-        s.waiting.delete(w);
-        w.off();
-        reject(signal?.reason);
-        // (the last caller gone: the shared call is aborted, and its key freed)
-        if (!s.waiting.size && !s.done) {
-          if (calls.get(k) === s) calls.delete(k);
-          s.ac.abort(signal?.reason);
-        }
-      };
-      /** @type {Waiter} */
-      const w = { resolve, reject, signal, off: () => signal?.removeEventListener('abort', onAbort) };
-      s.waiting.add(w);
-      signal?.addEventListener('abort', onAbort);
-    });
 
   const made = Object.freeze({
     feature: 'dedupe',
@@ -169,16 +89,14 @@ export function dedupe(options) {
       if (typeof k !== 'string') return Promise.reject(new TypeError('dedupe: key(request) must return a string or undefined'));
       let s = calls.get(k);
       if (!s) {
-        const t = /** @type {Shared} */ ({ ac: new AbortController(), waiting: new Set(), done: false });
-        calls.set(k, t);
-        const key = k;
+        const t = new SharedCall(calls, k);
         go(t.ac.signal).then(
-          (res) => settle(key, t, res),
-          (e) => settle(key, t, undefined, e),
+          (res) => t.settle(res),
+          (e) => t.settle(undefined, e),
         );
         s = t;
       }
-      return join(k, s, signal ?? undefined);
+      return s.join(signal ?? undefined);
     },
   });
   // (the .d.ts's Dedupe carries a type-only mark of what dedupe() made)
