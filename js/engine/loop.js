@@ -92,6 +92,20 @@ const NONE = Object.freeze({ failed: false });
 const BROKE = Object.freeze({ why: '', hurt: true });
 
 /**
+ * Tells `info` to the observer's `step` (called on it) and to the caller's
+ * hook, each through `observe`: what either throws is reported and changes
+ * nothing, and one that is not there is passed over.
+ * @param {Tap | undefined} tap
+ * @param {'retry' | 'done'} step
+ * @param {((info: any) => void) | undefined} hook onRetry, onDone
+ * @param {object} info
+ */
+function tell(step, tap, hook, info) {
+  observe((i) => tap?.[step]?.(i), info);
+  observe(hook, info);
+}
+
+/**
  * Runs `call` to its end: resolves with the job's result, or rejects with
  * the last error (or the signal's reason, the deadline's TimeoutError, a
  * gate's error). `onDone` is told why it ended, however it ends.
@@ -102,6 +116,13 @@ const BROKE = Object.freeze({ why: '', hurt: true });
  * wait, the schedule's end, the deadline, the budget), then tells onRetry,
  * as for any failed attempt. onDone was told when the call answered: it
  * is not told again.
+ *
+ * A fetch call that failed for good (a rejection but the caller's abort
+ * and an error that is no network failure, 'not-retryable': a request
+ * fetch cannot build; or a final answer of `retryOn`) settles with what
+ * the `fallback` option returns (that answer's body let go unless it is
+ * returned), or rejects with what it throws; the caller's signal still
+ * aborts it. Its info is onDone's, with the answer (`response`).
  * @param {Call} call
  * @param {Job} job
  * @param {Lane} lane
@@ -127,8 +148,7 @@ export async function drive(call, job, lane, from) {
         if ((why = d.why)) break;
         delayMs = d.delayMs;
         const info = { attempt: call.n, delayMs, status: o.status, error: o.error, retryAfterMs: d.hintMs, response: o.res };
-        if (tap?.retry) observe((i) => tap.retry?.(i), info);
-        if (c.onRetry) observe(c.onRetry, info);
+        tell('retry', tap, c.onRetry, info);
         drop(o); // (a response we will not return: its connection and memory are freed)
       }
       passing = true;
@@ -145,8 +165,9 @@ export async function drive(call, job, lane, from) {
   } catch (e) {
     lane.cancel?.();
     drop(o);
-    const [reason, error] = call.ended(e, lane.why, passing);
-    [why, o] = [reason, Object.freeze({ failed: true, error })];
+    let error;
+    [why, error] = call.ended(e, lane.why, passing);
+    o = Object.freeze({ failed: true, error });
   } finally {
     call.close();
   }
@@ -155,14 +176,8 @@ export async function drive(call, job, lane, from) {
   if (!from && (tap?.done || c.onDone || fb)) {
     const info = { attempts: call.n, elapsedMs: Date.now() - call.start, reason: why, status: o.res?.status, error: o.error };
     Object.assign(info, job.about?.(), lane.about?.());
-    if (tap?.done) observe((i) => tap.done?.(i), info);
-    if (c.onDone) observe(c.onDone, info);
-    // A fetch call that failed for good (a rejection but the caller's abort
-    // and an error that is no network failure, 'not-retryable': a request
-    // fetch cannot build; or a final answer of `retryOn`) settles with what
-    // the `fallback` option returns (that answer's body let go unless it is
-    // returned), or rejects with what it throws; the caller's signal still
-    // aborts it. Its info is onDone's, with the answer (`response`).
+    tell('done', tap, c.onDone, info);
+    // (failed for good: settles with what `fallback` returns, as above)
     if (fb && (o.failed ? why !== 'aborted' && why !== 'not-retryable' : /** @type {any} */ (c).retryOn.has(o.status))) {
       const x = await abortable(fb({ ...info, response: o.res }), call.signal);
       if (x !== o.res) drop(o);
