@@ -17,8 +17,7 @@
 // the gate (if any) has the target's circuit closed: extra load only while
 // the target looks healthy, bounded by the budget.
 import { own, readAll, required, ms, int } from '../options.js';
-import { MAX_TIMER } from '../gen/boundary.js';
-import { drop } from '../hooks.js';
+import { Race } from './race.js';
 
 /** hedge()'s options (HedgeOptions; each message begins `hedge: `). */
 export const HEDGE_OPTIONS = { delayMs: required(ms(undefined, false, true)), maxHedges: int(1, 10, 1) };
@@ -109,82 +108,32 @@ export class Hedged {
    * @returns {Promise<import('../engine/loop.js').Outcome>}
    */
   attempt(call, n, signal) {
-    const { job, h } = this;
+    const { job } = this;
     // (a body sent once, a ReadableStream, is not raced: a copy could not send it)
     if (!job.idempotent() || !job.body) return job.attempt(call, n, signal);
     return new Promise((resolve, reject) => {
-      /** @type {Set<AbortController>} */
-      const live = new Set();
-      /** @type {any} */
-      let timer;
-      let hedges = 0;
-      let over = false;
-      /** @type {any} */
-      let last;
-      // Each racer's signal follows the caller's by a listener taken away
-      // when the race ends (AbortSignal.any would keep an entry per racer
-      // on a long-lived caller's signal).
-      const onAbort = () => {
-        for (const ac of live) ac.abort(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort);
-      const end = (/** @type {any} */ o, /** @type {unknown} */ e = undefined) => {
-        over = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        for (const ac of live) ac.abort(new DOMException('another attempt answered first', 'AbortError'));
-        if (last && last[0] !== o) drop(last[0]);
-        if (!o) return reject(e);
+      /** The race ended with answer `o`, as judged (`last`): the loop's judge is told that verdict. */
+      const won = (/** @type {any} */ o, /** @type {any} */ last) => {
         this.#judged = last;
         resolve(o);
       };
-      const c = call.c;
-      const launch = (/** @type {number} */ k) => {
-        clearTimeout(timer);
-        const ac = new AbortController();
-        live.add(ac);
-        // (a timer's longest: past it, setTimeout would fire at once)
-        if (hedges < h.maxHedges) timer = setTimeout(next, Math.min(h.delayMs, MAX_TIMER));
-        if (signal?.aborted) ac.abort(signal.reason);
-        // The racer is an attempt of the call, with its own number and signal.
-        job
-          .attempt(call, k, ac.signal)
-          .then(async (o) => {
-            // A hedge refused before it was sent (not a network failure: a
-            // runtime's subrequest cap, "Too many subrequests.") is as if it
-            // never went: it never ends the race.
-            if (k !== n && o.failed && !o.network) {
-              live.delete(ac);
-              if (!over && !live.size && last) end(last[0]);
-              return;
-            }
-            const v = over ? undefined : await job.judge(call, o);
-            live.delete(ac);
-            if (over || !v) return drop(o);
-            if (last) drop(last[0]);
-            last = [o, v];
-            this.won = k;
-            if (v.why) return end(o);
-            // (worth a retry: the race goes on while a racer is out; then the lane decides)
-            if (!live.size) end(o);
-          })
-          .catch((e) => {
-            // (the caller's abort, the deadline, a hook that threw: the race ends with it)
-            live.delete(ac);
-            if (!over) end(undefined, e);
-          });
-      };
-      /** Sends the next hedge, if one may go. */
-      const next = () => {
-        if (over || call.signal?.aborted || call.ds?.aborted || !this.healthy()) return;
-        if (c.budget && !c.budget.withdraw(Date.now())) return;
-        hedges++;
-        this.sent++;
-        const k = call.count();
-        this.#hedges.add(k);
-        launch(k);
-      };
-      launch(n);
+      new Race(this, call, n, signal, won, reject).launch(n);
     });
+  }
+
+  /**
+   * The number of a hedge of `call` that may go now, counted as sent (0:
+   * none may: the call is aborted or past its deadline, the lane's target
+   * does not look healthy, or the budget grants no retry).
+   * @param {import('../engine/call.js').Call} call
+   */
+  hedge(call) {
+    if (call.signal?.aborted || call.ds?.aborted || !this.healthy()) return 0;
+    const c = call.c;
+    if (c.budget && !c.budget.withdraw(Date.now())) return 0;
+    this.sent++;
+    const k = call.count();
+    this.#hedges.add(k);
+    return k;
   }
 }
