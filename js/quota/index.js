@@ -86,6 +86,23 @@ export function quotaRequest(input, init) {
 }
 
 /**
+ * The key and cost of a call's request, checked: what the options' `key`
+ * and `cost` return for it.
+ * @param {QuotaRequest} r
+ * @param {(r: QuotaRequest) => unknown} key
+ * @param {(r: QuotaRequest) => unknown} cost
+ * @returns {[string, number]}
+ */
+function ask(r, key, cost) {
+  const k = key(r);
+  if (typeof k !== 'string') throw new TypeError('quota: key(request) must return a string');
+  const c = cost(r);
+  if (typeof c !== 'number') throw new TypeError('quota: cost(request) must return a number of tokens');
+  if (!(c >= 0 && c < Infinity)) throw new RangeError('quota: cost(request) must return a finite number >= 0');
+  return [k, c];
+}
+
+/**
  * The `limit` option of the fetch driver: requests- and tokens-per-minute
  * budgets per key, checked now.
  * @param {{ rpm?: number, tpm?: number, key?: (request: QuotaRequest) => string, cost?: (request: QuotaRequest) => number }} [options]
@@ -105,20 +122,6 @@ export function quota(options) {
       if (keys.size > MAX_KEYS) keys.delete(/** @type {string} */ (keys.keys().next().value));
     }
     return b;
-  };
-
-  /**
-   * The key and cost of a call's request, checked.
-   * @param {QuotaRequest} r
-   * @returns {[string, number]}
-   */
-  const ask = (r) => {
-    const k = key(r);
-    if (typeof k !== 'string') throw new TypeError('quota: key(request) must return a string');
-    const c = cost(r);
-    if (typeof c !== 'number') throw new TypeError('quota: cost(request) must return a number of tokens');
-    if (!(c >= 0 && c < Infinity)) throw new RangeError('quota: cost(request) must return a finite number >= 0');
-    return [k, c];
   };
 
   const made = Object.freeze({
@@ -147,7 +150,7 @@ export function quota(options) {
      * @param {import('../fetch/options.js').Wiring} x
      */
     lane: (x) => {
-      const [k, c] = ask(quotaRequest(x.input, x.init));
+      const [k, c] = ask(quotaRequest(x.input, x.init), key, cost);
       return new QuotaLane(x.lane, budgets(k), k, c);
     },
   });
