@@ -8,6 +8,7 @@
 // close()), its lock is let go and the next in line takes over at once,
 // reconnecting with the last event ID it heard: the server sends what came
 // after it, so no event is lost or told twice.
+import { Relay } from './relay.js';
 
 /**
  * Runs `host`'s stream shared with the other tabs, when this runtime has
@@ -24,10 +25,11 @@ export function share(host, signal, run) {
   const ch = new BroadcastChannel(name);
   const post = (/** @type {object} */ m) => !signal.aborted && ch.postMessage(m);
   let holding = false;
-  let open = false;
+  // (the Host the stream runs on while this tab holds the lock: it tells every tab too)
+  const relay = new Relay(host, post);
   ch.onmessage = ({ data: m }) => {
     if (holding) {
-      if (m.k === 'hello') post({ k: 'state', open, id: host.lastId, ms: host.retryMs });
+      if (m.k === 'hello') post({ k: 'state', open: relay.open, id: host.lastId, ms: host.retryMs });
       return;
     }
     if (m.k === 'event') host.message(m.type, m.data, m.id);
@@ -35,39 +37,6 @@ export function share(host, signal, run) {
     if (m.ms !== undefined) host.retryMs = m.ms;
     if (m.k === 'open' || (m.k === 'state' && m.open)) host.opened();
     if (m.k === 'failed') host.failed(m.info);
-  };
-  /** @type {import('./life.js').Host} what the holder's stream tells every tab too */
-  const relay = {
-    url: host.url,
-    c: host.c,
-    get lastId() {
-      return host.lastId;
-    },
-    set lastId(id) {
-      if (id !== host.lastId) post({ k: 'id', id });
-      host.lastId = id;
-    },
-    get retryMs() {
-      return host.retryMs;
-    },
-    set retryMs(ms) {
-      post({ k: 'retry', ms });
-      host.retryMs = ms;
-    },
-    opened() {
-      open = true;
-      post({ k: 'open' });
-      host.opened();
-    },
-    message(type, data, id) {
-      post({ k: 'event', type, data, id });
-      host.message(type, data, id);
-    },
-    failed(info) {
-      open = false;
-      post({ k: 'failed', info: { message: info.message, status: info.status, delayMs: info.delayMs } });
-      host.failed(info);
-    },
   };
   locks
     .request(name, { signal }, () => {
