@@ -3,21 +3,12 @@
 // response's own, read through one reader that
 //   - replays the first chunk when it was read ahead (firstChunkTimeoutMs),
 //   - errors with a TimeoutError when no chunk comes for `idleMs` while the
-//     consumer waits for one (idleTimeoutMs; a consumer that stops reading
-//     is not a stalled server),
+//     consumer waits for one (idleTimeoutMs),
 //   - on a network failure or a stall, asks `resume` for the rest of the
 //     body and reads on from it (resume: true; js/stream/resume.js).
 //
-// Cost per chunk: one Date.now() and two assignments. The idle timer is
-// not reset per chunk: it is armed once, and when it fires it re-arms for
-// what is left of the wait since the last chunk (or stops when the
-// consumer is not waiting); so no timer outlives the body by more than
-// one `idleMs`, and none outlives its end, cancel or error.
-
-import { MAX_TIMER } from '../gen/boundary.js';
-
-/** A timer's wait, clamped to what setTimeout takes. @param {number} ms */
-const clamp = (ms) => Math.min(ms, MAX_TIMER);
+// The reader and its idle timer: js/stream/idle.js.
+import { IdleReader, clamp } from './idle.js';
 
 /** Statuses whose Response may have no body (the constructor refuses one). */
 const NULL_BODY = [101, 103, 204, 205, 304];
@@ -57,39 +48,9 @@ export function wrap(res, w) {
 function body(reader, { idleMs, first, resume, finish }) {
   let resumed = false;
   let offset = 0;
-  let waiting = false;
-  let since = 0;
-  /** @type {any} */
-  let timer;
-  /** The stall that cancelled the reader (its pending read then ends as done). @type {unknown} */
-  let stalled;
+  const src = new IdleReader(reader, idleMs);
   /** Aborted when the consumer cancels the body: a resume in flight ends with it. */
   const cancelled = new AbortController();
-  const tick = () => {
-    timer = undefined;
-    if (!waiting) return;
-    const left = since + /** @type {number} */ (idleMs) - Date.now();
-    if (left > 0) return void (timer = setTimeout(tick, clamp(left)));
-    stalled = new DOMException(`idleTimeoutMs (${idleMs} ms) passed without a chunk`, 'TimeoutError');
-    reader.cancel(stalled).catch(() => {});
-  };
-  const stop = () => {
-    waiting = false;
-    clearTimeout(timer);
-    timer = undefined;
-  };
-  /** The next chunk, or a failure (a stall is one). */
-  const read = async () => {
-    if (idleMs !== undefined) {
-      waiting = true;
-      since = Date.now();
-      timer ??= setTimeout(tick, clamp(idleMs));
-    }
-    const r = await reader.read();
-    waiting = false;
-    if (stalled) throw stalled;
-    return r;
-  };
   return new ReadableStream(
     {
       async pull(ctl) {
@@ -102,20 +63,20 @@ function body(reader, { idleMs, first, resume, finish }) {
         for (;;) {
           let r;
           try {
-            r = await read();
+            r = await src.read();
           } catch (e) {
-            stop();
+            src.stop();
             if (!resume) throw e;
-            stalled = undefined;
+            src.stalled = undefined;
             const next = await resume(offset, e, cancelled.signal);
             // (cancelled while the resume answered: nobody will read it)
             if (cancelled.signal.aborted) return void next.cancel().catch(() => {});
-            reader = next;
+            src.reader = next;
             resumed = true;
             continue;
           }
           if (r.done) {
-            stop();
+            src.stop();
             if (resumed) finish?.(offset);
             return ctl.close();
           }
@@ -126,9 +87,9 @@ function body(reader, { idleMs, first, resume, finish }) {
       // Resolves (a broken reader's cancel would reject with the break), and
       // ends a resume in flight: its wait, its request, its reader.
       cancel(reason) {
-        stop();
+        src.stop();
         cancelled.abort(reason ?? new DOMException('the body was cancelled', 'AbortError'));
-        return reader.cancel(reason).catch(() => {});
+        return src.reader.cancel(reason).catch(() => {});
       },
     },
     { highWaterMark: 0 },
