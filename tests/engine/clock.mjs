@@ -10,6 +10,7 @@
 // until it settles) or `already` (it must have settled by now): never
 // directly, since a call that hangs on fake time leaves Node's event loop
 // empty and node:test then cancels every later test of the file.
+import { beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { drain, settled as settledNow, virtualClock } from '../../js/testing/clock.js';
 
@@ -60,4 +61,49 @@ export const settled = settledNow;
 export async function already(p, what) {
   assert.equal(await settled(p), true, `${what}: settled by now`);
   return p;
+}
+
+/**
+ * The clock of every test of a node:test file: installed before each test,
+ * uninstalled after it, and checked then to have left no timer pending. The
+ * object returned stands for the running test's clock (its `timers`, `asked`,
+ * `now`, `tick`, `to`, `run`); `off()` uninstalls it early, for a test on
+ * real time (nothing is checked after that one).
+ */
+export function eachTest() {
+  /** @type {ReturnType<typeof install> | undefined} */
+  let c;
+  const live = () => {
+    if (!c) throw new Error('no virtual clock in this test (off() was called)');
+    return c;
+  };
+  beforeEach(() => {
+    c = install();
+  });
+  afterEach(() => {
+    if (!c) return;
+    const left = c.timers();
+    c.off();
+    c = undefined;
+    assert.equal(left, 0, 'no timer left behind');
+  });
+  return {
+    timers: () => live().timers(),
+    get asked() {
+      return live().asked;
+    },
+    now: () => live().now(),
+    tick: (/** @type {number} */ ms) => live().tick(ms),
+    to: (/** @type {number} */ ms) => live().to(ms),
+    /**
+     * @template T
+     * @param {Promise<T>} p
+     * @param {number} [maxMs]
+     */
+    run: (p, maxMs) => live().run(p, maxMs),
+    off() {
+      c?.off();
+      c = undefined;
+    },
+  };
 }

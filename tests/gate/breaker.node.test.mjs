@@ -9,7 +9,7 @@
 // behind. Fail-fast's refusals and their wait are also on fake time in
 // tests/engine/ticket.test.mjs. Last, the one runtime smoke: the package
 // entry with Node's fetch against the real scripted server, on real time.
-import { test, beforeEach, afterEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withBackoff as pkgWithBackoff } from 'wasm-backoff';
 import { createGate as pkgCreateGate } from 'wasm-backoff/gate';
@@ -17,21 +17,11 @@ import { withBackoff } from '../../js/fetch/index.js';
 import { BrokenCircuitError, createGate, createLimiter } from '../../js/gate/index.js';
 import { scriptedFetch } from '../../js/testing/scripted.js';
 import { startScripted } from '../server/scripted.mjs';
-import { install, settled } from '../engine/clock.mjs';
+import { eachTest, settled } from '../engine/clock.mjs';
 import { timers } from '../support/wait.mjs';
 
-/** @type {ReturnType<typeof install> | undefined} */
-let clock;
-/** The virtual clock of the test running (installed by `virtual()`, checked and uninstalled after it). */
-const virtual = () => (clock = install());
-afterEach(() => {
-  if (!clock) return;
-  const left = clock.timers();
-  clock.off();
-  clock = undefined;
-  assert.equal(left, 0, 'no timer left behind');
-});
-beforeEach(virtual);
+// (each test on its own clock, checked after it for timers left behind)
+const clock = eachTest();
 
 const ROUNDS = { baseMs: 40, maxDelayMs: 160, jitter: 'none' };
 const ORIGIN = 'https://api.test';
@@ -281,8 +271,7 @@ test('AdaptiveLimiter alone: off until throttled, then reservations one token ap
 
 test("Node's fetch, real server, real time: 3 failures trip, the round's probe closes it (outcomes and order only)", async () => {
   // (real time: Node's fetch, sockets and timers are the subject here; no window is asserted)
-  clock?.off();
-  clock = undefined;
+  clock.off();
   const srv = await startScripted();
   try {
     const before = timers();

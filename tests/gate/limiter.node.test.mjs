@@ -10,20 +10,15 @@
 // limiter's arithmetic on the clock, not the network (the runtimes' real
 // servers and timers are the smokes of breaker.node, breaker.chromium and
 // breaker.workerd).
-import { test, beforeEach, afterEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withBackoff } from '../../js/fetch/index.js';
 import { createGate, createLimiter } from '../../js/gate/index.js';
 import { scriptedFetch } from '../../js/testing/scripted.js';
-import { install } from '../engine/clock.mjs';
+import { eachTest } from '../engine/clock.mjs';
 
-/** @type {ReturnType<typeof install>} */
-let clock;
-beforeEach(() => (clock = install()));
-afterEach(() => {
-  assert.equal(clock.timers(), 0, 'no timer left behind');
-  clock.off();
-});
+// (each test on its own clock, checked after it for timers left behind)
+const clock = eachTest();
 
 const URL_ = 'https://api.test/items';
 /** Every answer's round trip (virtual ms). */
