@@ -81,9 +81,27 @@ export function logTicks(lo, hi) {
   return { lo: 10 ** a, hi: 10 ** b, ticks: out };
 }
 
+/**
+ * The width of each chart drawn, as its last layout left it: reading `clientWidth` while drawing would
+ * force a layout of the page each time (after the tables and charts just changed), once per chart.
+ */
+const widths = new WeakMap();
+let resized;
+function widthOf(svg) {
+  if (!widths.has(svg)) {
+    resized ??= new ResizeObserver((entries) => {
+      for (const e of entries) widths.set(e.target, e.target.clientWidth);
+    });
+    widths.set(svg, svg.clientWidth);
+    resized.observe(svg);
+  }
+  return widths.get(svg);
+}
+
 /** Prepares an empty chart in `svg` and returns scales for the given domains. */
 function frame(svg, { xMin, xMax, yMin = 0, yMax, log, xLabel, yLabel, fmtX = String, fmtY = fmtMs, xTicks, size = 'full' }) {
-  const [W, H] = SIZES[svg.clientWidth && svg.clientWidth < NARROW ? 'narrow' : size];
+  const width = widthOf(svg);
+  const [W, H] = SIZES[width && width < NARROW ? 'narrow' : size];
   svg.replaceChildren();
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
   let yt;

@@ -16,6 +16,58 @@ export function binCounts(draws, lo, hi, bins = BINS) {
   return counts;
 }
 
+/**
+ * The histograms of the delay before retry `attempt` of policies [{name, o}] (library options): each
+ * law's DRAWS seeded draws (`Backoff.sample`) on the same BINS bins of [lo, hi), its range that of
+ * `backoffStats` (or, for a sampled law, of these draws: its statistics would draw 100 000 more).
+ * `values`: what the page's section shows (its data-values); `sets`: what `histogram` draws.
+ * `laws` keeps each law's draws between calls (a policy unchanged is not drawn again).
+ * @param {{ Backoff: any, backoffStats: any }} lib the package (wasm-backoff/stats)
+ * @param {{ name: string, o: object }[]} pols
+ * @param {number} attempt
+ * @param {Map<string, any>} [laws]
+ */
+export function histograms({ Backoff, backoffStats }, pols, attempt, laws = new Map()) {
+  const lawOf = (o) => {
+    const key = JSON.stringify([o, attempt]);
+    let law = laws.get(key);
+    if (!law) {
+      const draws = Backoff.sample(o, attempt, DRAWS);
+      let st;
+      if (sampled(o)) {
+        let min = Infinity,
+          max = -Infinity;
+        for (const d of draws) {
+          if (d < min) min = d;
+          if (d > max) max = d;
+        }
+        st = { exact: false, min, max };
+      } else st = backoffStats(o, attempt);
+      law = { draws, st, counts: new Map() };
+      if (laws.size >= 6) laws.delete(laws.keys().next().value); // (800 KB of draws each)
+      laws.set(key, law);
+    }
+    return law;
+  };
+  const both = pols.map((p) => ({ name: p.name, ...lawOf(p.o) }));
+  const lo = Math.min(...both.map((l) => l.st.min));
+  let hi = Math.max(...both.map((l) => l.st.max));
+  if (hi <= lo) hi = lo + 1;
+  /** @type {Record<string, any>} */
+  const values = { attempt, lo, hi };
+  const sets = both.map(({ name, st, draws, counts: kept }) => {
+    const range = `${lo} ${hi}`;
+    if (!kept.has(range)) kept.clear(), kept.set(range, binCounts(draws, lo, hi, BINS));
+    const counts = kept.get(range);
+    const uniform = isUniform(st);
+    values[name] = { counts, uniform };
+    const expected = uniform ? (DRAWS * (hi - lo)) / BINS / (st.max - st.min) : undefined;
+    const spike = st.max === st.min ? st.min : undefined;
+    return { name, counts, expected, from: st.min, to: st.max, spike };
+  });
+  return { values, sets, lo, hi };
+}
+
 /** Whether `backoffStats` describe a law uniform on [min, max) (full, equal and ratio jitter): then its exact density is drawn. */
 export const isUniform = (st) =>
   st.exact &&

@@ -11,7 +11,7 @@ import { OutageView } from './outage-view.js';
 import { OverloadView } from './overload-view.js';
 import { ReconnectView } from './reconnect-view.js';
 import { Live } from './live.js';
-import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict, sampled } from './compare.js';
+import { STORM_SIZES, STORM_RUNS, histograms, verdict, sampled } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const form = /** @type {HTMLFormElement} */ ($('controls'));
@@ -62,7 +62,7 @@ function scheduleOf(o, shown) {
     schedules.set(key, entry);
     if (sampled(o)) {
       entry.pending = true;
-      storms.ask(`stats ${key}`, { stats: { options: o, retries: n } }, (data) => {
+      laws.ask(`stats ${key}`, { stats: { options: o, retries: n } }, (data) => {
         Object.assign(entry, { stats: data.stats, pending: false });
         drawn.delete('schedule');
         render();
@@ -73,13 +73,19 @@ function scheduleOf(o, shown) {
   return schedules.get(key);
 }
 
+/** The statistics each schedule table shows. */
+const tables = new WeakMap();
 function renderSchedule(pols, view) {
   const shown = clamp(view.retries, 1, 60, 12);
   const data = {};
   for (const p of pols) {
-    const { stats, path } = (data[p.name] = scheduleOf(p.o, shown));
-    $(`schedule-table-${p.name.toLowerCase()}`).tBodies[0].replaceChildren(
-      ...stats.map((st, i) => row([st.n, ...[st.min, st.p50, st.p90, st.max, st.mean, path[i]].map(fmtMs)])),
+    const entry = (data[p.name] = scheduleOf(p.o, shown));
+    // (a table is rebuilt only when its policy's schedule changed, or its statistics came)
+    const table = $(`schedule-table-${p.name.toLowerCase()}`);
+    if (tables.get(table) === entry.stats) continue;
+    tables.set(table, entry.stats);
+    table.tBodies[0].replaceChildren(
+      ...entry.stats.map((st, i) => row([st.n, ...[st.min, st.p50, st.p90, st.max, st.mean, entry.path[i]].map(fmtMs)])),
     );
   }
   const pts = (p, f) => data[p.name].stats.map((st) => [st.n, f(st)]);
@@ -110,28 +116,31 @@ function renderSchedule(pols, view) {
   });
 }
 
+/**
+ * The histograms (compare.js's `histograms`: 100 000 draws per policy, a few ms each, 10-20 ms for a
+ * sampled law): drawn with the page at the first load, then computed by the laws worker at each
+ * change; until it answers the section is pending (aria-busy, dimmed if the wait shows).
+ */
 function renderHistogram(pols, view) {
   const attempt = clamp(view.hist, 1, 60, 3);
-  const laws = pols.map((p) => {
-    const draws = Backoff.sample(p.o, attempt, DRAWS);
-    // (a sampled law's statistics would draw 100 000 more: its range is that of these draws)
-    const st = sampled(p.o) ? { exact: false, min: Math.min(...draws), max: Math.max(...draws) } : backoffStats(p.o, attempt);
-    return { p, st, draws };
+  if (!document.body.dataset.ready) return drawHistogram(pols, histograms({ Backoff, backoffStats }, pols, attempt));
+  $('distribution').dataset.pending = '1';
+  $('histogram').setAttribute('aria-busy', 'true');
+  const policies = pols.map((p) => ({ name: p.name, o: p.o }));
+  laws.ask('hist', { hist: { policies, attempt } }, (data) => (drawHistogram(pols, data.hist), true));
+}
+
+function drawHistogram(pols, { values, sets, lo, hi }) {
+  const cls = (name) => pols.find((p) => p.name === name).cls;
+  histogram($('histogram'), {
+    sets: sets.map((set) => ({ ...set, cls: cls(set.name) })),
+    lo,
+    hi,
+    xLabel: `delay before retry ${values.attempt}`,
   });
-  const lo = Math.min(...laws.map((l) => l.st.min));
-  let hi = Math.max(...laws.map((l) => l.st.max));
-  if (hi <= lo) hi = lo + 1;
-  const out = { attempt, lo, hi };
-  const sets = laws.map(({ p, st, draws }) => {
-    const counts = binCounts(draws, lo, hi, BINS);
-    const uniform = isUniform(st);
-    out[p.name] = { counts, uniform };
-    const expected = uniform ? (DRAWS * (hi - lo)) / BINS / (st.max - st.min) : undefined;
-    const spike = st.max === st.min ? st.min : undefined;
-    return { name: p.name, cls: p.cls, counts, expected, from: st.min, to: st.max, spike };
-  });
-  histogram($('histogram'), { sets, lo, hi, xLabel: `delay before retry ${attempt}` });
-  $('distribution').dataset.values = JSON.stringify(out);
+  $('distribution').dataset.values = JSON.stringify(values);
+  delete $('distribution').dataset.pending;
+  $('histogram').removeAttribute('aria-busy');
 }
 
 function renderSnippet(pols) {
@@ -167,7 +176,7 @@ function render() {
   const s = readForm(form);
   const url = new URL(location.href);
   url.search = toQuery(s);
-  history.replaceState(null, '', url);
+  if (url.href !== location.href) history.replaceState(null, '', url); // (a select's input and change events: one state)
   const pols = policies(s);
   for (const p of pols) {
     try {
@@ -201,6 +210,12 @@ function render() {
 // ---- retry storm (Web Worker): the curves, the verdict and the swimlanes ----
 const storms = new WorkerClient(new URL('./storm-worker.js', import.meta.url), (e) => {
   $('verdict').textContent = `storm worker error: ${e.message}`;
+});
+// The laws' draws (a sampled law's statistics, the histograms) in a worker of their own (the same
+// module): behind the storm curves (0.2-0.7 s a change) they would wait.
+const laws = new WorkerClient(new URL('./storm-worker.js', import.meta.url), (e) => {
+  $('error').textContent = `laws worker error: ${e.message}`;
+  $('error').hidden = false;
 });
 
 let stormTimer;

@@ -5,10 +5,14 @@
 //   {id, trace: {clients, run, policies}}
 //     -> {id, traces: {A: {t, c, k, calls, timeMs, gaveUp}, …}} (one run, every write; typed arrays)
 //   {id, stats: {options, retries}} -> {id, stats: [{n, ...backoffStats(options, n)}]} (sampled laws: slow)
+//   {id, hist: {policies: [{name, o}], attempt}} -> {id, hist} (compare.js's histograms: the draws of each law kept)
 import { Backoff, backoffStats } from '../pkg/stats/index.js';
 import { storm, stormRun } from './storm.js';
+import { histograms } from './compare.js';
 
-self.onmessage = ({ data: { id, curves, trace, stats } }) => {
+const laws = new Map();
+self.onmessage = ({ data: { id, curves, trace, stats, hist } }) => {
+  if (hist) self.postMessage({ id, hist: histograms({ Backoff, backoffStats }, hist.policies, hist.attempt, laws) });
   if (stats)
     self.postMessage({ id, stats: Array.from({ length: stats.retries }, (_, i) => ({ n: i + 1, ...backoffStats(stats.options, i + 1) })) });
   if (curves) {
