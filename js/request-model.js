@@ -36,7 +36,9 @@ export class RequestModel {
    * @returns {string | null}
    */
   get(name) {
-    return new Headers(this.headers).get(name);
+    const h = this.headers;
+    // (none: no Headers to make)
+    return h === undefined ? null : new Headers(h).get(name);
   }
 
   /** @param {string} name */

@@ -80,8 +80,9 @@ export class Call {
   #arm() {
     const max = this.c.maxElapsedMs;
     if (max === Infinity) return;
-    const [dl, t] = deadline('maxElapsedMs', max, this.end - Date.now());
-    [this.ds, this.#timer] = [dl.signal, t];
+    let dl;
+    [dl, this.#timer] = deadline('maxElapsedMs', max, this.end - Date.now());
+    this.ds = dl.signal;
   }
 
   /**

@@ -12,7 +12,7 @@ import { verdict } from '../policy.js';
  * @param {import('./call.js').Call} call
  * @param {import('./loop.js').Outcome} o
  * @param {boolean} http an HTTP attempt (shouldRetry is asked of every answer, not only failures)
- * @param {boolean} idempotent
+ * @param {() => boolean} idempotent asked only when the verdict needs it (a plain success does not)
  * @param {boolean} body the request's body can be sent again
  * @returns {import('./loop.js').Verdict | Promise<import('./loop.js').Verdict>}
  */
@@ -27,7 +27,7 @@ export function judge(call, o, http, idempotent, body) {
  * The caller's shouldRetry asked (abortable), then the rule.
  * @param {import('./call.js').Call} call
  * @param {import('./loop.js').Outcome} o
- * @param {boolean} idempotent
+ * @param {() => boolean} idempotent
  * @param {boolean} body
  */
 async function asked(call, o, idempotent, body) {
@@ -43,24 +43,24 @@ async function asked(call, o, idempotent, body) {
  * counts against its target (`hurt`).
  * @param {import('../fetch/options.js').Config} c
  * @param {import('./loop.js').Outcome} o
- * @param {boolean} idempotent
+ * @param {() => boolean} idempotent
  * @param {boolean} body
  * @param {boolean | undefined} wants
  * @returns {import('./loop.js').Verdict}
  */
 function rule(c, o, idempotent, body, wants) {
-  const { failed, status } = o;
-  const s = /** @type {number} */ (status);
+  const failed = o.failed;
+  const s = /** @type {number} */ (o.status);
   // (a plain success needs no verdict: the common case, kept cheap)
   const why =
     failed || c.shouldRetry || s >= 400 || c.retryOn.has(s)
       ? verdict({
           failed,
           network: !!o.network,
-          status,
+          status: s,
           hintMs: o.hintMs,
           retryOn: c.retryOn,
-          idempotent,
+          idempotent: idempotent(),
           replayable: body,
           wants,
           advice: o.advice,

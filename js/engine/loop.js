@@ -223,16 +223,16 @@ async function attempt(tap, job, call, n) {
   let p;
   const run = () => void (p ??= job.attempt(call, n, call.signal));
   observe(() => tap.attempt?.(n, run), {});
-  p ??= job.attempt(call, n, call.signal);
+  run();
   /** @type {Outcome} */
   let o;
   try {
-    o = await p;
+    o = await /** @type {Promise<Outcome>} */ (p);
   } catch (error) {
     // (aborted, or past the deadline: the call ends with it; the observer is told)
-    if (tap.attempted) observe(() => tap.attempted?.(n, { failed: true, error }), {});
+    observe(() => tap.attempted?.(n, { failed: true, error }), {});
     throw error;
   }
-  if (tap.attempted) observe(() => tap.attempted?.(n, o), {});
+  observe(() => tap.attempted?.(n, o), {});
   return o;
 }

@@ -46,14 +46,16 @@ let defaults;
  * @param {typeof fetch} send
  * @param {Map<string, number>} [at]
  * @param {boolean} [shared] run by a `dedupe` for its callers
+ * @returns {Promise<any>} (not an async function: one promise less per call; it
+ * throws where its callers, async functions, reject)
  */
-async function run(c, input, init, send, at, shared = false) {
+function run(c, input, init, send, at, shared = false) {
   const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
   if (signal?.aborted) throw signal.reason;
   // (dedupe: one call, under its own signal, for every caller of the same request)
   const d = c.dedupe;
   if (d && !shared)
-    return /** @type {Function} */ (d.share)({ c, input, init }, (/** @type {AbortSignal=} */ s) =>
+    return /** @type {Function} */ (d.share)({ c, input, init }, async (/** @type {AbortSignal=} */ s) =>
       run(c, input, { ...init, signal: s }, send, at, true),
     );
   let job, call, lane;
@@ -75,7 +77,8 @@ async function run(c, input, init, send, at, shared = false) {
       x.lane = f.lane?.(x) ?? x.lane;
       x.job = f.job?.(x) ?? x.job;
     }
-    [job, lane] = [x.job, x.lane];
+    job = x.job;
+    lane = x.lane;
   } catch (e) {
     call?.close();
     throw e;

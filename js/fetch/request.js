@@ -142,9 +142,10 @@ export class FetchJob {
       const p = send(...this.args(n, sig, own));
       const res = await (sig === own ? p : abortable(p, sig));
       const s = res.status;
-      const h = res.headers;
-      if (s < 400) return { failed: false, res, status: s, pace: this.paces ? paceMs(this.c, h) : undefined };
-      return { failed: false, res, status: s, hintMs: serverWait(h), advice: advice(h) };
+      // (the headers are read when needed only: a getter of fetch's, not free)
+      return s < 400
+        ? { failed: false, res, status: s, pace: this.paces ? paceMs(this.c, res.headers) : undefined }
+        : { failed: false, res, status: s, hintMs: serverWait(res.headers), advice: advice(res.headers) };
     } catch (error) {
       call.alive();
       return { failed: true, error, network: timeout?.signal.aborted ? this.c.retryOnTimeout : isNetworkError(error) };
@@ -158,7 +159,7 @@ export class FetchJob {
    * @param {import('../engine/loop.js').Outcome} o
    */
   judge(call, o) {
-    return judge(call, o, true, this.idempotent(), this.body);
+    return judge(call, o, true, () => this.idempotent(), this.body);
   }
 
   /**

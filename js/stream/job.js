@@ -198,7 +198,7 @@ export class StreamJob extends FetchJob {
   judge(call, o) {
     this.call = call;
     const r = this.replay;
-    const v = judge(call, o, true, this.idempotent(), r ? r.replayable() : this.feeds || this.body);
+    const v = judge(call, o, true, () => this.idempotent(), r ? r.replayable() : this.feeds || this.body);
     if ('why' in v && !(v.why === '' && r && !r.done)) return this.judged(v, o);
     return this.whole(call, v).then((w) => this.judged(w, o));
   }

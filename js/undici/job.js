@@ -126,7 +126,7 @@ export class DispatchJob {
    * @param {import('../engine/loop.js').Outcome} o
    */
   judge(call, o) {
-    return judge(call, o, true, this.idempotent, this.req.replayable());
+    return judge(call, o, true, () => this.idempotent, this.req.replayable());
   }
 
   /** The outcome the call ends with: its answer is handed over (js/undici/request.js commits it). @param {any} o */
