@@ -16,6 +16,8 @@ import { sleep, until } from '../support/wait.mjs';
 
 let server;
 let url;
+/** The server's side of each upgraded connection. @type {import('node:net').Socket[]} */
+const upgraded = [];
 /** Every request's socket: { path, closed }. */
 const sockets = [];
 before(async () => {
@@ -39,6 +41,7 @@ before(async () => {
     res.end('ok');
   });
   server.on('upgrade', (req, socket) => {
+    upgraded.push(socket); // (an upgraded socket leaves the server's connections: closed in after())
     sockets.push({ path: `upgrade ${req.url}`, closed: false });
     socket.write('HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: x\r\n\r\n');
   });
@@ -46,6 +49,7 @@ before(async () => {
   url = `http://127.0.0.1:${server.address().port}`;
 });
 after(() => {
+  for (const s of upgraded) s.destroy();
   server.closeAllConnections();
   server.close();
 });
@@ -75,8 +79,9 @@ function recorder(throwAt) {
     onError(e) {
       ev.push(`error ${e?.message ?? e}`);
     },
-    onUpgrade(s) {
+    onUpgrade(s, _headers, socket) {
       ev.push(`upgrade ${s}`);
+      socket.destroy(); // (the upgraded socket is the handler's to own: undici lets it go)
     },
   };
   return h;
