@@ -71,6 +71,7 @@ export { Call };
  * @property {(call: Call, v: Verdict, o: Outcome) => Decision} after
  * @property {() => void} [cancel] the call ends without an outcome (aborted, a hook threw)
  * @property {string} [why] why `pass` rejected ('circuit-open', 'exhausted', 'deadline', …)
+ * @property {() => boolean} [held] the call waits in its target's held queue now (a failover may move it)
  * @property {() => boolean} [healthy] the target looks healthy now (a hedge may go)
  * @property {() => object | undefined} [about] more for onDone (where a failover went)
  */

@@ -36,15 +36,6 @@ const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
  * @property {Set<string>} origins the listed origins
  */
 
-/** A ticket's state while it is held in its target's queue (js/gate/ticket.js's T_HELD: this subpath loads no wasm). */
-export const HELD = 1;
-
-/**
- * Whether endpoint lane `t` (a gate's ticket, or a fleet's around the local one, its `inner`) is held in its queue now.
- * @param {any} t
- */
-const held = (t) => (t.inner ?? t).state === HELD;
-
 /**
  * The URL of `input` (a URL, a string, or a Request), against the page's
  * where there is one; undefined when it is not a URL (fetch will say so).
@@ -317,7 +308,7 @@ export class Failover {
       }
       if (!rang) return; // (let through)
       // (not in a queue now: its own wait, the limiter's token or a fleet's answer; looked at again at the next round's end)
-      if (!held(this.t) || this.usable(this.i)) continue;
+      if (!this.t.held?.() || this.usable(this.i)) continue;
       let j = this.next();
       if (j < 0) j = this.soonest();
       if (j === this.i) continue;

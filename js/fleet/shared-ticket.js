@@ -165,6 +165,11 @@ export class SharedTicket {
     return this.inner.after(call, v, o);
   }
 
+  /** Whether the call waits in the local gate's held queue now. */
+  held() {
+    return this.inner.held();
+  }
+
   /** Whether the target looks healthy now (the fleet's view). */
   healthy() {
     return this.inner.healthy();

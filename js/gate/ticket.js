@@ -298,6 +298,11 @@ export class Ticket {
     this.#paced = this.#sent = NaN; // (a held call's next attempt takes no token)
   }
 
+  /** Whether the call waits in its target's held queue now (a failover may move it). */
+  held() {
+    return this.state === T_HELD;
+  }
+
   /** Whether the target looks healthy now (a hedge may go): its circuit is closed. */
   healthy() {
     return this.#of.state(this.key).state === 'closed';
