@@ -5,11 +5,12 @@
 //
 // Real code, virtual time: the shipped package (the wasm calculator and
 // gate, the JavaScript fetch driver) runs unchanged; only `setTimeout`,
-// `clearTimeout` and `Date.now` are replaced by a virtual clock during a run,
-// and `fetch` by a fake origin that answers after a fixed round trip. Each
-// timer fires at its exact virtual time, with every promise reaction run
-// before the next one (`settle`: a macrotask), so a simulated minute takes a
-// fraction of a second and results do not depend on the machine.
+// `clearTimeout` and `Date.now` are replaced by a virtual clock during a run
+// (errors carry no stack trace meanwhile), and `fetch` by a fake origin that
+// answers after a fixed round trip. Each timer fires at its exact virtual
+// time, with every promise reaction run before the next one (`settle`: a
+// macrotask), so a simulated minute takes a fraction of a second and results
+// do not depend on the machine.
 //
 // The model: C clients each have K calls in flight to the origin when it
 // goes down at t = 0 (those first tries were sent before the outage; they
@@ -135,6 +136,10 @@ export async function outageRun(
   } = {},
 ) {
   const real = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout, now: Date.now };
+  // (no stack traces while it runs: no result reads one, and capturing one for each of a fail-fast
+  // run's ~33,000 BrokenCircuitErrors was a third of its time, in Node and in Chromium)
+  const traces = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   let now = 0;
   let seq = 0;
   const heap = new Heap(); // of [at, seq, fn]: earliest first, FIFO among equal times
@@ -195,6 +200,7 @@ export async function outageRun(
     globalThis.setTimeout = real.setTimeout;
     globalThis.clearTimeout = real.clearTimeout;
     Date.now = real.now;
+    Error.stackTraceLimit = traces;
   }
 }
 
