@@ -12,6 +12,11 @@
 #                                     (--no-default-features), into
 #                                     target/example/fetch-page-plain/, and print what
 #                                     the web crate adds (raw and gzip -9 -n)
+#   bash scripts/example.sh --dev     a debug build (no LTO, no wasm-opt) into
+#                                     target/example/fetch-page-dev/: what
+#                                     tests/example/ loads (it checks behaviour, not
+#                                     size; in `npm test` it reuses the Rust checks'
+#                                     wasm32 dependencies in target/checks: 6 s, not 30)
 #
 # Assumes scripts/setup.sh has run (wasm32 target, wasm-bindgen, npm packages).
 set -euo pipefail
@@ -19,11 +24,16 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m[example]\033[0m %s\n' "$*"; }
 
+dev=
+[ "${1:-}" = --dev ] && dev=1
+
 build() { # <out dir> [cargo feature flags]
   local out=$1
   shift
-  cargo build --quiet --release --target wasm32-unknown-unknown -p fetch-page "$@"
-  local wasm=target/wasm32-unknown-unknown/release/fetch_page.wasm
+  local profile=release release=--release
+  [ -n "$dev" ] && profile=debug release=
+  cargo build --quiet $release --target wasm32-unknown-unknown -p fetch-page "$@"
+  local wasm=${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/$profile/fetch_page.wasm
   # What the output is made of (cargo's wasm, the page, this script, the tools' versions) and what
   # it holds: both as the last build of $out left them, there is nothing to do (wasm-opt, from
   # npm, alone takes seconds).
@@ -39,7 +49,7 @@ build() { # <out dir> [cargo feature flags]
   fi
   rm -rf "$out" && mkdir -p "$out/pkg"
   wasm-bindgen --target web --no-typescript --out-dir "$out/pkg" "$wasm"
-  node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
+  [ -n "$dev" ] || node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
     --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-reference-types --enable-multivalue --enable-mutable-globals \
     "$out/pkg/fetch_page_bg.wasm" -o "$out/pkg/fetch_page_bg.wasm"
@@ -48,6 +58,10 @@ build() { # <out dir> [cargo feature flags]
   say "$out/pkg/fetch_page_bg.wasm: $(wc -c <"$out/pkg/fetch_page_bg.wasm") B"
 }
 
+if [ -n "$dev" ]; then
+  build target/example/fetch-page-dev
+  exit
+fi
 build target/example/fetch-page
 
 if [ "${1:-}" = --sizes ]; then

@@ -38,7 +38,11 @@ run() { "$@" 2>&1 | tee -a "$log"; }
 # checks still use the cores (they hold $hold), two once they are done.
 # Timing logic runs on virtual time (the tests' clock,
 # wasm-backoff/testing), so a test is not disturbed by what runs beside it.
+# (tests/example/ runs in the Rust checks when they run: it builds a Rust page, and there cargo reuses
+# the wasm32 dependencies the web crate's tests built)
+rustside=tests/example/example.test.mjs
 mapfile -t files < <(find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort)
+[ "$what" = all ] && mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -vxF "$rustside")
 hold=$(dirname "$log")/rust-running
 js_tests() { node scripts/run-tests.mjs --hold "$hold" "${files[@]}" >"$log.js" 2>&1; }
 # (a background job and everything it started: set -e may end this script early)
@@ -118,6 +122,10 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   export SCRIPTED_URL
   run cargo test --target wasm32-unknown-unknown -p wasm-backoff-web --test node --test browser
   exec {SRV[1]}>&- # closing its stdin stops the server
+  if [ "$what" = all ]; then
+    step "the example page (examples/fetch-page, a debug build beside the web crate's) in Chromium"
+    run node --test --test-force-exit --test-reporter=spec "$rustside" || failed=1
+  fi
 fi
 
 if [ "$what" = all ] || [ "$what" = js ]; then

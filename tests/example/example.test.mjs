@@ -1,7 +1,10 @@
 // The example Rust wasm page (examples/fetch-page: fetch_with_backoff from
-// the wasm-backoff-web crate) in headless Chromium: built by
-// scripts/example.sh, served from target/example/fetch-page/, it fetches the
-// scripted server (another origin) and lists its attempts in the DOM.
+// the wasm-backoff-web crate) in headless Chromium: a debug build
+// (`scripts/example.sh --dev`: behaviour, not size), served from
+// target/example/fetch-page-dev/, it fetches the scripted server (another
+// origin) and lists its attempts in the DOM. `npm test` runs this file in its
+// Rust checks, right after the web crate's tests, so that cargo reuses their
+// wasm32 dependencies (CARGO_TARGET_DIR=target/checks).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -10,14 +13,14 @@ import { CSP, ROOT } from '../../scripts/serve.mjs';
 import { startScripted } from '../server/scripted.mjs';
 import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
 
-const SITE = path.join(ROOT, 'target/example/fetch-page');
+const SITE = path.join(ROOT, 'target/example/fetch-page-dev');
 
 let srv;
 before(
   async () => {
-    // A quick no-op when nothing changed; a cold release build takes a minute.
+    // A quick no-op when nothing changed; a cold debug build takes half a minute (6 s after the web crate's tests).
     try {
-      execFileSync('bash', [path.join(ROOT, 'scripts/example.sh')], { encoding: 'utf8', stdio: 'pipe' });
+      execFileSync('bash', [path.join(ROOT, 'scripts/example.sh'), '--dev'], { encoding: 'utf8', stdio: 'pipe' });
     } catch (e) {
       throw new Error(`scripts/example.sh failed:\n${e.stdout}\n${e.stderr}`);
     }
