@@ -82,7 +82,12 @@ fi
 if [ "$what" = all ] || [ "$what" = rust ]; then
   step "cargo fmt --check, clippy -D warnings (native, and each wasm32 module)"
   cargo fmt --all --check
-  cargo clippy --quiet --workspace --all-targets -- -D warnings
+  # Natively: every crate but the two made for wasm32 (the web crate, the example page), which are linted,
+  # documented and tested for wasm32 below; building them natively too compiled js-sys and web-sys twice
+  # more (~30 s of CPU). The core's optional features, which the web crate turned on by unification, are
+  # named instead.
+  native=(--workspace --exclude wasm-backoff-web --exclude fetch-page --features wasm-backoff-core/std,wasm-backoff-core/getrandom)
+  cargo clippy --quiet "${native[@]}" --all-targets -- -D warnings
   cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features bare -- -D warnings
   for f in bare,gate bare,queue bare,full; do
     cargo clippy --quiet -p wasm-backoff --target wasm32-unknown-unknown --lib --no-default-features --features "$f" -- -D warnings
@@ -95,13 +100,12 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   cargo clippy --quiet -p wasm-backoff-core --all-features --all-targets -- -D warnings
 
   step "native Rust tests (presets, properties, distributions, golden file, boundary, Retry-After vectors; doctests)"
-  run cargo test --workspace
+  run cargo test "${native[@]}"
   # The core's optional features (std: the retry helper on tokio's paused
-  # clock; getrandom) are on in that run already: cargo unifies a
-  # workspace's features, and wasm-backoff-web turns them on. Running the
+  # clock; getrandom) are on in that run ($native names them). Running the
   # core again with --all-features compiled its dev-dependencies a second
-  # time and ran its 190 doctests twice (~21 s). Should that unification
-  # ever change, this says so rather than letting the tests vanish.
+  # time and ran its 190 doctests twice (~21 s). Should they ever be off,
+  # this says so rather than letting the tests vanish.
   for t in 'retry::waits_the_schedule_then_succeeds ... ok' 'rng::entropy_rng (line'; do
     grep -qF "$t" "$log" || { echo "the workspace's tests did not run the core with all its features (no '$t')" >&2; exit 1; }
   done
@@ -112,6 +116,8 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   step "the web crate (a retrying fetch for Rust wasm apps) in Node and headless Chromium, against the scripted server"
   cargo clippy --quiet -p wasm-backoff-web --target wasm32-unknown-unknown --all-targets -- -D warnings
   RUSTDOCFLAGS="-D missing_docs" cargo doc --quiet -p wasm-backoff-web --no-deps --target wasm32-unknown-unknown
+  # (its doc example is docs/rust.md's, word for word: xtask/tests/readme.rs; compiled here, for wasm32)
+  run cargo test --target wasm32-unknown-unknown -p wasm-backoff-web --doc
   # the example page (examples/fetch-page; built and loaded in Chromium by tests/example/), and its plain-fetch baseline
   cargo clippy --quiet -p fetch-page --target wasm32-unknown-unknown --all-targets -- -D warnings
   cargo clippy --quiet -p fetch-page --target wasm32-unknown-unknown --all-targets --no-default-features -- -D warnings

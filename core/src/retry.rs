@@ -24,7 +24,7 @@
 //! ```
 //!
 //! On tokio (the "From Rust" example of docs/rust.md, word for word: a test of
-//! the web crate, `web/tests/readme.rs`, checks that they agree):
+//! `xtask/tests/readme.rs` checks that they agree):
 //!
 //! ```
 //! use std::io::{Error, ErrorKind};

@@ -32,7 +32,7 @@
 //! ```
 //!
 //! (The example needs a JavaScript host: a browser, a worker or Node. It is
-//! the "From Rust" example of docs/rust.md, word for word: `tests/readme.rs`
+//! the "From Rust" example of docs/rust.md, word for word: `xtask/tests/readme.rs`
 //! checks that they agree.)
 //!
 //! ## What is retried

@@ -1,9 +1,11 @@
 //! The Rust examples of the docs are doctests, word for word: each
 //! ```` ```rust ```` block of `docs/rust.md` ("From Rust") and of the README
 //! (its quick start) must be a doc example of `core/src/retry.rs` (run by
-//! `cargo test`, on tokio), of this crate (`src/lib.rs`, compiled by `cargo
-//! test`) or of `core/README.md` (the core's crate documentation, run by
-//! `cargo test`), so the docs cannot drift from code that compiles and runs.
+//! `cargo test`, on tokio), of the web crate (`web/src/lib.rs`, compiled for
+//! wasm32 by `cargo test --doc --target wasm32-unknown-unknown`) or of
+//! `core/README.md` (the core's crate documentation, run by `cargo test`),
+//! so the docs cannot drift from code that compiles and runs. (Here, not in
+//! the web crate: `npm test` builds that crate for wasm32 only.)
 #![cfg(not(target_arch = "wasm32"))]
 
 const FROM_RUST: &str = include_str!("../../docs/rust.md");
@@ -12,7 +14,7 @@ const README: &str = include_str!("../../README.md");
 /// Rust sources whose doc comments hold the examples.
 const DOCUMENTED: [(&str, &str); 2] = [
     ("core/src/retry.rs", include_str!("../../core/src/retry.rs")),
-    ("web/src/lib.rs", include_str!("../src/lib.rs")),
+    ("web/src/lib.rs", include_str!("../../web/src/lib.rs")),
 ];
 /// Markdown that is itself a crate's documentation (`#![doc = include_str!(…)]`).
 const DOCUMENTED_MARKDOWN: [(&str, &str); 1] =
