@@ -1,5 +1,5 @@
 // The demo page in Chromium: what costs CPU and is timed by nothing, in a
-// file of its own so that it runs in the niced runner (scripts/test.sh):
+// file of its own (one of the longest, started first by scripts/test.sh):
 // axe-core, every section on screen in light and dark mode and on a phone,
 // the keyboard, and every control change redrawing without an error. The
 // views' values are checked in tests/demo/demo.test.mjs.

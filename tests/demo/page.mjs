@@ -1,6 +1,6 @@
 // What the demo's tests share (tests/demo/demo.test.mjs, the live calls,
 // and demo-models.test.mjs and demo-polish.test.mjs, CPU-bound and timed by
-// nothing, which run in the niced runner beside the rest: scripts/test.sh).
+// nothing, which start first in scripts/test.sh's queue, the longest files).
 import { mkdirSync } from 'node:fs';
 import { watchedPage } from '../support/browser.mjs';
 
@@ -13,8 +13,9 @@ mkdirSync(OUT, { recursive: true });
  * call, a 100 ms outage, 1 run) unless it names a point: every load of the
  * page starts the outage simulation, and its default view (the benchmark's
  * first point, 10 runs of 2 000 calls per policy) costs over a minute of CPU
- * on a loaded machine. Only the test of that view waits for it
- * (demo-models.test.mjs); the other pages would run it beside their checks.
+ * on a loaded machine: no test waits for it (demo-models.test.mjs checks one
+ * run of that point in the page, and the ten against bench/OUTAGE.md in
+ * Node); the other pages would run it beside their checks.
  */
 export function smallOutage(query = '') {
   const q = new URLSearchParams(query);
@@ -24,14 +25,14 @@ export function smallOutage(query = '') {
 }
 
 /**
- * `open(query, viewport, {defaultOutage})`: the demo page of `ctx`
- * (serverAndBrowser's), once it is ready; its outage view the smallest
- * (smallOutage) unless `defaultOutage`.
+ * `open(query, viewport)`: the demo page of `ctx` (serverAndBrowser's), once
+ * it is ready; its outage view the smallest (smallOutage) unless `query`
+ * names a point.
  */
 export const opener = (ctx) =>
-  async function open(query = '', viewport = { width: 1100, height: 900 }, { defaultOutage = false } = {}) {
+  async function open(query = '', viewport = { width: 1100, height: 900 }) {
     const page = await watchedPage(ctx.browser, { viewport });
-    await page.goto(`${ctx.url}/www/${defaultOutage ? query : smallOutage(query)}`);
+    await page.goto(`${ctx.url}/www/${smallOutage(query)}`);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
     return page;
   };
