@@ -5,7 +5,10 @@
 // (never interleaved), with node's own `ℹ pass N` / `ℹ fail N` lines, which
 // scripts/test.sh sums; the files that failed are listed again at the end.
 // The longest files go first (their seconds in the last run, kept in
-// target/test-times.json; a file not seen yet counts as long).
+// target/test-times.json; in a fresh clone, scripts/test-times.json, a
+// recent run's, committed: else every file counted as long, they ran in
+// alphabetical order, and the longest, tests/site/, began near the end;
+// a file not seen yet counts as long).
 //
 //   node scripts/run-tests.mjs [--hold <file>] [--jobs N] <test files…>
 import { spawn } from 'node:child_process';
@@ -15,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TIMES = join(ROOT, 'target', 'test-times.json');
+const BASELINE = join(ROOT, 'scripts', 'test-times.json');
 
 const args = process.argv.slice(2);
 /** @param {string} name */
@@ -30,9 +34,12 @@ const files = args;
 
 /** @type {Record<string, number>} */
 let times = {};
-try {
-  times = JSON.parse(readFileSync(TIMES, 'utf8'));
-} catch {}
+for (const f of [TIMES, BASELINE]) {
+  try {
+    times = JSON.parse(readFileSync(f, 'utf8'));
+    break;
+  } catch {}
+}
 const queue = [...files].sort((a, b) => (times[b] ?? 1e9) - (times[a] ?? 1e9));
 
 const failed = [];
