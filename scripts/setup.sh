@@ -5,6 +5,10 @@
 # of bench/'s packages that the demo's overload view bundles.
 #
 #   bash scripts/setup.sh        everything (npm test: scripts/test.sh)
+#   bash scripts/setup.sh tools  the Rust targets, the wasm-bindgen CLI and
+#                                Chromium alone (what the Rust checks need:
+#                                npm test starts them while `npm` runs)
+#   bash scripts/setup.sh npm    the npm packages alone (root and bench/)
 #   bash scripts/setup.sh demo   what building pkg/ and serving the demo need
 #                                alone (npm run demo: scripts/demo.sh): the
 #                                wasm32 target, binaryen, esbuild and terser (into
@@ -23,6 +27,7 @@ if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
 # 1. Rust targets: wasm32 for the package, thumbv7em to prove the core is no_std.
 targets="wasm32-unknown-unknown thumbv7em-none-eabihf"
 [ "$mode" = demo ] && targets=wasm32-unknown-unknown
+[ "$mode" = npm ] && targets=""
 installed_targets=$(rustup target list --installed)
 for t in $targets; do
   if ! grep -qx "$t" <<<"$installed_targets"; then
@@ -45,7 +50,7 @@ if [ "$mode" = demo ]; then
   fi
 fi
 
-if [ "$mode" != demo ]; then
+if [ "$mode" = all ] || [ "$mode" = tools ]; then
 # 2. wasm-bindgen-cli: exactly the wasm-bindgen version in Cargo.lock (the
 #    wasm tests' runner refuses test binaries of any other version). No
 #    --locked: one pinned transitive crate is missing from the registry
@@ -67,11 +72,14 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || !
   $SUDO apt-get install -y -qq chromium chromium-driver openssl >/dev/null
 fi
 
+fi
+
 # 4. npm dev packages (binaryen's wasm-opt, esbuild, playwright-core,
 #    miniflare, deno, bun), keyed on the lockfile so an unchanged tree is not
 #    reinstalled. `npm install` rather than `npm ci`: the registry mirror here
 #    lacks the other platforms' optional binaries of deno, which `npm ci`
 #    insists on finding in the lockfile.
+if [ "$mode" = all ] || [ "$mode" = npm ]; then
 stamp=node_modules/.setup-stamp
 lock_sum() { cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1; }
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(lock_sum)" ]; then
@@ -86,7 +94,7 @@ fi
 #    overload-deps.mjs: @sinonjs/fake-timers and @smithy/util-retry, the
 #    versions the benchmark runs), from bench/'s lockfile; bench/run.mjs
 #    installs the rest of its peers when it runs.
-if [ ! -d bench/node_modules/@smithy/util-retry ] || [ ! -d bench/node_modules/@sinonjs/fake-timers ]; then
+if [ "$mode" != tools ] && { [ ! -d bench/node_modules/@smithy/util-retry ] || [ ! -d bench/node_modules/@sinonjs/fake-timers ]; }; then
   say "npm ci in bench/ (the overload view's bundle)"
   (cd bench && npm ci --no-audit --no-fund --loglevel=error)
 fi

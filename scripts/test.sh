@@ -26,7 +26,8 @@ cd "$(dirname "$0")/.."
 what=${1:-all}
 [ $# -gt 0 ] && shift
 
-bash scripts/setup.sh
+# (all: the npm packages are installed in the background, beside the Rust checks, which need none)
+if [ "$what" = all ]; then bash scripts/setup.sh tools; else bash scripts/setup.sh; fi
 
 log=$(mktemp -d)/test.log
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -53,20 +54,28 @@ killtree() {
 }
 
 if [ "$what" = all ]; then
-  step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
-  node_modules/.bin/biome check .
-  cargo run --quiet -p xtask # (js/gen/, which tsc reads: the build renders it again, a no-op)
-  node_modules/.bin/tsc -p tsconfig.json
-  # pkg/ (release builds, scripts/build.sh) is built while the Rust checks
-  # (debug builds) run: the two share no artifact, and cargo locks a target
-  # directory for a whole command, so the checks get their own directory
-  # (target/checks) and the build keeps target/. As soon as it is built,
-  # the JS tests start beside the Rust checks, one file at a time until
-  # they are done ($hold), then two.
+  # The npm packages, the JS lints and pkg/ (release builds, scripts/build.sh)
+  # are one chain in the background while the Rust checks (debug builds)
+  # run: the two share no artifact, and cargo locks a target directory for
+  # a whole command, so the checks get their own directory (target/checks)
+  # and the chain keeps target/. As soon as pkg/ is built, the JS tests
+  # start beside the Rust checks, one file at a time until they are done
+  # ($hold), then two. (The lints' verdict is printed after the Rust checks;
+  # `npm run lint` gives it at once.)
   touch "$hold"
   (
     rc=0
-    bash scripts/build.sh >"$log.build" 2>&1 || rc=$?
+    bash scripts/setup.sh npm >"$log.npm" 2>&1 || rc=$?
+    echo "$rc" >"$log.npm.rc"
+    if [ "$rc" = 0 ]; then
+      {
+        step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
+        node_modules/.bin/biome check . &&
+          cargo run --quiet -p xtask && # (js/gen/, which tsc reads: the build renders it again, a no-op)
+          node_modules/.bin/tsc -p tsconfig.json
+      } >"$log.lint" 2>&1 || rc=$?
+    fi
+    if [ "$rc" = 0 ]; then bash scripts/build.sh >"$log.build" 2>&1 || rc=$?; fi
     echo "$rc" >"$log.build.rc"
     if [ "$rc" = 0 ] && [ $# -eq 0 ]; then
       rc=0
@@ -130,7 +139,8 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   exec {SRV[1]}>&- # closing its stdin stops the server
   if [ "$what" = all ]; then
     step "the example page (examples/fetch-page, a debug build beside the web crate's) in Chromium"
-    run node --test --test-force-exit --test-reporter=spec "$rustside" || failed=1
+    while [ ! -e "$log.npm.rc" ]; do sleep 1; done # (playwright-core)
+    if [ "$(cat "$log.npm.rc")" = 0 ]; then run node --test --test-force-exit --test-reporter=spec "$rustside" || failed=1; fi
   fi
 fi
 
@@ -143,9 +153,9 @@ if [ "$what" = all ] || [ "$what" = js ]; then
     node_modules/.bin/tsc -p tsconfig.json
   else
     unset CARGO_TARGET_DIR
-    step "the package (scripts/build.sh, run beside the Rust checks)"
+    step "the npm packages, the JS lints and the package (scripts/build.sh), run beside the Rust checks"
     while [ ! -e "$log.build.rc" ]; do sleep 1; done
-    cat "$log.build"
+    cat "$log.npm" "$log.lint" "$log.build" 2>/dev/null || true
     status=$(cat "$log.build.rc")
     [ "$status" = 0 ] || exit "$status"
   fi
