@@ -571,12 +571,65 @@ describe('Chromium (pages served with a strict CSP)', { timeout: 120_000 }, () =
 
 // ---- 3. types, against the installed tarball ----
 
+/** TypeScript 5.9's compiler API and TypeScript 7's tsc (tests/install's dev dependencies). */
+const TS59 = path.join(HERE, 'node_modules', 'typescript', 'lib', 'typescript.js');
+const TS7 = path.join(HERE, 'node_modules', 'typescript-7', 'bin', 'tsc');
+/** @type {Promise<any> | undefined} */
+let ts59;
+const typescript59 = () => {
+  if (!existsSync(TS59)) throw new Error(`${TS59} is missing: npm install --prefix tests/install`);
+  return (ts59 ??= import(pathToFileURL(TS59).href).then((m) => m.default));
+};
+
+/** TypeScript 5.9's own lib files, each parsed once for every program. */
+const libFiles = new Map();
+/**
+ * What `tsc -p config` reports, from TypeScript 5.9's API in this process: a `tsc` process for each of
+ * the 7 programs loaded the compiler and parsed lib.dom.d.ts again (18 s of CPU for the 7, against 10).
+ * Only TypeScript's own lib files are shared between programs (global scripts, the same for every
+ * config here); everything else, the package's .d.ts included, is read and checked per program.
+ * @param {string} config
+ */
+async function inProcess(config) {
+  const ts = await typescript59();
+  const libDir = path.dirname(ts.getDefaultLibFilePath({}));
+  const parsed = ts.parseJsonConfigFileContent(ts.readConfigFile(config, ts.sys.readFile).config, ts.sys, path.dirname(config));
+  const host = ts.createCompilerHost(parsed.options);
+  const read = host.getSourceFile.bind(host);
+  host.getSourceFile = (file, lang, ...rest) => {
+    if (path.dirname(file) !== libDir) return read(file, lang, ...rest);
+    const key = `${file}\0${typeof lang === 'object' ? lang.languageVersion : lang}`;
+    if (!libFiles.has(key)) libFiles.set(key, read(file, lang, ...rest));
+    return libFiles.get(key);
+  };
+  const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options, host });
+  const found = [...ts.getConfigFileParsingDiagnostics(parsed), ...parsed.errors, ...ts.getPreEmitDiagnostics(program)];
+  return ts.formatDiagnostics(found, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ctx.project, getNewLine: () => '\n' });
+}
+
+/**
+ * TypeScript 7's `tsc -p config --pretty false` (a native program: a process each costs little): its
+ * exit code is the verdict (a failure rejects, with its output); what it prints else, a diagnostic of `t`.
+ * @param {string} config
+ * @param {import('node:test').TestContext} t
+ */
+async function tsc7(config, t) {
+  const { stdout } = await run(process.execPath, [TS7, '-p', config, '--pretty', 'false'], { cwd: ctx.project, timeout: 150_000 });
+  if (stdout.trim()) t.diagnostic(stdout.trim());
+  return '';
+}
+
+/** Each TypeScript checked against: its version, the file it needs, and its check of a tsconfig (its errors, '' when none). */
 const TYPESCRIPTS = [
-  ['5.9', path.join(HERE, 'node_modules', 'typescript', 'bin', 'tsc')],
-  ['7', path.join(HERE, 'node_modules', 'typescript-7', 'bin', 'tsc')],
+  ['5.9', TS59, inProcess],
+  ['7', TS7, tsc7],
 ];
 
-async function tsc(t, tscPath, name, compilerOptions, files) {
+/**
+ * Writes tsconfig.<name>.json (strict, no emit, the DOM unless `compilerOptions` say otherwise) and
+ * checks it with `check` (TYPESCRIPTS'); its errors fail the test.
+ */
+async function tsc(t, check, name, compilerOptions, files) {
   const config = path.join(ctx.project, `tsconfig.${name}.json`);
   await fs.writeFile(
     config,
@@ -599,40 +652,8 @@ async function tsc(t, tscPath, name, compilerOptions, files) {
       2,
     ),
   );
-  if (tscPath === TYPESCRIPTS[0][1]) {
-    const errors = await inProcess(config);
-    if (errors) throw new Error(`tsc -p ${config} (TypeScript 5.9, in process)\n${errors}`);
-    return;
-  }
-  const { stdout } = await run(process.execPath, [tscPath, '-p', config, '--pretty', 'false'], { cwd: ctx.project, timeout: 150_000 });
-  if (stdout.trim()) t.diagnostic(stdout.trim());
-}
-
-/** TypeScript 5.9's API, loaded once, and its own lib files, each parsed once for every program. */
-let ts59;
-const libFiles = new Map();
-/**
- * What `tsc -p config` reports, from TypeScript 5.9's API in this process: a `tsc` process for each of
- * the 7 programs loaded the compiler and parsed lib.dom.d.ts again (18 s of CPU for the 7, against 10).
- * Only TypeScript's own lib files are shared between programs (global scripts, the same for every
- * config here); everything else, the package's .d.ts included, is read and checked per program.
- */
-async function inProcess(config) {
-  ts59 ??= (await import(pathToFileURL(path.join(HERE, 'node_modules', 'typescript', 'lib', 'typescript.js')))).default;
-  const ts = ts59;
-  const libDir = path.dirname(ts.getDefaultLibFilePath({}));
-  const parsed = ts.parseJsonConfigFileContent(ts.readConfigFile(config, ts.sys.readFile).config, ts.sys, path.dirname(config));
-  const host = ts.createCompilerHost(parsed.options);
-  const read = host.getSourceFile.bind(host);
-  host.getSourceFile = (file, lang, ...rest) => {
-    if (path.dirname(file) !== libDir) return read(file, lang, ...rest);
-    const key = `${file}\0${typeof lang === 'object' ? lang.languageVersion : lang}`;
-    if (!libFiles.has(key)) libFiles.set(key, read(file, lang, ...rest));
-    return libFiles.get(key);
-  };
-  const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options, host });
-  const found = [...ts.getConfigFileParsingDiagnostics(parsed), ...parsed.errors, ...ts.getPreEmitDiagnostics(program)];
-  return ts.formatDiagnostics(found, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ctx.project, getNewLine: () => '\n' });
+  const errors = await check(config, t);
+  if (errors) throw new Error(`tsc -p ${config}\n${errors}`);
 }
 
 const RESOLUTIONS = [
@@ -647,15 +668,13 @@ describe('types (tsc --strict --noEmit against the installed tarball)', {
   // TypeScript is a dev dependency of tests/install/ only: installed here from
   // its lock file when missing (a few seconds, once).
   before(async () => {
-    if (TYPESCRIPTS.every(([, p]) => existsSync(p))) return;
+    if (TYPESCRIPTS.every(([, needs]) => existsSync(needs))) return;
     await run('npm', ['ci', '--prefix', HERE, '--no-audit', '--no-fund', '--no-update-notifier'], { cwd: HERE, timeout: 120_000 });
   });
 
   test("each entry's .d.ts declares exactly the values it exports at run time", async (t) => {
     const runtime = ctx.runtimeExports ?? lastJson((await run(process.execPath, ['entries.mjs'], { cwd: ctx.project })).stdout);
-    const tsPath = path.join(HERE, 'node_modules', 'typescript', 'lib', 'typescript.js');
-    if (!existsSync(tsPath)) throw new Error(`${tsPath} is missing: npm install --prefix tests/install`);
-    const { default: ts } = await import(pathToFileURL(tsPath));
+    const ts = await typescript59();
     const specs = Object.keys(runtime);
     const file = path.join(ctx.project, 'types', 'entries.generated.ts');
     await fs.writeFile(file, specs.map((s, i) => `import * as e${i} from '${s}';\nexport { e${i} };\n`).join(''));
@@ -686,11 +705,11 @@ describe('types (tsc --strict --noEmit against the installed tarball)', {
     for (const spec of specs) assert.deepEqual(declared[spec], runtime[spec].import, `${spec}: .d.ts values vs run-time exports`);
   });
 
-  for (const [version, tscPath] of TYPESCRIPTS) {
+  for (const [version, , check] of TYPESCRIPTS) {
     for (const [res, options] of RESOLUTIONS) {
       // (one program for both files, two modules: each error names its file)
       test(`TypeScript ${version}, moduleResolution ${res}: types/ok.ts (every export and option) compiles, and every @ts-expect-error in types/mistakes.ts is a real error`, (t) =>
-        tsc(t, tscPath, `ts${version}.${res}.ok-mistakes`, options, ['types/ok.ts', 'types/mistakes.ts']));
+        tsc(t, check, `ts${version}.${res}.ok-mistakes`, options, ['types/ok.ts', 'types/mistakes.ts']));
     }
     // A CommonJS consumer (.cts: its imports compile to require()). With
     // module node20/nodenext TypeScript models require(esm) (Node >= 20.19,
@@ -698,7 +717,7 @@ describe('types (tsc --strict --noEmit against the installed tarball)', {
     // are an ES module (package.json "type": "module").
     for (const mod of ['nodenext', 'node16']) {
       test(`TypeScript ${version}, module ${mod}: a CommonJS consumer (types/require.cts) compiles`, (t) =>
-        tsc(t, tscPath, `ts${version}.${mod}.cts`, { module: mod, moduleResolution: mod }, 'types/require.cts'));
+        tsc(t, check, `ts${version}.${mod}.cts`, { module: mod, moduleResolution: mod }, 'types/require.cts'));
     }
     // Server-side projects have no DOM lib: only what @types/node or
     // @cloudflare/workers-types declare. skipLibCheck (tsc --init's default)
@@ -725,7 +744,7 @@ describe('types (tsc --strict --noEmit against the installed tarball)', {
       test(`TypeScript ${version}, ${name}: types/no-dom.ts compiles`, (t) =>
         tsc(
           t,
-          tscPath,
+          check,
           `ts${version}.nodom.${name.split(' ')[1]}${options.skipLibCheck ? '.skiplibcheck' : ''}`,
           options,
           'types/no-dom.ts',
