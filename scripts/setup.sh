@@ -25,16 +25,17 @@ SUDO=""
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
 
 # 1. Rust targets: wasm32 for the package, thumbv7em to prove the core is no_std.
-targets="wasm32-unknown-unknown thumbv7em-none-eabihf"
-[ "$mode" = demo ] && targets=wasm32-unknown-unknown
-[ "$mode" = npm ] && targets=""
-installed_targets=$(rustup target list --installed)
-for t in $targets; do
-  if ! grep -qx "$t" <<<"$installed_targets"; then
-    say "rustup target add $t"
-    rustup target add "$t"
-  fi
-done
+if [ "$mode" != npm ]; then
+  targets="wasm32-unknown-unknown thumbv7em-none-eabihf"
+  [ "$mode" = demo ] && targets=wasm32-unknown-unknown
+  installed_targets=$(rustup target list --installed)
+  for t in $targets; do
+    if ! grep -qx "$t" <<<"$installed_targets"; then
+      say "rustup target add $t"
+      rustup target add "$t"
+    fi
+  done
+fi
 
 # (the demo: the build tools alone, at package.json's versions, unless the full set is there)
 if [ "$mode" = demo ]; then

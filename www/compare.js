@@ -55,8 +55,8 @@ export function histograms({ Backoff, backoffStats }, pols, attempt, laws = new 
   if (hi <= lo) hi = lo + 1;
   /** @type {Record<string, any>} */
   const values = { attempt, lo, hi };
+  const range = `${lo} ${hi}`;
   const sets = both.map(({ name, st, draws, counts: kept }) => {
-    const range = `${lo} ${hi}`;
     if (!kept.has(range)) kept.clear(), kept.set(range, binCounts(draws, lo, hi, BINS));
     const counts = kept.get(range);
     const uniform = isUniform(st);

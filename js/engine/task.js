@@ -12,6 +12,9 @@ import { advice } from '../policy.js';
 import { attemptSignal } from './signal.js';
 import { judge } from './judge.js';
 
+/** A task is always idempotent to retry (judge asks: one function for every call, not one per attempt). */
+const always = () => true;
+
 /**
  * The job of one retry(fn) call. A class, not an object of closures: its
  * methods are made once, not per call (measured: retry(fn) of a function
@@ -49,7 +52,7 @@ class Task {
    * @param {import('./loop.js').Outcome} o
    */
   judge(call, o) {
-    return judge(call, o, false, () => true, true);
+    return judge(call, o, false, always, true);
   }
 }
 
