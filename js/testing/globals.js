@@ -45,11 +45,11 @@ export function install(timers, performance) {
     clearTimeout: clear,
     clearInterval: clear,
     // (Date.now() is a whole number, as the real one: virtual time may carry a fraction)
-    Date: virtualDate(saved.Date, () => Math.floor(timers.now)),
+    Date: virtualDate(saved.Date, () => timers.wholeNow()),
     [MARK]: true,
   });
   try {
-    if (perf) Object.defineProperty(perf, 'now', { value: () => perfAt + (timers.now - timers.start), writable: true, configurable: true });
+    if (perf) Object.defineProperty(perf, 'now', { value: () => perfAt + timers.elapsed, writable: true, configurable: true });
   } catch {}
   return () => {
     Object.assign(G, saved);

@@ -13,6 +13,7 @@ import { drain, macrotask } from './macrotask.js';
 const FIRST_ID = 1e12;
 
 /**
+ * A timer; `due` is the virtual ms since the clock's start at which it fires.
  * @typedef {{ id: number, f: Function, args: unknown[], ms: number, due: number, order: number, repeat: boolean, nesting: number, handle: any }} Timer
  */
 
@@ -41,12 +42,34 @@ export class Timers {
   // Node and Bun hand out timer objects (ref, unref, refresh); browsers, Deno and workerd numbers.
   #objects = typeof G.process?.versions?.node === 'string' && !G.Deno && !workerd();
 
-  /** @param {number} now the virtual time to start at, in epoch ms */
-  constructor(now) {
-    /** The virtual time in epoch ms, exact (it may carry a fraction). */
-    this.now = now;
-    /** The time it started at (performance.now() and the clock's errors count from it). */
-    this.start = now;
+  /**
+   * Virtual ms since the start, exact (it may carry a fraction). Time and due
+   * times count from the start, not from the epoch: near 1.8e12 a double
+   * holds a ms to 2.4e-4 only, so `start + 150.99995` would read as 151 in
+   * Date.now() while the wait asked was 150.99995 (a test asserting
+   * `Math.floor(delayMs)` would fail once in ~7,000 draws of a jitter).
+   */
+  elapsed = 0;
+
+  /** @param {number} start the virtual time to start at, in epoch ms */
+  constructor(start) {
+    /** The time it started at, in epoch ms. */
+    this.start = start;
+    this.#whole = Math.floor(start);
+    this.#fraction = start - this.#whole;
+  }
+
+  #whole;
+  #fraction;
+
+  /** The virtual time in epoch ms (rounded as doubles are, near the epoch's 1.8e12). */
+  get now() {
+    return this.start + this.elapsed;
+  }
+
+  /** The virtual time in whole epoch ms, rounded down exactly (what Date.now() reads). */
+  wholeNow() {
+    return this.#whole + Math.floor(this.#fraction + this.elapsed);
   }
 
   /**
@@ -100,7 +123,7 @@ export class Timers {
 
   /** Fires timer `t` at its due time (an interval is armed again after it ran, unless cleared). @param {Timer} t */
   #fire(t) {
-    if (t.due > this.now) this.now = t.due;
+    if (t.due > this.elapsed) this.elapsed = t.due;
     if (!t.repeat) this.live.delete(t.id);
     this.#nesting = t.nesting;
     try {
@@ -133,9 +156,9 @@ export class Timers {
     return handle;
   }
 
-  /** Queues timer `t` to fire `t.ms` from now, after every timer armed before it for the same time. @param {Timer} t */
+  /** Queues timer `t` to fire `t.ms` from now (its `due`: elapsed ms), after every timer armed before it for the same time. @param {Timer} t */
   #queue(t) {
-    t.due = this.now + t.ms;
+    t.due = this.elapsed + t.ms;
     t.order = this.#order++;
     this.live.set(t.id, t);
     push(this.#heap, t);

@@ -41,7 +41,9 @@ export interface RunOptions extends RunUntilIdleOptions {
    * Real ms to wait, when no timer is pending and the promise has not
    * settled, for work outside the clock (real I/O: a real fetch inside
    * `chaos`) to settle it or to arm a timer, before the run fails as stuck
-   * (a number in [0, 2^31)). Virtual time never waits for real I/O
+   * (a number in [0, 2^31)). It is counted in real 10 ms timeouts, each
+   * a turn of the event loop, so a process the machine pauses (a busy CI)
+   * does not run out of grace at once. Virtual time never waits for real I/O
    * otherwise: a timer due (a `timeoutMs`) fires as soon as nothing is due
    * before it.
    * @default 1000
