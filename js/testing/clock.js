@@ -63,8 +63,10 @@ export function virtualClock(options) {
   /** @param {number} ms */
   const tick = (ms) => advance('tick', () => moves.tick(timers, ms));
   const clock = {
-    /** The virtual time in epoch ms, exact (`Date.now()` reads it rounded down). */
+    /** The virtual time in epoch ms (`Date.now()` reads it rounded down, exactly). */
     now: () => timers.now,
+    /** The virtual ms since the install, exact. */
+    elapsed: () => timers.elapsed,
     tick,
     tickAsync: tick,
     /** @param {{ maxMs?: number }} [opts] */

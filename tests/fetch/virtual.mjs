@@ -46,8 +46,8 @@ export function world(t, script = 404) {
     server,
     /** The URL of `path` on the scripted origin. */
     url: (path) => ORIGIN + path,
-    /** Virtual ms since T0. */
-    at: () => clock.now() - T0,
+    /** Virtual ms since T0, exact. */
+    at: () => clock.elapsed(),
     /** Moves time timer by timer until `p` settles, then settles as it does. */
     run: (p, maxMs = 600_000) => clock.run(p, { maxMs, graceMs: 200 }),
     /** Moves time by `ms`. */

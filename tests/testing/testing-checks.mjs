@@ -127,8 +127,9 @@ export const TESTING_CHECKS = {
         setTimeout(() => log.push(Date.now() - start), 151);
         await clock.runUntilIdle();
         same(log, [150, 151], 'fired at 150.99995, then at 151');
+        check(clock.elapsed() === 151 && clock.now() === start + 151, `elapsed ${clock.elapsed()}`);
         await clock.tick(0.99995);
-        check(Date.now() - start === 151, `151.99995 ms on: Date.now() ${Date.now() - start}`);
+        check(Date.now() - start === 151 && clock.elapsed() === 151.99995, `151.99995 ms on: Date.now() ${Date.now() - start}`);
       },
       { now: start },
     );

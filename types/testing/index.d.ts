@@ -79,8 +79,14 @@ export interface RunOptions extends RunUntilIdleOptions {
  * `using clock = virtualClock()` uninstalls at the end of the block.
  */
 export interface VirtualClock {
-  /** The virtual time, in epoch ms (exact: it may carry a fraction; `Date.now()` reads it rounded down). */
+  /**
+   * The virtual time, in epoch ms (it may carry a fraction; `Date.now()`
+   * reads it rounded down, exactly). Near today's epoch a double holds a ms
+   * to 2.4e-4 only: to compare times with fractional waits, use {@link elapsed}.
+   */
   now(): number;
+  /** The virtual ms since the clock was installed, exact (the sum of the waits it moved through). */
+  elapsed(): number;
   /**
    * Advances the clock by `ms` (a finite number >= 0), firing each timer
    * due on the way at its own time; resolves with the new {@link now}.
