@@ -622,8 +622,8 @@ test("a held call whose deadline is beyond the longest timer keeps waiting when 
   // longest one and, fired early, re-arm it rather than reject B.
   clock.off(); // (real time from here)
   const before = timers();
-  // (a round of 300 ms: B must find A's round still running, or B would go as its probe)
-  const gate = createGate({ ...ROUNDS, baseMs: 300, maxDelayMs: 300 });
+  // (a round of 1 s: B must find A's round still running, or B would go as its probe)
+  const gate = createGate({ ...ROUNDS, baseMs: 1000, maxDelayMs: 1000 });
   let n = 0;
   const a = gate.run('far', async () => {
     if (n++ === 0) throw new Error('down');

@@ -83,6 +83,9 @@ export function property(name, { cases, caseMs = 15_000, generate, check }) {
       const c = generate(gen(seed), i);
       /** @type {any} */
       let timer;
+      // (Math.random too is the case's: failover's weighted pick draws from it, and a replay must take the same paths)
+      const random = Math.random;
+      Math.random = mulberry32(seed ^ 0x5bd1e995);
       try {
         const hung = new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error(`the case did not end within ${caseMs} ms`)), caseMs);
@@ -100,6 +103,7 @@ export function property(name, { cases, caseMs = 15_000, generate, check }) {
         throw new Error(msg);
       } finally {
         clearTimeout(timer);
+        Math.random = random;
       }
     }
     const all = [...tally].sort((a, b) => b[1] - a[1]);

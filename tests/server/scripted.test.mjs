@@ -260,7 +260,8 @@ test('close() resolves with a hung request open; the hung client then fails', as
   await until('both requests to arrive', () => s2.count('/hang') === 1 && s2.count('/slow') === 1);
   const t0 = performance.now();
   await s2.close();
-  assert.ok(performance.now() - t0 < 1000);
+  // (the bound: well before the /slow answer's 10 s, which close() must not wait for)
+  assert.ok(performance.now() - t0 < 5000, `closed after ${performance.now() - t0} ms`);
   assert.ok((await hung) instanceof TypeError);
   assert.ok((await slow) instanceof TypeError);
   await s2.close(); // idempotent

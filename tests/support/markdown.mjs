@@ -88,10 +88,14 @@ async function standIn(spec, dir) {
  * waits of production runs in milliseconds, or tells its test each wait
  * (a `delay` hook).
  */
+/** Blocks run by this process (runBlock's file names). */
+let blocks = 0;
+
 export async function runBlock(block, origin, { over } = {}) {
   const dir = new URL('target/readme/', ROOT);
   mkdirSync(dir, { recursive: true });
-  const name = `${block.file.replace(/\W+/g, '-')}-${block.line}-${Date.now()}.mjs`;
+  // (unique per process and block run: test files run side by side share the folder, and an ESM import of a name seen before is served from the cache)
+  const name = `${block.file.replace(/\W+/g, '-')}-${block.line}-${process.pid}-${++blocks}.mjs`;
   const file = new URL(name, dir);
   let code = block.code.replaceAll('https://api.example.com', origin);
   if (over) {
