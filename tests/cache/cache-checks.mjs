@@ -6,6 +6,21 @@
 // virtual time.
 import { check, path, runSmokes } from '../auth/around.mjs';
 
+/**
+ * Calls `f()` until `done(value)` holds or `ms` passed (every 20 ms, a
+ * runtime's timers: no Node API); resolves with the last value, for the
+ * caller to check. A bounded wait for what a runtime does off the caller's
+ * path, in place of a fixed sleep a loaded machine can outlast.
+ */
+async function polled(f, done, ms = 10_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (done(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** name -> async (lib, a) => void */
 export const SMOKES = {
   async 'a fallback answers a call that failed for good, never a 404'({ withBackoff }, a) {
@@ -32,13 +47,11 @@ export const SMOKES = {
     try {
       const api = withBackoff(fetch, { baseMs: 1, maxAttempts: 2, fallback: stale });
       check((await (await api(a.base + p)).text()) === 'fresh data', 'the first answer');
-      // (the copy is stored beside the caller's read: give it its turn)
-      let res;
-      for (let i = 0; i < 50; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        res = await api(a.base + p);
-        if (res.status === 200) break;
-      }
+      // (the copy is stored beside the caller's read: wait for it)
+      const res = await polled(
+        () => api(a.base + p),
+        (r) => r.status === 200,
+      );
       check(res.status === 200 && (await res.text()) === 'fresh data', `status ${res.status}`);
       check(res.headers.get('x-v') === '1' && /^\d+$/.test(res.headers.get('age') ?? ''), `headers age=${res.headers.get('age')}`);
       check(res.headers.get('x-wasm-backoff-stored') === null, 'no header of ours left on the copy');
@@ -53,16 +66,28 @@ export const SMOKES = {
     const stale = staleIfError({ max: 2, cacheName: `wasm-backoff-test${ps[0]}` });
     try {
       const api = withBackoff(fetch, { maxAttempts: 1, fallback: stale });
+      /** What a call for `p` ends with now that the server fails it: its copy's body, or 503 (none kept). */
+      const served = async (p) => {
+        const res = await api(a.base + p);
+        return res.status === 200 ? await res.text() : res.status;
+      };
+      const servedAll = async () => {
+        const got = [];
+        for (const p of ps) got.push(await served(p));
+        return got;
+      };
       for (const p of ps) {
         await (await api(a.base + p)).text();
-        // (each copy stored before the next: the order of storing is the order of eviction)
-        await new Promise((r) => setTimeout(r, 100));
+        // (each copy stored before the next: the order of storing is the order of eviction;
+        // it is stored beside the caller's read, off the call's path: wait for it)
+        const got = await polled(
+          () => served(p),
+          (body) => body === p,
+        );
+        check(got === p, `the copy of ${p} never stored: served ${got}`);
       }
-      const got = [];
-      for (const p of ps) {
-        const res = await api(a.base + p);
-        got.push(res.status === 200 ? await res.text() : res.status);
-      }
+      // (the third copy's store deletes one past `max` after writing it: wait until at most 2 are served)
+      const got = await polled(servedAll, (g) => g.filter((x) => x !== 503).length <= 2);
       check(got[0] === 503 && got[1] === ps[1] && got[2] === ps[2], `served: ${got}`);
     } finally {
       await stale.clear();

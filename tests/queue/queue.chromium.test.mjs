@@ -97,9 +97,12 @@ test('two pages of one origin process 200 tasks at once: each completes exactly 
 test('a page closed in the middle of a task: the other page recovers it after completeBy', { timeout: 30_000 }, async () => {
   const context = await ctx.browser.newContext();
   try {
-    const options = { db: 'closed-page', leaseMs: 400, backoff: { baseMs: 20, jitter: 'none' }, pollMs: 50 };
+    // Only page A's lease is short (it must expire); page B's is long: its own
+    // run of the orphan (two POSTs, IndexedDB writes) must not outlive its
+    // lease on a loaded machine and be taken back as a second failure.
+    const options = { db: 'closed-page', backoff: { baseMs: 20, jitter: 'none' }, pollMs: 50 };
     const a = await openPage(context, 'A');
-    await a.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
+    await a.evaluate((o) => (window.qt.make(o), window.qt.start()), { ...options, leaseMs: 400 });
     const items = [['orphan', { hangOn: 'A' }], ...Array.from({ length: 5 }, (_, i) => [`c${i}`, { ms: 5 }])];
     const ids = new Set(items.map(([id]) => id));
     await a.evaluate((it) => window.qt.enqueue(it), items);
@@ -115,7 +118,7 @@ test('a page closed in the middle of a task: the other page recovers it after co
     await a.close(); // mid-task: the record stays processing, locked by A
 
     const b = await openPage(context, 'B');
-    await b.evaluate((o) => (window.qt.make(o), window.qt.start()), options);
+    await b.evaluate((o) => (window.qt.make(o), window.qt.start()), { ...options, leaseMs: 10_000 });
     const recs = await settled(b, ids);
     const rec = recs.find((r) => r.id === 'orphan');
     assert.equal(rec.state, 'processed');

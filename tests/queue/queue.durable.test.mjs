@@ -18,7 +18,10 @@ import { startScripted } from '../server/scripted.mjs';
 import { until } from '../support/wait.mjs';
 import { workerOptions } from '../support/workerd.mjs';
 
+/** The recovery test's lease: short, for it waits the leases out. */
 const LEASE_MS = 1000;
+/** The fleet test's: no run of its handlers (a POST) may outlast it, even on a loaded machine. */
+const LONG_LEASE_MS = 30_000;
 const LEASE_EXPIRED = 'the lease expired (completeBy passed) before the handler settled';
 
 let srv;
@@ -46,9 +49,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Workers host (defines the object), a, b and c (bind it), in one workerd; `persist`: a directory for the object's storage. */
-function fleet(persist) {
-  const options = (name) => ({ ...workerOptions('durable.mjs', { NAME: name, SCRIPTED: srv.url, LEASE_MS: String(LEASE_MS) }), name });
+/** Workers host (defines the object), a, b and c (bind it), in one workerd, all with a lease of `leaseMs`; `persist`: a directory for the object's storage. */
+function fleet(leaseMs, persist) {
+  const options = (name) => ({ ...workerOptions('durable.mjs', { NAME: name, SCRIPTED: srv.url, LEASE_MS: String(leaseMs) }), name });
   const mf = new Miniflare({
     workers: [
       { ...options('host'), durableObjects: { JOBS: { className: 'Jobs', useSQLite: true } } },
@@ -72,7 +75,7 @@ const runsOf = (id) => runs.filter((r) => r.id === id);
 
 let mf;
 test('three Worker instances and the object share one DurableObjectStore: every task runs exactly once', { timeout: 60_000 }, async () => {
-  mf = fleet();
+  mf = fleet(LONG_LEASE_MS);
   const ids = Object.fromEntries(['a', 'b', 'c'].map((n) => [n, Array.from({ length: 30 }, (_, i) => `${n}${i}`)]));
   const all = Object.values(ids).flat();
   // Each Worker enqueues its 30 through the object and drains the queue; the object's alarm drains it too.
@@ -114,7 +117,7 @@ test('an id with a lone surrogate is refused (RangeError naming id) by enqueueTo
 test('recovery: a Worker dies holding a task, the object is reset mid-task, the process restarts; the alarm brings both back after their leases', {
   timeout: 60_000,
 }, async () => {
-  const first = fleet(dir);
+  const first = fleet(LEASE_MS, dir);
   hang.add('k1');
   hang.add('r1');
   // Worker a claims k1 while the object takes nothing; its request ends, and its handler with it.
@@ -129,7 +132,7 @@ test('recovery: a Worker dies holding a task, the object is reset mid-task, the 
   // The whole process stops; local workerd forgets scheduled alarms across a restart.
   await first.dispose();
   fleets.splice(fleets.indexOf(first), 1);
-  const again = fleet(dir);
+  const again = fleet(LEASE_MS, dir);
   const left = await call(again, 'b', '/get?id=k1'); // the first request starts the object, which re-arms its alarm
   assert.equal(left.id, 'k1', 'the record survived the restart');
   for (const id of ['k1', 'r1']) await until(`${id} run again`, () => runsOf(id).length === 2, 15_000);

@@ -152,7 +152,8 @@ test('the page becoming visible wakes its queue: a task another tab stored is ru
     assert.equal(deliveries.filter((d) => d.id === 'v1').length, 0, 'nobody ran it yet');
     // What the browser sends a tab brought back to the foreground.
     await a.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
-    await until('the delivery after visibilitychange', () => deliveries.some((d) => d.id === 'v1' && d.ok), 3000);
+    // (within until's default 10 s: far below pollMs, 60 s, when a's next pass would have found it anyway)
+    await until('the delivery after visibilitychange', () => deliveries.some((d) => d.id === 'v1' && d.ok));
     assert.deepEqual(
       deliveries.filter((d) => d.id === 'v1').map((d) => d.by),
       ['page'],
