@@ -51,27 +51,6 @@ function watched(options, log = { changes: [], keys: [] }) {
 /** Lets the queued onStateChange calls run. */
 const settled = () => sleep(0);
 
-/**
- * How a fresh limiter's acquire() (off: nothing to wait for) settles:
- * 'acquire' when before a setTimeout(0) queued just before it fires (only
- * microtasks ran: no timer, no I/O), else 'timer'. Not wall time, which a
- * loaded machine stretches.
- */
-async function freeAcquire() {
-  const l = createLimiter();
-  try {
-    return await new Promise((resolve) => {
-      setTimeout(() => resolve('timer'), 0);
-      l.acquire().then(
-        () => resolve('acquire'),
-        (e) => resolve(`rejected: ${e}`),
-      );
-    });
-  } finally {
-    l.free();
-  }
-}
-
 /** The isolation scenario's gate and held call, between its two steps. */
 let iso;
 
@@ -168,7 +147,7 @@ window.bt = {
   // settles on microtasks; a throttling answer naming 300 ms; the wait then
   // asked for, as maxWaitMs reports it; a refused or aborted acquire() gives
   // its token back.
-  limiter: async () => ({ free: await freeAcquire(), ...(await limiterAlone(createLimiter, () => performance.now())) }),
+  limiter: () => limiterAlone(createLimiter),
 };
 
 document.getElementById('status').textContent = 'ready';

@@ -50,27 +50,6 @@ function watched(options, changes, keys) {
 /** Lets the queued onStateChange calls run. */
 const settled = () => new Promise((r) => setTimeout(r, 0));
 
-/**
- * How a fresh limiter's acquire() (off: nothing to wait for) settles:
- * 'acquire' when before a setTimeout(0) queued just before it fires (only
- * microtasks ran: no timer, no I/O), else 'timer'. Not wall time, which a
- * loaded machine stretches.
- */
-async function freeAcquire() {
-  const l = createLimiter();
-  try {
-    return await new Promise((resolve) => {
-      setTimeout(() => resolve('timer'), 0);
-      l.acquire().then(
-        () => resolve('acquire'),
-        (e) => resolve(`rejected: ${e}`),
-      );
-    });
-  } finally {
-    l.free();
-  }
-}
-
 const routes = {
   // Fail-fast after `consecutive: 2`: two 503s (the first leaves the circuit
   // closed), then calls refused with a BrokenCircuitError, nothing sent.
@@ -155,7 +134,7 @@ const routes = {
   // settles on microtasks; a throttling answer naming 300 ms; the wait it then
   // asks for, as maxWaitMs reports it; a refused or aborted acquire() gives
   // its token back.
-  '/limiter': async () => ({ free: await freeAcquire(), ...(await limiterAlone(createLimiter, Date.now)) }),
+  '/limiter': () => limiterAlone(createLimiter),
 };
 
 export default {
