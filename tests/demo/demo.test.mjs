@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withBackoff } from 'wasm-backoff';
 import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
-import { OUT, opener, smallOutage, startCall, allDone } from './page.mjs';
+import { OUT, opener, smallOutage, setCall, startCall, allDone } from './page.mjs';
+import { until } from '../support/wait.mjs';
 import { serve, ROOT } from '../../scripts/serve.mjs';
 import { options } from '../../www/state.js';
 
@@ -18,6 +19,9 @@ const lanes = (page) =>
   page.$$eval('#live-lanes li', (ls) =>
     ls.map((l) => ({ ...l.dataset, attempts: JSON.parse(l.dataset.attempts), waits: JSON.parse(l.dataset.waits) })),
   );
+/** The attempts of each lane so far (a lane not drawn yet has none). */
+const attemptsOf = (page) => page.$$eval('#live-lanes li', (ls) => ls.map((l) => JSON.parse(l.dataset.attempts ?? '[]')));
+
 /**
  * The waits (onRetry's delayMs, as the live lanes record them) of a
  * `withBackoff` call with options `o` in Node whose attempts answer
@@ -47,11 +51,23 @@ async function liveCalls(page, { host, shot }) {
   await startCall(page, '429rl2,200');
   await startCall(page, '503', 'B'); // waits 1, 2, 4, 8 s (503: throttleBaseMs, 10 × 100 ms): aborted on the way
   await startCall(page, 'reset,503,200');
-  await page.waitForFunction(() => Number(document.getElementById('live').dataset.inFlight) >= 2, null, { timeout: 5_000 });
-  await page.waitForFunction(() => JSON.parse(document.querySelectorAll('#live-lanes li')[3].dataset.attempts).length >= 2);
+  // Calls in flight together, on the page's record of them (not its live count, which a slow machine
+  // can poll too late): call 4 (waits 1, 2, 4 s) is aborted only once it has made an attempt after call 5
+  // started, so at that start both were in flight, however long the clicks took.
+  await until(
+    'call 4 making an attempt after call 5 started',
+    async () => {
+      const [, , , a4 = [], a5 = []] = await attemptsOf(page);
+      return a5.length > 0 && a4.length >= 2 && a4.at(-1).start > a5[0].start;
+    },
+    20_000,
+  );
   await page.click('text=Abort call 4');
   await allDone(page);
   const [c1, c2, c3, c4, c5] = await lanes(page);
+  const spans = [c1, c2, c3, c4, c5].map((c) => [c.attempts[0].start, Math.max(...c.attempts.map((x) => x.end))]);
+  const overlapping = spans.flatMap(([s, e], i) => spans.slice(i + 1).filter(([s2, e2]) => s2 < e && s < e2));
+  assert.ok(overlapping.length >= 1, `no two calls in flight at once: ${JSON.stringify(spans)}`);
   // A's waits are its seeded schedule as the library draws it after two 503s in Node (on the throttling base).
   assert.deepEqual(
     c1.attempts.map((x) => x.status),
@@ -77,16 +93,16 @@ async function liveCalls(page, { host, shot }) {
     [503, 200],
   );
   if (shot) await page.locator('#live').screenshot({ path: shot });
-  // "Server down" (3 s here): a call started then gets 503 until it is back, then its script. (3 s: the
-  // call is started by two more clicks, which a loaded machine once took over a second to make; B's
-  // waits after a 503, 1 s doubling on throttleBaseMs, span 15 s over its 5 attempts: it outlasts the
-  // outage even on a busy machine.)
+  // "Server down" (3 s here): a call started then gets 503 until it is back, then its script. (The call
+  // is set up before the outage: only its start's click falls in it. B's waits after a 503, 1 s doubling
+  // on throttleBaseMs, span 15 s over its 5 attempts: it outlasts the outage even on a busy machine.)
   await page.click('#live-clear');
   await page.fill('#live-down-s', '3');
   assert.equal(await page.$eval('#live-down', (e) => e.textContent), 'Server down for 3 s');
+  await setCall(page, '200', 'B');
   await page.click('#live-down');
   await page.waitForSelector('#live[data-downs]');
-  await startCall(page, '200', 'B');
+  await page.click('#live-run');
   await allDone(page);
   const [down] = await lanes(page);
   const [{ start, end }] = JSON.parse(await page.$eval('#live', (e) => e.dataset.downs));
@@ -137,11 +153,13 @@ test('live fetch, steered: the hedge that won, the host a failover went to', { t
   assert.deepEqual(labels[0], ['AbortError lost', '200 won']);
   assert.deepEqual(labels[2], ['primary · 503', 'backup · 200']);
   // "Server down" takes the primary down, not the backup: a failover call goes to the backup.
+  // (set up before the outage: only the start's click falls in it)
   await page.click('#live-clear');
   await page.fill('#live-down-s', '2');
+  await setCall(page, '200', 'A', 'failover');
   await page.click('#live-down');
   await page.waitForSelector('#live[data-downs]');
-  await startCall(page, '200', 'A', 'failover');
+  await page.click('#live-run');
   await allDone(page);
   const [down] = await lanes(page);
   assert.equal(down.outcome, 'resolved: 200 after 2 attempts; answered by the backup');

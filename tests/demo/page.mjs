@@ -37,11 +37,20 @@ export const opener = (ctx) =>
     return page;
   };
 
-/** Starts a live call with `script` under policy `name`, steered by `steer` ('', 'hedge', 'failover'). */
-export async function startCall(page, script, name = 'A', steer = '') {
+/**
+ * Sets up the next live call (`script`, policy `name`, `steer`: '', 'hedge', 'failover') without
+ * starting it: the live section reads them at the click, so a call whose start must fall in a window
+ * (an outage) has only that click in it.
+ */
+export async function setCall(page, script, name = 'A', steer = '') {
   await page.selectOption('#live-script', script);
   await page.selectOption('#live-policy', name);
   await page.selectOption('#live-steer', steer);
+}
+
+/** Starts a live call (setCall, then the click). */
+export async function startCall(page, script, name = 'A', steer = '') {
+  await setCall(page, script, name, steer);
   await page.click('#live-run');
 }
 export const allDone = (page) =>

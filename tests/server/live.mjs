@@ -25,7 +25,9 @@
 // WebSocket /ws/<key>?plan=… : the n-th connection follows step n:
 //   refuse<status>     the upgrade is refused with that status
 //   echo               messages are echoed (as `echo <message>`)
-//   drop<ms>           echo, then the socket is destroyed after <ms> (no close frame)
+//   dropafter<n>       echo, and the socket is destroyed (no close frame) as soon as
+//                      the n-th echo is written: a drop at a point of the exchange,
+//                      not of the clock (what a preempted client would miss)
 //   close<code>        echo, then a close frame with that code after `after` ms (default 30)
 // Every connection is logged under /log/<key> too ({ at, messages }).
 import http from 'node:http';
@@ -135,11 +137,13 @@ function upgrade(wss, req, socket, head, logOf, now) {
     return;
   }
   wss.handleUpgrade(req, socket, head, (ws) => {
+    const dropAfter = Number(/^dropafter(\d+)$/.exec(step)?.[1] ?? Infinity);
+    let echoed = 0;
     ws.on('message', (data, binary) => {
       rec.messages.push(binary ? `<${data.length} bytes>` : String(data));
-      ws.send(binary ? data : `echo ${data}`);
+      const last = ++echoed === dropAfter;
+      ws.send(binary ? data : `echo ${data}`, last ? () => ws.terminate() : undefined);
     });
-    if ((m = /^drop(\d+)$/.exec(step))) setTimeout(() => ws.terminate(), +m[1]);
     if ((m = /^close(\d+)$/.exec(step))) setTimeout(() => ws.close(+m[1], 'scripted'), Number(url.searchParams.get('after') ?? 30));
   });
 }
