@@ -964,11 +964,12 @@ async fn the_deadline_cuts_a_wait_short() {
 
 #[wasm_bindgen_test]
 async fn no_wait_starts_that_would_end_past_the_deadline() {
-    // Constant 300 ms waits, a 500 ms deadline: the first wait fits, the
-    // second would end past the deadline and is not started, so the second
-    // 503 is the answer (not a deadline error, which a started wait would
-    // meet), before the deadline. (500: room for two attempts on a loaded
-    // machine.)
+    // Constant 1 s waits, a 1.5 s deadline: the first wait fits, the second
+    // would end past the deadline and is not started, so the second 503 is
+    // the answer (not a deadline error, which a started wait would meet),
+    // before the deadline. (The two local attempts share the 0.5 s left
+    // beside the wait: with 300/500 they had 0.2 s, which a loaded machine
+    // once overran: the answer came 500+ ms after the start.)
     let p = path("deadline-waits");
     script(&p, r#"{"status":503,"body":"last"}"#).await;
     let (options, seen) = recording(
@@ -976,16 +977,19 @@ async fn no_wait_starts_that_would_end_past_the_deadline() {
             .config(
                 Config::new()
                     .strategy(Strategy::Constant)
-                    .base_ms(300.0)
+                    .base_ms(1000.0)
                     .jitter(Jitter::None)
                     .max_attempts(Some(10)),
             )
-            .throttle_base_ms(300.0) // (the 503's wait: the schedule's 300 ms)
-            .max_elapsed_ms(500.0),
+            .throttle_base_ms(1000.0) // (the 503's wait: the schedule's 1 s)
+            .max_elapsed_ms(1500.0),
     );
     let start = js_sys::Date::now();
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
-    assert!(js_sys::Date::now() - start < 500.0);
+    assert!(
+        js_sys::Date::now() - start < 1500.0,
+        "the answer came before the deadline"
+    );
     assert_eq!(
         (res.status(), text(&res).await),
         (503, String::from("last"))
