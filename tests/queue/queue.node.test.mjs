@@ -869,22 +869,21 @@ test('concurrency + 1 malformed records ahead of good ones: each reported once a
  */
 async function isolated(body, ms = 5000) {
   const { Worker } = await import('node:worker_threads');
+  const { on } = await import('node:events');
   const src = `const { parentPort, workerData } = require('node:worker_threads');
     Promise.all(workerData.urls.map((u) => import(u))).then((ms) => (parentPort.postMessage('ready'), Object.assign({}, ...ms))).then((lib) => (${body})(lib)).then((r) => parentPort.postMessage({ r }), (e) => parentPort.postMessage({ e: String(e?.stack ?? e) }));`;
   const urls = ['../../js/queue/task-queue.js', '../../js/queue/memory-store.js'].map((p) => new URL(p, import.meta.url).href);
   const worker = new Worker(src, { eval: true, workerData: { urls } });
-  // (its messages in order: 'ready' once its imports are done, then the answer)
-  const answers = [];
-  const waiting = [];
-  worker.on('message', (m) => (waiting.length ? waiting.shift()(m) : answers.push(m)));
-  const next = () => new Promise((resolve) => (answers.length ? resolve(answers.shift()) : waiting.push(resolve)));
+  // (its messages in order, buffered: 'ready' once its imports are done, then the answer)
+  const messages = on(worker, 'message');
   let timer;
   try {
     // (the bound counts from the worker's start of `body`, not from its start-up and imports)
     const within = (what, bound) =>
-      Promise.race([next(), new Promise((resolve) => (timer = setTimeout(() => resolve({ e: `${what} in ${bound} ms` }), bound)))]).finally(
-        () => clearTimeout(timer),
-      );
+      Promise.race([
+        messages.next().then(({ value: [m] }) => m),
+        new Promise((resolve) => (timer = setTimeout(() => resolve({ e: `${what} in ${bound} ms` }), bound))),
+      ]).finally(() => clearTimeout(timer));
     const ready = await within('the worker did not start', 60_000);
     if (ready !== 'ready') assert.fail(ready.e);
     const m = await within('no answer: the event loop starved', ms);
