@@ -78,6 +78,19 @@ async fn count(path: &str) -> u32 {
     n.as_f64().expect("a count") as u32
 }
 
+/// Aborts `ctrl` with `reason` once the server has counted a request on
+/// `path`: an abort during an attempt that a loaded machine cannot move
+/// before the request is sent (as a fixed 50 ms could).
+fn abort_once_sent(ctrl: &AbortController, path: &str, reason: JsValue) {
+    let (c, p) = (ctrl.clone(), path.to_owned());
+    wasm_bindgen_futures::spawn_local(async move {
+        while count(&p).await == 0 {
+            wait(10.0).await;
+        }
+        c.abort_with_reason(&reason);
+    });
+}
+
 async fn text(res: &Response) -> String {
     JsFuture::from(res.text().unwrap())
         .await
@@ -288,13 +301,13 @@ async fn retry_after_zero_is_honoured_quickly() {
 
 #[wasm_bindgen_test]
 async fn retry_after_lifts_the_wait() {
-    // A 2 s Retry-After: on_retry sees a wait of at least 2 s (and at most
-    // 2 s + 10 % jitter); the signal then cuts the wait short, so the test
+    // A 30 s Retry-After: on_retry sees a wait of at least 30 s (and at most
+    // 30 s + 10 % jitter); the signal then cuts the wait short, so the test
     // does not sleep.
-    let p = path("ra2");
+    let p = path("ra30");
     script(
         &p,
-        r#"[{"status":503,"headers":{"retry-after":"2"}},{"status":200}]"#,
+        r#"[{"status":503,"headers":{"retry-after":"30"}},{"status":200}]"#,
     )
     .await;
     let ctrl = AbortController::new().unwrap();
@@ -306,21 +319,23 @@ async fn retry_after_lifts_the_wait() {
     });
     let start = js_sys::Date::now();
     let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
-    assert!(
-        js_sys::Date::now() - start < 1000.0,
-        "the abort cut the wait short"
-    );
+    let elapsed = js_sys::Date::now() - start;
     assert!(
         matches!(&err, FetchError::Aborted(r) if r.as_string().as_deref() == Some("stop")),
         "{err}"
     );
     assert_eq!(count(&p).await, 1);
     let seen = seen.borrow();
-    assert_eq!(seen[0].retry_after_ms, Some(2000.0));
+    assert_eq!(seen[0].retry_after_ms, Some(30_000.0));
     assert!(
-        (2000.0..=2200.0).contains(&seen[0].delay_ms),
+        (30_000.0..=33_000.0).contains(&seen[0].delay_ms),
         "{}",
         seen[0].delay_ms
+    );
+    // (bounded by the wait it rules out, not by how fast a loaded machine runs a local request)
+    assert!(
+        elapsed < seen[0].delay_ms,
+        "the abort cut the wait short: {elapsed} ms"
     );
 }
 
@@ -352,7 +367,8 @@ async fn retry_after_above_the_maximum_returns_at_once() {
     let res = fetch_with_backoff(&get(&p), &fast()).await.unwrap();
     assert_eq!(res.status(), 503);
     assert_eq!(count(&p).await, 1);
-    assert!(js_sys::Date::now() - start < 1000.0);
+    // not the 60 s maximum waited (nor the 120 s named)
+    assert!(js_sys::Date::now() - start < 60_000.0);
 
     // …unless the maximum allows it (then aborted so as not to wait).
     let p = path("ra-big-ok");
@@ -467,11 +483,7 @@ async fn abort_during_an_attempt() {
     let options = fast().signal(ctrl.signal());
     let req = get(&p);
     let call = fetch_with_backoff(&req, &options);
-    let c = ctrl.clone();
-    wasm_bindgen_futures::spawn_local(async move {
-        wait(50.0).await;
-        c.abort_with_reason(&"late".into());
-    });
+    abort_once_sent(&ctrl, &p, "late".into());
     let err = call.await.unwrap_err();
     assert!(
         matches!(&err, FetchError::Aborted(r) if r.as_string().as_deref() == Some("late")),
@@ -485,19 +497,23 @@ async fn abort_during_a_wait() {
     let p = path("abort-wait");
     script(&p, r#"{"status":503}"#).await;
     let ctrl = AbortController::new().unwrap();
-    // A 10 s wait, aborted after 50 ms.
+    // A 10 s wait, aborted 50 ms after it began (on_retry comes just
+    // before it).
+    let c = ctrl.clone();
     let options = Options::new()
         .config(Config::new().base_ms(10_000.0).jitter(Jitter::None))
-        .signal(ctrl.signal());
-    let c = ctrl.clone();
-    wasm_bindgen_futures::spawn_local(async move {
-        wait(50.0).await;
-        c.abort();
-    });
+        .signal(ctrl.signal())
+        .on_retry(move |_| {
+            let c = c.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                wait(50.0).await;
+                c.abort();
+            });
+        });
     let timers = pending_timers();
     let start = js_sys::Date::now();
     let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
-    assert!(js_sys::Date::now() - start < 5000.0);
+    assert!(js_sys::Date::now() - start < 10_000.0, "not the 10 s wait");
     // The 10 s timer was cleared (and the 50 ms one has fired), at once.
     assert_eq!(pending_timers(), timers, "a timer was left behind");
     let FetchError::Aborted(reason) = err else {
@@ -731,7 +747,8 @@ async fn a_rate_limit_reset_beyond_the_maximum_returns_at_once() {
     let res = fetch_with_backoff(&get(&p), &fast()).await.unwrap();
     assert_eq!(res.status(), 429);
     assert_eq!(count(&p).await, 1);
-    assert!(js_sys::Date::now() - start < 1000.0);
+    // not the 60 s maximum waited (nor the hour named)
+    assert!(js_sys::Date::now() - start < 60_000.0);
 }
 
 /// The `abort` listeners on `signal` (Node's `events.getEventListeners`):
@@ -794,22 +811,23 @@ fn name_and_message(e: &JsValue) -> (String, String) {
 
 #[wasm_bindgen_test]
 async fn a_timed_out_attempt_is_retried() {
-    // The first answer would come after 2 s: the 300 ms timeout aborts it,
-    // the second attempt answers at once.
+    // The first answer would come after 10 s: the 1 s timeout aborts it,
+    // the second attempt answers at once (a local request: the 1 s is its
+    // room on a loaded machine).
     let p = path("slow-first");
     script(
         &p,
-        r#"[{"delayMs":2000,"body":"late"},{"status":200,"body":"second"}]"#,
+        r#"[{"delayMs":10000,"body":"late"},{"status":200,"body":"second"}]"#,
     )
     .await;
     let ctrl = AbortController::new().unwrap();
-    let (options, seen) = recording(fast().timeout_ms(300.0).signal(ctrl.signal()));
+    let (options, seen) = recording(fast().timeout_ms(1000.0).signal(ctrl.signal()));
     let (timers, start) = (pending_timers(), js_sys::Date::now());
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
     assert_eq!(text(&res).await, "second");
     assert!(
-        js_sys::Date::now() - start < 1800.0,
-        "the slow answer was not awaited"
+        js_sys::Date::now() - start < 10_000.0,
+        "the slow answer (10 s) was not awaited"
     );
     assert_eq!(count(&p).await, 2);
     let seen = seen.borrow();
@@ -818,7 +836,7 @@ async fn a_timed_out_attempt_is_retried() {
     let (name, message) = name_and_message(seen[0].error.as_ref().unwrap());
     assert_eq!(
         (name.as_str(), message.as_str()),
-        ("TimeoutError", "timeout_ms (300 ms) passed")
+        ("TimeoutError", "timeout_ms (1000 ms) passed")
     );
     // Both attempts' timers cleared, no listener left on the caller's signal.
     assert_eq!(pending_timers(), timers, "a timer was left behind");
@@ -832,7 +850,7 @@ async fn a_timed_out_attempt_is_retried() {
 #[wasm_bindgen_test]
 async fn the_last_timeout_is_a_timeout_error() {
     let p = path("slow-always");
-    script(&p, r#"{"delayMs":1000}"#).await;
+    script(&p, r#"{"delayMs":10000}"#).await;
     let (options, seen) = recording(
         fast()
             .config(
@@ -845,7 +863,10 @@ async fn the_last_timeout_is_a_timeout_error() {
     );
     let (timers, start) = (pending_timers(), js_sys::Date::now());
     let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
-    assert!(js_sys::Date::now() - start < 900.0);
+    assert!(
+        js_sys::Date::now() - start < 10_000.0,
+        "no 10 s answer awaited"
+    );
     let FetchError::Timeout(e) = &err else {
         panic!("{err}")
     };
@@ -870,16 +891,17 @@ async fn the_last_timeout_is_a_timeout_error() {
 
 #[wasm_bindgen_test]
 async fn the_timeout_covers_the_headers_not_the_body() {
-    // Headers at once, the second half of the body 600 ms later: neither
-    // the 200 ms timeout nor the 300 ms deadline cuts the body (their
-    // timers end with the attempt and with the call).
+    // Headers at once, the second half of the body 1.2 s later: neither
+    // the 1 s timeout nor the 1 s deadline cuts the body (their timers end
+    // with the attempt and with the call; 1 s: the headers' room on a
+    // loaded machine).
     let p = path("slow-body");
     script(
         &p,
-        r#"{"status":200,"body":"0123456789","bodyDelayMs":600}"#,
+        r#"{"status":200,"body":"0123456789","bodyDelayMs":1200}"#,
     )
     .await;
-    let res = fetch_with_backoff(&get(&p), &fast().timeout_ms(200.0).max_elapsed_ms(300.0))
+    let res = fetch_with_backoff(&get(&p), &fast().timeout_ms(1000.0).max_elapsed_ms(1000.0))
         .await
         .unwrap();
     assert_eq!(text(&res).await, "0123456789");
@@ -893,7 +915,7 @@ async fn the_callers_signal_still_reaches_the_body() {
     let p = path("abort-body");
     script(
         &p,
-        r#"{"status":200,"body":"0123456789","bodyDelayMs":2000}"#,
+        r#"{"status":200,"body":"0123456789","bodyDelayMs":10000}"#,
     )
     .await;
     let ctrl = AbortController::new().unwrap();
@@ -904,8 +926,8 @@ async fn the_callers_signal_still_reaches_the_body() {
     ctrl.abort_with_reason(&"enough".into());
     let err = body.await.unwrap_err();
     assert!(
-        js_sys::Date::now() - start < 1500.0,
-        "the body was cut short"
+        js_sys::Date::now() - start < 10_000.0,
+        "the body (its second half 10 s late) was cut short"
     );
     assert!(!err.is_undefined());
 }
@@ -913,15 +935,16 @@ async fn the_callers_signal_still_reaches_the_body() {
 #[wasm_bindgen_test]
 async fn the_deadline_aborts_the_attempt_in_flight() {
     let p = path("deadline-flight");
-    script(&p, r#"[{"status":503},{"status":200,"delayMs":3000}]"#).await;
+    script(&p, r#"[{"status":503},{"status":200,"delayMs":10000}]"#).await;
     let ctrl = AbortController::new().unwrap();
-    let options = fast().max_elapsed_ms(300.0).signal(ctrl.signal());
+    // (1 s: the first, local attempt's room on a loaded machine)
+    let options = fast().max_elapsed_ms(1000.0).signal(ctrl.signal());
     let (timers, start) = (pending_timers(), js_sys::Date::now());
     let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
     let elapsed = js_sys::Date::now() - start;
     assert!(
-        (290.0..2500.0).contains(&elapsed),
-        "the call ran {elapsed} ms"
+        (990.0..10_000.0).contains(&elapsed),
+        "the call ran {elapsed} ms: not the 10 s answer"
     );
     let FetchError::Deadline(e) = &err else {
         panic!("{err}")
@@ -929,7 +952,7 @@ async fn the_deadline_aborts_the_attempt_in_flight() {
     let (name, message) = name_and_message(e);
     assert_eq!(
         (name.as_str(), message.as_str()),
-        ("TimeoutError", "max_elapsed_ms (300 ms) passed")
+        ("TimeoutError", "max_elapsed_ms (1000 ms) passed")
     );
     assert_eq!(count(&p).await, 2);
     assert_eq!(pending_timers(), timers, "a timer was left behind");
@@ -942,18 +965,19 @@ async fn the_deadline_aborts_the_attempt_in_flight() {
 
 #[wasm_bindgen_test]
 async fn the_deadline_cuts_a_wait_short() {
-    // A 10 s wait and a 2 s deadline: the wait is not started (it would
-    // end past the deadline), the 503 is returned at once. (2 s: room for
-    // the attempt itself on a loaded machine; the wait would be 10 s.)
+    // A 10 s wait and a 9 s deadline: the wait is not started (it would
+    // end past the deadline), the 503 is returned at once, not a deadline
+    // error (what a started wait would meet), before the deadline.
     let p = path("deadline-wait");
     script(&p, r#"{"status":503}"#).await;
     let options = Options::new()
         .config(Config::new().base_ms(10_000.0).jitter(Jitter::None))
-        .max_elapsed_ms(2_000.0);
+        .throttle_base_ms(10_000.0) // (the 503's wait: the schedule's 10 s)
+        .max_elapsed_ms(9_000.0);
     let (timers, start) = (pending_timers(), js_sys::Date::now());
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
     assert_eq!(res.status(), 503);
-    assert!(js_sys::Date::now() - start < 2_000.0);
+    assert!(js_sys::Date::now() - start < 9_000.0);
     assert_eq!(count(&p).await, 1);
     assert_eq!(
         pending_timers(),
@@ -964,12 +988,13 @@ async fn the_deadline_cuts_a_wait_short() {
 
 #[wasm_bindgen_test]
 async fn no_wait_starts_that_would_end_past_the_deadline() {
-    // Constant 1 s waits, a 1.5 s deadline: the first wait fits, the second
-    // would end past the deadline and is not started, so the second 503 is
-    // the answer (not a deadline error, which a started wait would meet),
-    // before the deadline. (The two local attempts share the 0.5 s left
-    // beside the wait: with 300/500 they had 0.2 s, which a loaded machine
-    // once overran: the answer came 500+ ms after the start.)
+    // Constant 1 s waits, a 1.99 s deadline: the first wait fits (if the
+    // first local attempt takes under 0.99 s), the second would end past
+    // the deadline (it would begin after 1 s of waiting and an attempt)
+    // and is not started, so the second 503 is the answer, not a deadline
+    // error (what a started wait would meet), and on_retry was told one
+    // wait. (With 300 ms waits and a 500 ms deadline, a loaded machine
+    // once took more than the 0.2 s left for the two attempts.)
     let p = path("deadline-waits");
     script(&p, r#"{"status":503,"body":"last"}"#).await;
     let (options, seen) = recording(
@@ -982,13 +1007,14 @@ async fn no_wait_starts_that_would_end_past_the_deadline() {
                     .max_attempts(Some(10)),
             )
             .throttle_base_ms(1000.0) // (the 503's wait: the schedule's 1 s)
-            .max_elapsed_ms(1500.0),
+            .max_elapsed_ms(1990.0),
     );
     let start = js_sys::Date::now();
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
+    let elapsed = js_sys::Date::now() - start;
     assert!(
-        js_sys::Date::now() - start < 1500.0,
-        "the answer came before the deadline"
+        (998.0..1990.0).contains(&elapsed),
+        "one wait (1 s; a timer may fire a ms early), then the answer before the deadline: {elapsed} ms"
     );
     assert_eq!(
         (res.status(), text(&res).await),
@@ -1182,10 +1208,10 @@ async fn without_abort_signal_any_the_signals_still_work() {
     let _any = Patched::new(&abort_signal, "any", &JsValue::UNDEFINED);
 
     let p = path("no-any-timeout");
-    script(&p, r#"[{"delayMs":2000},{"status":200,"body":"second"}]"#).await;
+    script(&p, r#"[{"delayMs":10000},{"status":200,"body":"second"}]"#).await;
     let ctrl = AbortController::new().unwrap();
     let timers = pending_timers();
-    let options = fast().timeout_ms(300.0).signal(ctrl.signal());
+    let options = fast().timeout_ms(1000.0).signal(ctrl.signal());
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
     assert_eq!(text(&res).await, "second");
     assert_eq!(count(&p).await, 2);
@@ -1200,11 +1226,7 @@ async fn without_abort_signal_any_the_signals_still_work() {
     script(&p, r#"{"hang":true}"#).await;
     let ctrl = AbortController::new().unwrap();
     let options = fast().timeout_ms(5000.0).signal(ctrl.signal());
-    let c = ctrl.clone();
-    wasm_bindgen_futures::spawn_local(async move {
-        wait(50.0).await;
-        c.abort_with_reason(&"late".into());
-    });
+    abort_once_sent(&ctrl, &p, "late".into());
     let err = fetch_with_backoff(&get(&p), &options).await.unwrap_err();
     assert!(
         matches!(&err, FetchError::Aborted(r) if r.as_string().as_deref() == Some("late")),
@@ -1288,7 +1310,7 @@ async fn the_delay_hook_chooses_the_wait() {
     let res = fetch_with_backoff(&get(&p), &options).await.unwrap();
     assert_eq!(res.status(), 200);
     assert!(
-        js_sys::Date::now() - start < 5000.0,
+        js_sys::Date::now() - start < 30_000.0,
         "not Retry-After's 30 s"
     );
     let asked = asked.borrow();
@@ -1460,7 +1482,8 @@ async fn idle_timeout_lets_a_steady_body_through() {
     let p = path("idle-steady");
     script(&p, r#"{"size":300000}"#).await;
     let before = pending_timers();
-    let res = fetch_with_backoff(&get(&p), &Options::new().idle_timeout_ms(200.0))
+    // (2 s: a steady body never pauses that long, even on a loaded machine)
+    let res = fetch_with_backoff(&get(&p), &Options::new().idle_timeout_ms(2000.0))
         .await
         .unwrap();
     assert_eq!(body_bytes(&res).await, Ok(300_000));
