@@ -26,7 +26,8 @@ export const SMOKES = {
 
   async "one caller's abort: it rejects, the others get the answer"({ withBackoff, dedupe }, a) {
     const p = path('dedupeabort');
-    await a.script(p, { status: 200, body: 'still here', delayMs: 200 });
+    // (the answer waits until the test has aborted: released after)
+    await a.script(p, { status: 200, body: 'still here', holdUntil: p });
     const get = withBackoff(fetch, { dedupe: dedupe() });
     const ac = new AbortController();
     const mine = get(a.base + p, { signal: ac.signal });
@@ -35,6 +36,7 @@ export const SMOKES = {
     ac.abort(new Error('gone'));
     const e = await mine.catch((x) => x);
     check(e?.message === 'gone', String(e));
+    await a.release(p);
     const texts = await Promise.all(others.map((r) => r.then((x) => x.text())));
     check(
       texts.every((t) => t === 'still here'),

@@ -31,6 +31,8 @@ export function control(base) {
   return {
     base,
     script: (path, steps) => post('script', { path, steps }),
+    /** Lets the answers held on `name` go (step field holdUntil). */
+    release: (name) => post('release', { name }),
     reset: () => post('reset'),
     requests,
     count,

@@ -27,7 +27,10 @@
 // record keeps it in `url`). Unscripted paths answer 404.
 //
 // Step fields: status (200), body ('' ; a non-string is sent as JSON), headers
-// ({}), delayMs (wait before answering), hang (never answer), reset (destroy
+// ({}), delayMs (wait before answering), holdUntil (a name: then wait until
+// it is released, `srv.release(name)` or POST /__control/release, before
+// answering; at once if it was already: an answer a test lets go when it
+// has acted, not after a guessed delay), hang (never answer), reset (destroy
 // the socket without a response), echo (200 JSON {method, headers, body}),
 // bodyDelayMs (send the headers and the first half of the body at once, the
 // rest that much later: a slow body), early (answer, or reset, as soon as
@@ -70,6 +73,7 @@
 //   GET  /__control/requests[?path=/x]             -> JSON list of logged requests
 //   GET  /__control/count?path=/x                  -> JSON number
 //   GET  /__control/preflights                     -> JSON list of logged preflights
+//   POST /__control/release   {name}              (answers the steps held on `name`)
 //   POST /__control/reset
 // Control requests are never logged or counted. spawnScripted() below does
 // the spawning and wraps the control API for a Node parent.
@@ -86,6 +90,7 @@ const STEP_KEYS = new Set([
   'body',
   'headers',
   'delayMs',
+  'holdUntil',
   'hang',
   'reset',
   'echo',
@@ -123,6 +128,9 @@ function checkStep(step, where) {
   }
   if (step.delayMs !== undefined && !(Number.isFinite(step.delayMs) && step.delayMs >= 0)) {
     throw new RangeError(`${where}: delayMs must be a number >= 0, got ${step.delayMs}`);
+  }
+  if (step.holdUntil !== undefined && !(typeof step.holdUntil === 'string' && step.holdUntil)) {
+    throw new TypeError(`${where}: holdUntil must be a non-empty string, got ${JSON.stringify(step.holdUntil)}`);
   }
   if (step.version !== undefined && !(Number.isInteger(step.version) && step.version >= 0)) {
     throw new RangeError(`${where}: version must be an integer >= 0, got ${step.version}`);
@@ -293,6 +301,14 @@ export async function startScripted({ port = 0 } = {}) {
   const sockets = new Set();
   const timers = new Set();
   let closing = null;
+  /** holdUntil: the names released, and the answers waiting on each name. */
+  let released = new Set();
+  /** @type {Map<string, Array<() => void>>} */
+  const held = new Map();
+  const hold = (/** @type {string} */ name) =>
+    released.has(name) || closing
+      ? undefined
+      : new Promise((resolve) => held.set(name, [...(held.get(name) ?? []), () => resolve(undefined)]));
 
   const srv = {
     url: '',
@@ -313,7 +329,14 @@ export async function startScripted({ port = 0 } = {}) {
     count(path) {
       return counts.get(path) ?? 0;
     },
+    /** Lets the answers held on `name` (step field holdUntil) go, and those held on it later. */
+    release(name) {
+      released.add(name);
+      for (const go of held.get(name) ?? []) go();
+      held.delete(name);
+    },
     reset() {
+      released = new Set();
       scripts = new Map();
       requests = [];
       preflights = [];
@@ -323,6 +346,7 @@ export async function startScripted({ port = 0 } = {}) {
       closing ??= new Promise((resolve) => {
         for (const t of timers) clearTimeout(t);
         timers.clear();
+        for (const name of [...held.keys()]) srv.release(name); // (their sockets are destroyed below)
         server.close(() => resolve());
         server.closeAllConnections();
         for (const s of sockets) s.destroy();
@@ -351,6 +375,12 @@ export async function startScripted({ port = 0 } = {}) {
       if (req.method === 'POST' && sub === '/script') {
         const { path, steps } = JSON.parse(body);
         srv.script(path, steps);
+        return send(res, 200, { ok: true });
+      }
+      if (req.method === 'POST' && sub === '/release') {
+        const { name } = JSON.parse(body);
+        if (typeof name !== 'string' || !name) throw new TypeError('release: name must be a non-empty string');
+        srv.release(name);
         return send(res, 200, { ok: true });
       }
       if (req.method === 'POST' && sub === '/reset') {
@@ -456,6 +486,10 @@ export async function startScripted({ port = 0 } = {}) {
         });
         if (closing || res.destroyed || req.socket.destroyed) return;
       }
+      if (step.holdUntil !== undefined) {
+        await hold(step.holdUntil);
+        if (closing || res.destroyed || req.socket.destroyed) return;
+      }
       if (step.reset) return req.socket.destroy();
       if (step.hang) return; // the socket stays open until the client aborts or close()
       if (step.echo) return send(res, 200, { method: req.method, headers: req.headers, body: rec.body }, step.headers);
@@ -500,7 +534,7 @@ export async function startScripted({ port = 0 } = {}) {
 /**
  * Starts this file as a separate Node process and wraps its control API.
  * Returns {url, child, script(path, steps), requests(path?), count(path),
- * preflights(), reset(), close()}; all methods but url are async.
+ * preflights(), release(name), reset(), close()}; all methods but url are async.
  * The child exits when close() is called or when this process dies.
  */
 export async function spawnScripted({ port = 0 } = {}) {
@@ -544,6 +578,7 @@ export async function spawnScripted({ port = 0 } = {}) {
     requests: (path) => call('GET', '/requests' + (path === undefined ? '' : `?path=${encodeURIComponent(path)}`)),
     count: (path) => call('GET', `/count?path=${encodeURIComponent(path)}`),
     preflights: () => call('GET', '/preflights'),
+    release: (name) => call('POST', '/release', { name }),
     reset: () => call('POST', '/reset'),
     close: () =>
       new Promise((resolve) => {

@@ -63,6 +63,27 @@ test('requests are counted on arrival, before the delay', async () => {
   await p;
 });
 
+test('holdUntil: answered once the name is released (after delayMs), at once when it was already', async () => {
+  srv.script('/held', [{ body: 'let go', holdUntil: 'go' }]);
+  let answered = false;
+  const p = get('/held').then((r) => ((answered = true), r));
+  await until('the request to be counted', () => srv.count('/held') === 1);
+  // (a round trip to the server after it: the held answer would have been written by then)
+  assert.equal((await fetch(srv.url + '/__control/count?path=/held')).status, 200);
+  assert.equal(answered, false, 'held until released');
+  const res = await fetch(srv.url + '/__control/release', { method: 'POST', body: JSON.stringify({ name: 'go' }) });
+  assert.equal(res.status, 200);
+  assert.equal((await p).body, 'let go');
+  assert.equal((await get('/held')).body, 'let go', 'released already: answered at once');
+  srv.reset();
+  srv.script('/held', [{ holdUntil: 'go' }]);
+  const again = get('/held');
+  await until('the request to be counted', () => srv.count('/held') === 1);
+  srv.release('go'); // (reset forgot the release: held again, until this one)
+  assert.equal((await again).status, 200);
+  assert.throws(() => srv.script('/x', [{ holdUntil: '' }]), /holdUntil must be a non-empty string/);
+});
+
 test('hang: the client aborts with AbortController; the server stays usable', async () => {
   srv.script('/hang', [{ hang: true }]);
   srv.script('/ok', [{ body: 'fine' }]);
@@ -249,6 +270,11 @@ test('close() resolves with a hung request open; the hung client then fails', as
   const s2 = await startScripted();
   s2.script('/hang', [{ hang: true }]);
   s2.script('/slow', [{ delayMs: 10_000 }]);
+  s2.script('/held', [{ holdUntil: 'never' }]);
+  const held = fetch(s2.url + '/held').then(
+    () => 'answered',
+    (e) => e,
+  );
   const hung = fetch(s2.url + '/hang').then(
     () => 'answered',
     (e) => e,
@@ -257,12 +283,13 @@ test('close() resolves with a hung request open; the hung client then fails', as
     () => 'answered',
     (e) => e,
   );
-  await until('both requests to arrive', () => s2.count('/hang') === 1 && s2.count('/slow') === 1);
+  await until('the requests to arrive', () => s2.count('/hang') === 1 && s2.count('/slow') === 1 && s2.count('/held') === 1);
   const t0 = performance.now();
   await s2.close();
   // (the bound: well before the /slow answer's 10 s, which close() must not wait for)
   assert.ok(performance.now() - t0 < 5000, `closed after ${performance.now() - t0} ms`);
   assert.ok((await hung) instanceof TypeError);
   assert.ok((await slow) instanceof TypeError);
+  assert.ok((await held) instanceof TypeError);
   await s2.close(); // idempotent
 });
