@@ -577,8 +577,9 @@ async fn the_default_seed_comes_from_crypto() {
 #[wasm_bindgen_test]
 async fn a_429_with_only_x_ratelimit_reset_is_waited_for() {
     // GitHub's form: the Unix second the limit resets. The next whole second
-    // at least 300 ms ahead, so the wait is 0.3–1.3 s.
-    let at = ((js_sys::Date::now() + 300.0) / 1000.0).ceil();
+    // at least 1 s ahead, so the wait is 1-2 s, less the time the script and
+    // the first request take (on a loaded machine, more than 0.3 s could).
+    let at = ((js_sys::Date::now() + 1000.0) / 1000.0).ceil();
     let p = path("gh-reset");
     script(
         &p,
@@ -875,18 +876,22 @@ async fn the_last_timeout_is_a_timeout_error() {
         err.to_string().starts_with("timed out: TimeoutError"),
         "{err}"
     );
-    assert_eq!(count(&p).await, 2);
     assert_eq!(seen.borrow().len(), 1, "two attempts, one retry");
+    // (counted by the client: a 50 ms timeout may abort an attempt before a
+    // loaded machine has sent it, so the server saw at most the two)
+    assert!(count(&p).await <= 2);
     assert_eq!(pending_timers(), timers, "a timer was left behind");
 
     // A POST is not retried after a timeout either (it may have been processed).
     let p = path("slow-post");
-    script(&p, r#"{"delayMs":1000}"#).await;
-    let err = fetch_with_backoff(&post(&p, "once", &[]), &fast().timeout_ms(50.0))
+    script(&p, r#"{"delayMs":10000}"#).await;
+    let (options, seen) = recording(fast().timeout_ms(50.0));
+    let err = fetch_with_backoff(&post(&p, "once", &[]), &options)
         .await
         .unwrap_err();
     assert!(matches!(err, FetchError::Timeout(_)), "{err}");
-    assert_eq!(count(&p).await, 1);
+    assert!(seen.borrow().is_empty(), "not retried");
+    assert!(count(&p).await <= 1);
 }
 
 #[wasm_bindgen_test]
