@@ -29,7 +29,14 @@ test('in a page: one probe per round while down, then every call released in ord
   );
   assert.equal(stats.probes, 4, '3 failed probes and the one that succeeded');
   assert.equal(stats.rounds, stats.probes);
-  assert.deepEqual(calls.slice(20), [0, 0, 0, 0, ...Array.from({ length: 19 }, (_, i) => i + 1)]);
+  // A probe per round, then the others released oldest call first. (Which call probes is the oldest
+  // held when the round ends: call 0 on a quiet machine, and in gate.node.test.mjs on virtual time;
+  // here, if call 0's 503 is handled after the first 20 ms round, another.)
+  const [probes, released] = [calls.slice(20, 24), calls.slice(24)];
+  assert.deepEqual(
+    released,
+    Array.from({ length: 20 }, (_, i) => i).filter((i) => i !== probes[3]),
+  );
   assert.equal(srv.count('/gate-outage'), 20 + 4 + 19);
   const unexpected = page.problems.filter((p) => !/Failed to load resource|status of 5\d\d/.test(p));
   assert.deepEqual(unexpected, []);
