@@ -1,24 +1,10 @@
 // The assertions on the shared breaker scenarios (tests/gate/breaker-checks.mjs
-// and the throttled-call scenario of both runtimes), and what both test files
-// do to a carried breaker's state.
+// and the throttled-call scenario of both runtimes), and (re-exported from
+// breaker-checks.mjs, where a page can load it) what both test files do to a
+// carried breaker's state.
 import assert from 'node:assert/strict';
 
-/**
- * `state` (a gate's toJSON()) as if saved long enough ago that the round of
- * target `key` ended just before `now`: its times (savedAt, the target's
- * untilMs and windowAt) moved back alike, so that a test need not wait a
- * carried round out. What restore() then does with it is the gate's own.
- */
-export function roundOver(state, key, now = Date.now()) {
-  const t = state.targets[key];
-  const back = Math.max(0, t.untilMs - now + 1);
-  const moved = (x) => (typeof x === 'number' ? x - back : x);
-  return {
-    ...state,
-    savedAt: state.savedAt - back,
-    targets: { ...state.targets, [key]: { ...t, untilMs: t.untilMs - back, windowAt: moved(t.windowAt) } },
-  };
-}
+export { roundOver } from './breaker-checks.mjs';
 
 /** What `limiterAlone` must find in every runtime (the wait asked for: a token at the floor rate, not the named 300 ms). */
 export function assertLimiterAlone(r) {

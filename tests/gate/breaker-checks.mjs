@@ -3,6 +3,23 @@
 // plain JavaScript, no Node API, so both import this file.
 
 /**
+ * `state` (a gate's toJSON()) as if saved long enough ago that the round of
+ * target `key` ended just before `now`: its times (savedAt, the target's
+ * untilMs and windowAt) moved back alike, so that a test need not wait a
+ * carried round out. What restore() then does with it is the gate's own.
+ */
+export function roundOver(state, key, now = Date.now()) {
+  const t = state.targets[key];
+  const back = Math.max(0, t.untilMs - now + 1);
+  const moved = (x) => (typeof x === 'number' ? x - back : x);
+  return {
+    ...state,
+    savedAt: state.savedAt - back,
+    targets: { ...state.targets, [key]: { ...t, untilMs: t.untilMs - back, windowAt: moved(t.windowAt) } },
+  };
+}
+
+/**
  * The limiter alone: off until throttled; after one success and a 429
  * naming 300 ms (stored nowhere: the cut's base is what the server took, the
  * one success over the shortest span, 100 ms: 10 req/s, so 7 req/s, a token
