@@ -224,7 +224,8 @@ export const SCENARIOS = {
   async "the caller's signal reaches the body: an abort while the body is read rejects the read"({ fetchWithBackoff }, ctl) {
     for (const extra of [{ timeoutMs: 5000 }, { maxElapsedMs: 5000 }, {}]) {
       const p = path('slowbody');
-      await ctl.script(p, [{ status: 200, body: 'head-and-tail', bodyDelayMs: 1500 }]);
+      // (the tail 10 s late: the read cannot end before the abort, however slow the machine)
+      await ctl.script(p, [{ status: 200, body: 'head-and-tail', bodyDelayMs: 10_000 }]);
       const ac = new AbortController();
       const res = await fetchWithBackoff(ctl.base + p, { signal: ac.signal }, { ...FAST, ...extra });
       const reason = new Error('stop reading');
