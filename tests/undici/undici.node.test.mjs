@@ -263,17 +263,18 @@ test("the fetch driver's loop: onRetry, shouldRetry and onDone see each answer's
 });
 
 test('timeoutMs ends a try whose headers are late (retried, as a timeout is); a budget refuses retries once spent', async () => {
+  // (a 1 s timeout: the room a loaded machine needs to send a try, and to have the second answered)
   srv.script('/late', [
-    { status: 200, delayMs: 400, body: 'late' },
+    { status: 200, delayMs: 10_000, body: 'late' },
     { status: 200, body: 'on time' },
   ]);
-  await withGlobal({ baseMs: 5, timeoutMs: 100 }, async () => {
+  await withGlobal({ baseMs: 5, timeoutMs: 1000 }, async () => {
     const res = await fetch(`${srv.url}/late`);
     assert.equal(await res.text(), 'on time');
   });
   assert.equal(srv.count('/late'), 2);
-  srv.script('/late2', { status: 200, delayMs: 400 });
-  await withGlobal({ baseMs: 5, timeoutMs: 100, retryOnTimeout: false }, async () => {
+  srv.script('/late2', { status: 200, delayMs: 10_000 });
+  await withGlobal({ baseMs: 5, timeoutMs: 1000, retryOnTimeout: false }, async () => {
     await assert.rejects(fetch(`${srv.url}/late2`), (e) => /timeoutMs/.test(String(e.cause?.message ?? e.cause)));
   });
   assert.equal(srv.count('/late2'), 1, 'retryOnTimeout: false');
