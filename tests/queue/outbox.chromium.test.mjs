@@ -69,9 +69,9 @@ test('a POST made while the network fails is stored by the Service Worker and re
     assert.deepEqual(page.problems, []);
     await page.close();
 
+    const from = srv.requests.length; // (before the origin is back: a sync the browser fires by itself counts too)
     up = true;
     const helper = await context.newPage();
-    const from = srv.requests.length;
     await dispatchSync(context, helper, { origin: site.url, scope: `${site.url}/tests/browser/`, tag: 'requests' });
     await until('the replay', () => srv.requests.slice(from).some((r) => r.path === '/forms' && r.method === 'POST'));
     const replayed = srv.requests.slice(from).filter((r) => r.path === '/forms' && r.method === 'POST');
