@@ -14,13 +14,19 @@
 //   204                No Content (the stream is over)
 //   html               200 text/html (not an event stream)
 //   ok<n>              an event stream: n events, then the stream ends cleanly
-//   cut<n>             n events, then the socket is destroyed
-//   hold<n>            n events, then the stream stays open (until the client goes)
+//   hold<n>            n events, then the stream stays open (until the client goes,
+//                      or GET /cut/<key>)
 //   stream             an event every `every` ms (default 20), for ever
 // Events are numbered on from the request's Last-Event-ID (id: k, data: e<k>);
 // `retry` adds a `retry:` field at the start. CORS allows any origin and header.
 // GET /log/<key> : JSON, one record per connection: { at, lastEventId, method,
 // body, accept, sent (events sent), closed (ms since start, once it closed) }.
+// GET /cut/<key> : destroys the sockets of <key>'s open event streams (no clean
+// end); answers how many. A cut the test makes once its client has read what
+// it was sent: a cut at a time of the server's (some ms after the last event)
+// could come before a loaded client read the event, and a stream that errors
+// drops the chunks its reader had not taken yet (WHATWG streams), so the
+// event would be heard only after the reconnect.
 //
 // WebSocket /ws/<key>?plan=… : the n-th connection follows step n:
 //   refuse<status>     the upgrade is refused with that status
@@ -57,12 +63,19 @@ export async function startLive({ port = 0 } = {}) {
   const logOf = (key) => logs.get(key) ?? (logs.set(key, []), logs.get(key));
   /** Open event-stream answers, ended at close(). */
   const open = new Set();
+  /** The key of each open answer. @type {WeakMap<http.ServerResponse, string>} */
+  const keyOf = new WeakMap();
 
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     const [, kind, key] = url.pathname.split('/');
     if (req.method === 'OPTIONS') return res.writeHead(204, CORS).end();
     if (kind === 'log') return res.writeHead(200, { ...CORS, 'content-type': 'application/json' }).end(JSON.stringify(logOf(key)));
+    if (kind === 'cut') {
+      const cut = [...open].filter((r) => keyOf.get(r) === key);
+      for (const r of cut) r.destroy();
+      return res.writeHead(200, { ...CORS, 'content-type': 'application/json' }).end(String(cut.length));
+    }
     if (kind !== 'sse' || !key) return res.writeHead(404, CORS).end();
     let body = '';
     for await (const chunk of req) body += chunk;
@@ -71,6 +84,7 @@ export async function startLive({ port = 0 } = {}) {
     const rec = { at: now(), lastEventId: last ?? null, method: req.method, body, accept: req.headers.accept ?? null, sent: 0 };
     log.push(rec);
     res.on('close', () => (rec.closed = now()));
+    keyOf.set(res, key);
     answer(url, log.length - 1, req, res, rec, open);
   });
   const wss = new WebSocketServer({ noServer: true });
@@ -101,7 +115,7 @@ function answer(url, n, req, res, rec, open) {
     return res.writeHead(+m[1], headers).end(+m[1] === 204 ? undefined : `status ${m[1]}`);
   }
   if (step === 'html') return res.writeHead(200, { ...CORS, 'content-type': 'text/html' }).end('<p>not a stream</p>');
-  if (!(m = /^(ok|cut|hold)(\d+)$|^stream$/.exec(step))) return res.writeHead(500, CORS).end(`unknown step ${step}`);
+  if (!(m = /^(ok|hold)(\d+)$|^stream$/.exec(step))) return res.writeHead(500, CORS).end(`unknown step ${step}`);
   res.writeHead(200, { ...CORS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
   const retry = url.searchParams.get('retry');
   res.write(retry ? `retry: ${retry}\n\n` : ':\n\n');
@@ -120,7 +134,6 @@ function answer(url, n, req, res, rec, open) {
   }
   for (let i = 0; i < +m[2]; i++) send();
   if (m[1] === 'ok') res.end();
-  else if (m[1] === 'cut') setTimeout(() => res.destroy(), 10);
 }
 
 /** Answers a WebSocket upgrade by its step. */
