@@ -61,10 +61,8 @@ export async function startLive({ port = 0 } = {}) {
   const t0 = performance.now();
   const now = () => Math.round(performance.now() - t0);
   const logOf = (key) => logs.get(key) ?? (logs.set(key, []), logs.get(key));
-  /** Open event-stream answers, ended at close(). */
-  const open = new Set();
-  /** The key of each open answer. @type {WeakMap<http.ServerResponse, string>} */
-  const keyOf = new WeakMap();
+  /** Open event-stream answers, ended at close() (or GET /cut/<key>), and the key of each. @type {Map<http.ServerResponse, string>} */
+  const open = new Map();
 
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -72,7 +70,7 @@ export async function startLive({ port = 0 } = {}) {
     if (req.method === 'OPTIONS') return res.writeHead(204, CORS).end();
     if (kind === 'log') return res.writeHead(200, { ...CORS, 'content-type': 'application/json' }).end(JSON.stringify(logOf(key)));
     if (kind === 'cut') {
-      const cut = [...open].filter((r) => keyOf.get(r) === key);
+      const cut = [...open].filter(([, k]) => k === key).map(([r]) => r);
       for (const r of cut) r.destroy();
       return res.writeHead(200, { ...CORS, 'content-type': 'application/json' }).end(String(cut.length));
     }
@@ -84,8 +82,7 @@ export async function startLive({ port = 0 } = {}) {
     const rec = { at: now(), lastEventId: last ?? null, method: req.method, body, accept: req.headers.accept ?? null, sent: 0 };
     log.push(rec);
     res.on('close', () => (rec.closed = now()));
-    keyOf.set(res, key);
-    answer(url, log.length - 1, req, res, rec, open);
+    answer(url, log.length - 1, req, res, rec, open, key);
   });
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => upgrade(wss, req, socket, head, logOf, now));
@@ -97,7 +94,7 @@ export async function startLive({ port = 0 } = {}) {
     logs,
     log: (key) => logOf(key),
     close: async () => {
-      for (const r of open) r.destroy();
+      for (const r of open.keys()) r.destroy();
       for (const c of wss.clients) c.terminate();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
@@ -106,7 +103,7 @@ export async function startLive({ port = 0 } = {}) {
 }
 
 /** Answers an event-stream request by its step. */
-function answer(url, n, req, res, rec, open) {
+function answer(url, n, req, res, rec, open, key) {
   const step = stepOf(url, n);
   let m;
   if ((m = /^(\d{3})(?:ra(\d+))?$/.exec(step))) {
@@ -125,7 +122,7 @@ function answer(url, n, req, res, rec, open) {
     rec.sent++;
     res.write(`id: ${id}\ndata: e${id}\n\n`);
   };
-  open.add(res);
+  open.set(res, key);
   res.on('close', () => open.delete(res));
   if (step === 'stream') {
     const every = Number(url.searchParams.get('every') ?? 20);

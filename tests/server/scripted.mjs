@@ -308,7 +308,10 @@ export async function startScripted({ port = 0 } = {}) {
   const hold = (/** @type {string} */ name) =>
     released.has(name) || closing
       ? undefined
-      : new Promise((resolve) => held.set(name, [...(held.get(name) ?? []), () => resolve(undefined)]));
+      : new Promise((resolve) => {
+          if (!held.has(name)) held.set(name, []);
+          held.get(name)?.push(() => resolve(undefined));
+        });
 
   const srv = {
     url: '',
