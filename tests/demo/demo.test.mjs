@@ -54,14 +54,26 @@ async function liveCalls(page, { host, shot }) {
   // Calls in flight together, on the page's record of them (not its live count, which a slow machine
   // can poll too late): call 4 (waits 1, 2, 4 s) is aborted only once it has made an attempt after call 5
   // started, so at that start both were in flight, however long the clicks took.
+  // (A failure names what every call had done: one stressed run in 60 timed out here, and its log could
+  // not say whether call 5 had started, or call 4 had ended or hung.)
+  let seen = [];
   await until(
     'call 4 making an attempt after call 5 started',
     async () => {
-      const [, , , a4 = [], a5 = []] = await attemptsOf(page);
+      seen = await attemptsOf(page);
+      const [, , , a4 = [], a5 = []] = seen;
       return a5.length > 0 && a4.length >= 2 && a4.at(-1).start > a5[0].start;
     },
     20_000,
-  );
+  ).catch(async (e) => {
+    const outcomes = await page.$$eval('#live-lanes li', (ls) => ls.map((l) => l.dataset.outcome));
+    const calls = seen.map((a, i) => ({
+      outcome: outcomes[i],
+      attempts: a.map((x) => [Math.round(x.start), Math.round(x.end), x.status ?? x.error]),
+    }));
+    e.message += `; the calls (attempts: [start, end, status] ms): ${JSON.stringify(calls)}`;
+    throw e;
+  });
   await page.click('text=Abort call 4');
   await allDone(page);
   const [c1, c2, c3, c4, c5] = await lanes(page);
