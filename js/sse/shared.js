@@ -7,7 +7,10 @@
 // dispatch what they hear. When the holder's tab closes (or it calls
 // close()), its lock is let go and the next in line takes over at once,
 // reconnecting with the last event ID it heard: the server sends what came
-// after it, so no event is lost or told twice.
+// after it, so no event is lost or told twice. (The lock grant may outrun
+// the old holder's last messages: the other tabs follow the holders in
+// order, js/sse/follow.js.)
+import { Follower } from './follow.js';
 import { Relay } from './relay.js';
 
 /**
@@ -21,26 +24,34 @@ import { Relay } from './relay.js';
 export function share(host, signal, run) {
   const locks = globalThis.navigator?.locks;
   if (!locks || typeof BroadcastChannel !== 'function') return false;
-  const name = `wasm-backoff/sse ${host.c.credentials ? 'credentials ' : ''}${host.c.method} ${host.url}`;
+  // (the protocol's version in the name: a tab still running an older copy of the package, whose
+  // messages are not numbered, elects its own holder instead of one the others cannot follow)
+  const name = `wasm-backoff/sse 2 ${host.c.credentials ? 'credentials ' : ''}${host.c.method} ${host.url}`;
   const ch = new BroadcastChannel(name);
-  const post = (/** @type {object} */ m) => !signal.aborted && ch.postMessage(m);
+  // (as holder, this tab's messages are numbered and signed: `h`, this share's own mark)
+  const h = `${Date.now().toString(36)}.${Math.random().toString(36).slice(2)}`;
+  let n = 0;
+  const post = (/** @type {object} */ m) => !signal.aborted && ch.postMessage({ ...m, h, n: ++n });
   let holding = false;
   // (the Host the stream runs on while this tab holds the lock: it tells every tab too)
   const relay = new Relay(host, post);
-  ch.onmessage = ({ data: m }) => {
-    if (holding) {
-      if (m.k === 'hello') post({ k: 'state', open: relay.open, id: host.lastId, ms: host.retryMs });
-      return;
-    }
+  // (what a holder tells, applied in this tab: in the holders' order, js/sse/follow.js)
+  const follower = new Follower((/** @type {any} */ m) => {
     if (m.k === 'event') host.message(m.type, m.data, m.id);
     else if (m.k === 'id' || m.k === 'state') host.lastId = m.id;
     if (m.ms !== undefined) host.retryMs = m.ms;
     if (m.k === 'open' || (m.k === 'state' && m.open)) host.opened();
     if (m.k === 'failed') host.failed(m.info);
+  });
+  ch.onmessage = ({ data: m }) => {
+    if (holding) {
+      if (m.k === 'hello') post({ k: 'state', open: relay.open, id: host.lastId, ms: host.retryMs });
+    } else if (m.h !== undefined) follower.take(m);
   };
   locks
     .request(name, { signal }, () => {
       holding = true;
+      post({ k: 'resume', after: follower.last });
       return run(relay);
     })
     .catch(() => {}); // (close() while waiting in line)

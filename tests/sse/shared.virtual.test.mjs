@@ -1,0 +1,244 @@
+// `shared: true` (js/sse/shared.js) on the js/ sources, with the delivery
+// order of a takeover in the test's hands: Web Locks and BroadcastChannel
+// are fakes whose grants and messages go out only when the test says, so
+// the orders a real browser can produce (its lock grants and channel
+// messages travel on different pipes) are each run on purpose. The
+// invariant: every tab that stays open dispatches every event once, in
+// order. Real Chromium (five tabs, one real takeover) is
+// tests/sse/shared.chromium.test.mjs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventSource } from '../../js/entries/sse.js';
+import { scriptedFetch, virtualClock } from '../../js/entries/testing.js';
+
+const TYPE = { 'content-type': 'text/event-stream' };
+const URL_ = 'https://api.test/events';
+
+/** SSE text of events `from`..`to` (ID n, data `e<n>`). */
+const events = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => `id: ${from + i}\ndata: e${from + i}\n\n`).join('');
+
+/**
+ * A server that resumes: it sends the events after the request's
+ * Last-Event-ID up to `upTo`, then holds the stream open.
+ * @param {number} upTo
+ */
+const resuming = (upTo) =>
+  scriptedFetch((call) => {
+    const body = events(Number(call.headers['last-event-id'] ?? 0) + 1, upTo);
+    return { status: 200, headers: TYPE, body, stallAfter: new TextEncoder().encode(body).length };
+  });
+
+/**
+ * A server whose one stream sends what the test pushes (`push(from, to)`:
+ * events from..to); its body errors when the request is aborted, as a real
+ * one does (the tab closing). `count`: the requests.
+ */
+function live() {
+  /** @type {ReadableStreamDefaultController<Uint8Array>} */
+  let c;
+  const fetch = async (input, init) => {
+    fetch.count++;
+    const signal = init?.signal ?? input?.signal;
+    const body = new ReadableStream({
+      start(ctl) {
+        c = ctl;
+        signal?.addEventListener('abort', () => ctl.error(signal.reason), { once: true });
+      },
+    });
+    return new Response(body, { status: 200, headers: TYPE });
+  };
+  fetch.count = 0;
+  return Object.assign(fetch, { push: (from, to) => c.enqueue(new TextEncoder().encode(events(from, to))) });
+}
+
+/**
+ * Fake tabs: `navigator.locks` and `BroadcastChannel` whose lock grants and
+ * messages wait in queues until the test lets them go. Installed for `t`.
+ */
+function fakeBrowser(t) {
+  /** @type {{ from: any, to: any, data: any }[]} */
+  let mail = [];
+  const channels = new Set();
+  class Channel {
+    /** @param {string} name */
+    constructor(name) {
+      this.name = name;
+      this.onmessage = null;
+      channels.add(this);
+      Channel.last = this;
+    }
+    postMessage(data) {
+      for (const c of channels) if (c !== this && c.name === this.name) mail.push({ from: this, to: c, data: structuredClone(data) });
+    }
+    close() {
+      channels.delete(this);
+    }
+  }
+  /** @type {{ run: () => Promise<unknown>, done: (v: unknown) => void }[]} */
+  const line = [];
+  let held = false;
+  let autoGrant = true;
+  const grant = () => {
+    const next = line.shift();
+    if (!next) return false;
+    held = true;
+    Promise.resolve()
+      .then(next.run)
+      .then(next.done, next.done)
+      .finally(() => {
+        held = false;
+        if (autoGrant) grant();
+      });
+    return true;
+  };
+  const locks = {
+    request(_name, { signal }, run) {
+      return new Promise((done, fail) => {
+        const me = { run, done };
+        signal?.addEventListener('abort', () => {
+          const i = line.indexOf(me);
+          if (i >= 0) line.splice(i, 1), fail(signal.reason);
+        });
+        line.push(me);
+        if (!held && autoGrant) grant();
+      });
+    },
+  };
+  const saved = { navigator: Object.getOwnPropertyDescriptor(globalThis, 'navigator'), bc: globalThis.BroadcastChannel };
+  Object.defineProperty(globalThis, 'navigator', { value: { locks }, configurable: true, writable: true });
+  globalThis.BroadcastChannel = /** @type {any} */ (Channel);
+  t.after(() => {
+    if (saved.navigator) Object.defineProperty(globalThis, 'navigator', saved.navigator);
+    else delete globalThis.navigator;
+    globalThis.BroadcastChannel = saved.bc;
+  });
+  return {
+    /** A tab's EventSource and what it dispatched (data strings), with its channel. */
+    tab(fetch) {
+      const es = new EventSource(URL_, { fetch, shared: true });
+      const heard = [];
+      es.onmessage = (e) => heard.push(e.data);
+      return { es, heard, ch: Channel.last };
+    },
+    /** Delivers the waiting messages that `pick` chooses ({from, to, data}: channels, message), in order; the others wait. */
+    deliver(pick = () => true) {
+      const go = mail.filter((m) => pick(m));
+      mail = mail.filter((m) => !go.includes(m));
+      for (const m of go) if (channels.has(m.to)) m.to.onmessage?.({ data: m.data });
+      return go.length;
+    },
+    /** From now, a lock let go goes to the next in line only at grant(). */
+    holdGrants() {
+      autoGrant = false;
+    },
+    grant,
+  };
+}
+
+/** The tabs' fetches, their settling (the streams' reads) between the test's moves. */
+async function settle(clock, b) {
+  for (let i = 0; i < 5; i++) {
+    await clock.runUntilIdle();
+    b.deliver((m) => m.data.k === 'hello' || m.data.k === 'state');
+  }
+}
+
+/**
+ * Tab A holding the stream of a live() server, then one tab per fetch of
+ * `fetches` (its server if it takes over), then the server's events 1..`upTo`
+ * (every tab listening; none of A's messages delivered yet). `end()`
+ * closes the tabs left, with no timer or request left behind.
+ */
+async function tabs(t, fetches, upTo) {
+  const clock = virtualClock();
+  t.after(() => clock.uninstall());
+  const b = fakeBrowser(t);
+  const server = live();
+  const a = b.tab(server);
+  await settle(clock, b);
+  const others = fetches.map((f) => b.tab(f));
+  await settle(clock, b);
+  server.push(1, upTo);
+  await settle(clock, b);
+  const end = async () => {
+    for (const x of others) x.es.close();
+    await settle(clock, b);
+  };
+  return { clock, b, server, a, others, end };
+}
+
+/** A's tab closes and the next in line's lock grant is handled at once, before any message waiting. */
+async function grantFirst(clock, b, a) {
+  b.holdGrants();
+  a.es.close();
+  await settle(clock, b);
+  assert.ok(b.grant(), 'a tab is next in line');
+  await settle(clock, b);
+}
+
+test('a takeover whose lock grant outruns the last event: a tab that heard it does not dispatch it again', async (t) => {
+  const { clock, b, a, others, end } = await tabs(t, [resuming(5), resuming(5)], 3);
+  const [tb, tc] = others;
+  // A heard 1-3 from the server; B and C hear 1-2 from A, and C hears 3 too: B's is still on its way.
+  b.deliver((m) => m.data.k === 'event' && m.data.id !== '3');
+  b.deliver((m) => m.to === tc.ch && m.data.id === '3');
+  assert.deepEqual(
+    [a.heard, tb.heard, tc.heard],
+    [
+      ['e1', 'e2', 'e3'],
+      ['e1', 'e2'],
+      ['e1', 'e2', 'e3'],
+    ],
+  );
+  // B takes over before A's 3 reaches it: it resumes after 2, and its server sends 3 again.
+  await grantFirst(clock, b, a);
+  b.deliver();
+  await settle(clock, b);
+  b.deliver();
+  assert.equal(tb.es.readyState, 1);
+  assert.deepEqual(tb.heard, ['e1', 'e2', 'e3', 'e4', 'e5'], 'B: every event once');
+  assert.deepEqual(tc.heard, ['e1', 'e2', 'e3', 'e4', 'e5'], 'C: every event once, in order');
+  await end();
+});
+
+test('a takeover heard late by a tab that is behind: the new holder waits until the old one reaches its resume point', async (t) => {
+  const { clock, b, a, others, end } = await tabs(t, [resuming(5), resuming(5)], 3);
+  const [tb, tc] = others;
+  // B hears 1-2 from A; C only 1.
+  b.deliver((m) => m.to === tb.ch && m.data.k === 'event' && m.data.id !== '3');
+  b.deliver((m) => m.to === tc.ch && m.data.k === 'event' && m.data.id === '1');
+  await grantFirst(clock, b, a);
+  // C hears all of B first (its resume after A's 2, then 3-5 from the server), then A's late 2 and 3.
+  assert.ok(b.deliver((m) => m.from === tb.ch && m.to === tc.ch) >= 4);
+  assert.deepEqual(tc.heard, ['e1'], "C holds B's events until A's reach B's resume point");
+  b.deliver();
+  assert.deepEqual(tb.heard, ['e1', 'e2', 'e3', 'e4', 'e5']);
+  assert.deepEqual(tc.heard, ['e1', 'e2', 'e3', 'e4', 'e5'], 'C: every event once, in order');
+  await end();
+});
+
+test('the usual order (the last event before the grant), and a server that does not resume: nothing twice', async (t) => {
+  const fresh = live(); // (B's server ignores Last-Event-ID: only what comes next)
+  const { clock, b, server, a, others, end } = await tabs(t, [fresh, resuming(9), resuming(9)], 2);
+  const [tb, tc, td] = others;
+  b.deliver();
+  // The usual order: every tab hears A's 3 before A closes; B takes over; its server sends 6.
+  server.push(3, 3);
+  await settle(clock, b);
+  b.deliver();
+  a.es.close();
+  await settle(clock, b);
+  fresh.push(6, 6);
+  await settle(clock, b);
+  b.deliver();
+  for (const x of others) assert.deepEqual(x.heard, ['e1', 'e2', 'e3', 'e6']);
+  // B closes too: C takes over from where it heard (6), with D following.
+  tb.es.close();
+  await settle(clock, b);
+  b.deliver();
+  await settle(clock, b);
+  b.deliver();
+  assert.deepEqual(tc.heard, ['e1', 'e2', 'e3', 'e6', 'e7', 'e8', 'e9']);
+  assert.deepEqual(td.heard, tc.heard);
+  await end();
+});
