@@ -25,6 +25,9 @@ const before = (/** @type {Timer} */ a, /** @type {Timer} */ b) => a.due < b.due
  * a clear and pending() read) and in a binary heap by due time (what fires
  * next): a clear only takes a timer out of the map, and it stays in the heap
  * until it surfaces, so that clearing is O(1) and the heap never searched.
+ * Once the heap holds more dead timers than live ones it is rebuilt from the
+ * live: a test that clears many long timers (a 60 s timeout per call) keeps
+ * no more than twice what is armed.
  */
 export class Timers {
   /** Live timers by id. @type {Map<number, Timer>} */
@@ -90,7 +93,21 @@ export class Timers {
    * @param {unknown} handle
    */
   clear(handle) {
-    return this.live.delete(Number(handle));
+    const had = this.live.delete(Number(handle));
+    this.#compact();
+    return had;
+  }
+
+  /** Timers in the heap, live or cleared (tests: what a clear leaves). */
+  get heaped() {
+    return this.#heap.length;
+  }
+
+  /** Rebuilds the heap from the live timers once most of it is dead (amortised O(1) per clear). */
+  #compact() {
+    if (this.#heap.length <= 64 || this.#heap.length <= 2 * this.live.size) return;
+    // (a sorted array is a heap; an interval's or a refreshed timer's old entry is not the live one)
+    this.#heap = this.#heap.filter((t) => this.live.get(t.id) === t).sort((a, b) => (before(a, b) ? -1 : 1));
   }
 
   /** The next live timer, or undefined. */
@@ -162,6 +179,7 @@ export class Timers {
     t.order = this.#order++;
     this.live.set(t.id, t);
     push(this.#heap, t);
+    this.#compact();
     this.wake?.();
   }
 
