@@ -73,6 +73,8 @@ export { Call };
  * @property {string} [why] why `pass` rejected ('circuit-open', 'exhausted', 'deadline', …)
  * @property {() => boolean} [held] the call waits in its target's held queue now (a failover may move it)
  * @property {() => boolean} [healthy] the target looks healthy now (a hedge may go)
+ * @property {() => boolean} [spare] a hedge's units of a quota are there now (checked before the budget)
+ * @property {() => void} [spend] the hedge goes: its units are spent (right after `spare`)
  * @property {() => object | undefined} [about] more for onDone (where a failover went)
  */
 

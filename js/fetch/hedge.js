@@ -13,9 +13,11 @@
 //
 // A hedge is sent only while the request may be sent twice (its method, an
 // idempotency key, or retryNonIdempotent) and its body can be (not a
-// ReadableStream, nor a body the stream entry feeds), the budget grants a retry, and
-// the gate (if any) has the target's circuit closed: extra load only while
-// the target looks healthy, bounded by the budget.
+// ReadableStream, nor a body the stream entry feeds), the budget grants a retry,
+// the gate (if any) has the target's circuit closed, and a quota (`limit`,
+// if any) has the request and tokens at once, which the hedge then spends:
+// extra load only while the target looks healthy, bounded by the budget and
+// counted in the quota.
 import { own, readAll, required, ms, int } from '../options.js';
 import { Race } from './race.js';
 
@@ -34,10 +36,10 @@ export function hedge(options) {
     ...h,
     feature: 'hedge',
     /**
-     * The call's job, raced (a hedge goes only while the lane's target looks healthy).
+     * The call's job, raced (a hedge goes only when the call's lane, as wired in the end, lets it).
      * @param {import('./options.js').Wiring} x
      */
-    job: (x) => new Hedged(x.job, h, () => x.lane.healthy?.() ?? true),
+    job: (x) => new Hedged(x.job, h, x),
   });
   // (the .d.ts's Hedge carries a type-only mark of what hedge() made)
   return /** @type {typeof made & import('../../types/hedge/index.js').Hedge} */ (made);
@@ -58,16 +60,18 @@ export class Hedged {
   #hedges = new Set();
   /** The last race's answer and the verdict it was reached on (each answer is judged once). @type {[unknown, import('../engine/loop.js').Verdict] | undefined} */
   #judged;
+  /** The call's wiring: its lane (read at each hedge: the features after this one may wrap it). @type {{ lane: import('../engine/loop.js').Lane }} */
+  #x;
 
   /**
    * @param {import('./request.js').FetchJob} job
    * @param {{ delayMs: number, maxHedges: number }} h
-   * @param {() => boolean} healthy the call's lane has its target healthy (a gate's circuit closed)
+   * @param {{ lane: import('../engine/loop.js').Lane }} x the call's wiring (its lane)
    */
-  constructor(job, h, healthy) {
+  constructor(job, h, x) {
     this.job = job;
     this.h = h;
-    this.healthy = healthy;
+    this.#x = x;
     this.before = job.before && ((/** @type {any} */ call, /** @type {any} */ o) => job.before(call, o));
     // (the stream entry's: the body's idleTimeoutMs)
     this.result = /** @type {any} */ (job).result?.bind(job);
@@ -124,13 +128,17 @@ export class Hedged {
   /**
    * The number of a hedge of `call` that may go now, counted as sent (0:
    * none may: the call is aborted or past its deadline, the lane's target
-   * does not look healthy, or the budget grants no retry).
+   * does not look healthy, a quota has not the hedge's units at once, or
+   * the budget grants no retry).
    * @param {import('../engine/call.js').Call} call
    */
   hedge(call) {
-    if (call.signal?.aborted || call.ds?.aborted || !this.healthy()) return 0;
+    const lane = this.#x.lane;
+    if (call.signal?.aborted || call.ds?.aborted || !(lane.healthy?.() ?? true)) return 0;
+    if (lane.spare && !lane.spare()) return 0;
     const c = call.c;
     if (c.budget && !c.budget.withdraw(Date.now())) return 0;
+    lane.spend?.(); // (the quota's units: checked first, spent once nothing else refuses)
     this.sent++;
     const k = call.count();
     this.#hedges.add(k);

@@ -151,6 +151,22 @@ export class QuotaLane {
     return this.inner.healthy?.() ?? true;
   }
 
+  /** Whether a hedge's request and tokens are there now (a hedge never waits for them: it would go late). */
+  spare() {
+    const { b, cost } = this;
+    const now = Date.now();
+    return Math.max(b.until - now, b.requests.wait(now, 1), b.tokens.wait(now, cost)) <= 0;
+  }
+
+  /** The hedge goes (right after `spare`): its units are taken from the budgets, as a sent attempt's. */
+  spend() {
+    const { b, cost } = this;
+    b.requests.take(1);
+    b.tokens.take(cost);
+    b.requests.go(1);
+    b.tokens.go(cost);
+  }
+
   /** The inner lane's, and how long the quota held the call (`quotaMs`), for onDone. */
   about() {
     const more = this.inner.about?.();

@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { withBackoff } from '../../js/fetch/index.js';
 import { quota, QuotaError } from '../../js/quota/index.js';
+import { hedge } from '../../js/fetch/hedge.js';
 import { duration, said } from '../../js/quota/headers.js';
 import * as pkg from 'wasm-backoff';
 import * as pkgQuota from 'wasm-backoff/quota';
@@ -119,6 +120,39 @@ test('a retry takes its budget too, after its backoff; the decision stays the sc
   const e = await clock.run(withBackoff(f2, { ...FAST, limit: quota({ rpm: 1 }), maxElapsedMs: 1000 })(`${A}/r`).catch((x) => x));
   assert.ok(e instanceof QuotaError, 'a retry that cannot have its budget before the deadline is refused');
   assert.equal(f2.sent.length, 1);
+});
+
+test('a hedge counts in the quota: it goes only when its request is there at once, and spends it', async (t) => {
+  const clock = virtual(t);
+  // The first request of each call answers after 500 ms; a hedge (at 100 ms) at once.
+  const slowFirst = () => {
+    const sent = [];
+    const f = async (_input, init) => {
+      sent.push(clock.now());
+      if (sent.length === 1) await new Promise((r) => setTimeout(r, 500));
+      init?.signal?.throwIfAborted();
+      return new Response('x');
+    };
+    return Object.assign(f, { sent });
+  };
+  const h = hedge({ delayMs: 100 });
+  // One request a minute: the first attempt took it, so no hedge goes; the call waits for its answer.
+  const f1 = slowFirst();
+  let done;
+  await clock.run(withBackoff(f1, { limit: quota({ rpm: 1 }), hedge: h, onDone: (d) => (done = d) })(`${A}/h`));
+  assert.deepEqual([f1.sent, done.hedges ?? 0], [[0], 0]);
+  // Two a minute: the hedge goes at 100 ms and wins; it spent the second, so the next call waits 30 s for one.
+  const f2 = slowFirst();
+  const t0 = clock.now();
+  const get = withBackoff(f2, { limit: quota({ rpm: 2 }), hedge: h, onDone: (d) => (done = d) });
+  await clock.run(get(`${A}/h`));
+  assert.deepEqual([done.won, done.hedges], [2, 1]);
+  await clock.run(get(`${A}/h`));
+  assert.deepEqual(
+    f2.sent.map((x) => x - t0),
+    [0, 100, 30_000],
+  );
+  assert.equal(clock.timers(), 0);
 });
 
 test('an abort while waiting rejects at once and gives its units back', async (t) => {
