@@ -85,9 +85,10 @@ export class Hedged {
     if (BROWSER) job.use((input, init, n) => [input, this.#hedges.has(n) ? { ...init, cache: 'no-store' } : init]);
   }
 
-  /** Which attempt won the race, and how many hedges went, for onDone. */
+  /** The inner job's (auth's `refreshed`), with which attempt won the race and how many hedges went, for onDone. */
   about() {
-    return this.won ? { won: this.won, hedges: this.sent } : undefined;
+    const more = /** @type {any} */ (this.job).about?.();
+    return this.won ? { ...more, won: this.won, hedges: this.sent } : more;
   }
 
   /**

@@ -325,7 +325,8 @@ test('a hedged call: both racers meet the 401, one refresh, the call answers', a
     w.sent.map((s) => `${s.auth}@${s.at}`),
     ['Bearer t0@0', 'Bearer t0@30', 'Bearer t1@150', 'Bearer t1@150'],
   );
-  assert.deepEqual([done.won, done.hedges, done.attempts], [1, 1, 2]);
+  // (onDone tells both features: the race's winner and the refresh)
+  assert.deepEqual([done.won, done.hedges, done.attempts, done.refreshed], [1, 1, 2, true]);
 });
 
 test('header(): undefined sends none (its 401 refreshes), a non-string rejects, what it throws rejects', async (t) => {
