@@ -1,36 +1,52 @@
 // @ts-check
 // A tab that does not hold a shared stream (js/sse/shared.js) follows the
-// holders' messages in the order the holders held, across takeovers. A
-// takeover's lock grant and the old holder's last messages travel on
-// different pipes, so a tab can hear them in either order:
-// - the new holder resumes after the last message it heard from the old
-//   one (it says which: `resume`, with `after: {h, n}`); the server sends
-//   again what came after it;
-// - a follower that heard more of the old holder than that has dispatched
-//   those events already: it skips them when the new holder relays them
-//   again (the same type, data and ID, in order);
-// - a follower that heard less holds the new holder's messages until the
-//   old holder's have reached that point (one sender's messages arrive in
-//   order), and drops any later ones: the new holder sends them again.
-// Each holder numbers its messages (`h` names the holder, `n` counts).
+// holders' messages across takeovers. A takeover's lock grant and the old
+// holder's last messages travel on different pipes, so the tabs hear them
+// in any order; the stream's own positions (event IDs) put them back in
+// line:
+// - a new holder says where its connection resumes (`resume`, with `id`:
+//   its last event ID) and when it took over (`t`: a time all tabs share);
+//   its server sends what came after that ID again. Two resumes from two
+//   tabs may arrive in either order: the later `t` is the newer holder,
+//   and a resume older than the holder followed is stale (dropped);
+// - a tab that has passed that ID has dispatched those events already: it
+//   skips them when the new holder relays them again (the same type, data
+//   and ID, in order), and drops what the old holders still send;
+// - a tab that has not got there yet holds the new holder's messages and
+//   follows the old holders until it reaches that ID (each sender's
+//   messages arrive in order), then drops theirs. It holds at most HELD
+//   messages: a server that does not resume may never send that ID again
+//   after two takeovers in a row, and a gap is better than a stall;
+// - a new holder that had heard no event resumes with no ID: its server
+//   sends only what comes next, so the old holders' last messages are
+//   applied too, as they come. Nothing is told twice, but their order
+//   against the new holder's is the channel's, and a tab that takes over
+//   before they reach it does not hear them (the limit of a stream that
+//   cannot say where it was: tests/props/sse-shared.props.test.mjs).
+// Each holder signs its messages (`h`): a tab opened while one held
+// follows that one first; any other is announced by its resume.
 
-/** How many events of the current holder a follower keeps, to skip their resend (a lag of the channel, not of the stream). */
+/** The events a tab keeps, to find where a new holder resumes (a lag of the channel, not of the stream). */
 const KEPT = 256;
+/** The messages a tab holds for a holder it has not caught up with. */
+const HELD = 64;
 
 /**
- * @typedef {{ k: string, h: string, n: number, type?: string, data?: string, id?: string, after?: { h: string, n: number } }} Message
- * @typedef {{ h: string, cut?: number, last: number, held: Message[], sent: Message[] }} Run one holder's messages, as heard
+ * @typedef {{ k: string, h: string, type?: string, data?: string, id?: string, t?: number }} Message
+ * @typedef {{ h: string, t: number, live: boolean, held: Message[], skip: Message[], at?: string }} Run
+ *   a holder's messages: applied as they come (`live`) or held; the events its server sends again that
+ *   this tab has dispatched (`skip`); when it took over (`t`), and the ID its connection resumed after (`at`)
  */
 
 export class Follower {
-  /** The holders in the order they held; the first is the one whose messages are applied now. @type {Run[]} */
+  /** The holders in the order they held (by `t`): the first is the one followed. @type {Run[]} */
   #runs = [];
-  /** Events the current holder will send again, which this tab has dispatched. @type {Message[]} */
-  #skip = [];
+  /** The last messages applied that moved the stream (events, IDs). @type {Message[]} */
+  #hist = [];
+  /** The last event ID applied. */
+  #id = '';
   /** Applies a message to this tab. @type {(m: Message) => void} */
   #apply;
-  /** The last message applied ({h, n}): where this tab's stream resumes if it becomes the holder. @type {{ h: string, n: number } | undefined} */
-  last;
 
   /** @param {(m: Message) => void} apply */
   constructor(apply) {
@@ -41,57 +57,67 @@ export class Follower {
   take(m) {
     if (m.k === 'resume') return this.#resume(m);
     let run = this.#runs.find((r) => r.h === m.h);
-    if (!run) {
-      // (a holder that held before this tab heard of it: the one holding when the tab opened; after
-      // that every holder is announced by its resume, and an unknown one's messages are late ones)
-      if (this.#runs.length) return;
-      run = this.#open(m.h);
-    }
-    if (run === this.#runs[0]) this.#take(run, m);
-    else run.held.push(m);
-    this.#next();
+    // (the holder holding when this tab opened; after that an unknown one's messages are late ones)
+    if (!run && this.#runs.length === 0) this.#runs.push((run = { h: m.h, t: -Infinity, live: true, held: [], skip: [] }));
+    if (!run) return;
+    if (run.live) return this.#take(run, m);
+    run.held.push(m);
+    if (run.held.length > HELD) this.#follow(run, []);
   }
 
-  /** @param {Message} m */
+  /** A new holder: followed now if this tab has passed where it resumed, else once it gets there. @param {Message} m */
   #resume(m) {
-    const old = this.#runs.find((r) => r.h === m.after?.h);
-    if (old && m.after) old.cut = m.after.n;
-    // (it heard none of the holders this tab heard: their messages end where this tab's do)
-    else for (const r of this.#runs) r.cut ??= r.last;
-    this.#open(m.h);
-    this.#next();
+    const at = m.id ?? '';
+    const t = m.t ?? 0;
+    if (this.#runs.length && t <= this.#runs[0].t) return; // (stale: the holder followed took over after it)
+    /** @type {Run} */
+    const run = { h: m.h, t, live: !at, held: [], skip: [], at: at || undefined };
+    const i = this.#runs.findIndex((r) => r.t > t);
+    this.#runs.splice(i < 0 ? this.#runs.length : i, 0, run);
+    if (!at) return;
+    const p = this.#passed(at);
+    if (p >= 0)
+      this.#follow(
+        run,
+        this.#hist.slice(p + 1).filter((x) => x.k === 'event'),
+      );
+    else if (this.#runs.length === 1) this.#follow(run, []);
   }
 
-  /** @param {string} h */
-  #open(h) {
-    const run = { h, last: 0, held: [], sent: [] };
-    this.#runs.push(run);
-    return run;
+  /** Where in #hist the last event ID became `id` (-1: not kept, or not there yet). @param {string} id */
+  #passed(id) {
+    for (let i = this.#hist.length - 1; i >= 0; i--) {
+      if (this.#hist[i].id === id && (i === 0 || this.#hist[i - 1].id !== id)) return i;
+    }
+    return -1;
   }
 
-  /** @param {Run} run @param {Message} m */
+  /** Follows `run` from now, the holders before it dropped, skipping `skip` first. @param {Run} run @param {Message[]} skip */
+  #follow(run, skip) {
+    this.#runs.splice(0, this.#runs.indexOf(run));
+    Object.assign(run, { live: true, skip });
+    for (const m of run.held.splice(0)) {
+      if (!this.#runs.includes(run)) return; // (a later holder was reached meanwhile)
+      this.#take(run, m);
+    }
+  }
+
+  /** Applies a message of a holder followed now. @param {Run} run @param {Message} m */
   #take(run, m) {
-    run.last = m.n;
-    if (run.cut !== undefined && m.n > run.cut) return;
-    this.last = { h: m.h, n: m.n };
     if (m.k === 'event') {
-      const s = this.#skip.shift();
+      const s = run.skip.shift();
       if (s && s.type === m.type && s.data === m.data && s.id === m.id) return;
-      this.#skip = [];
-      run.sent.push(m);
-      if (run.sent.length > KEPT) run.sent.shift();
+      run.skip = [];
     }
     this.#apply(m);
-  }
-
-  /** Ends the runs that have reached their cut, and applies what their successors held. */
-  #next() {
-    for (let run = this.#runs[0]; run?.cut !== undefined && run.last >= run.cut; run = this.#runs[0]) {
-      const cut = run.cut;
-      this.#skip = run.sent.filter((m) => m.n > cut);
-      this.#runs.shift();
-      const next = this.#runs[0];
-      if (next) for (const m of next.held.splice(0)) this.#take(next, m);
-    }
+    if (m.id === undefined || (m.k !== 'event' && m.id === this.#id)) return;
+    this.#hist.push(m);
+    if (this.#hist.length > KEPT) this.#hist.shift();
+    const was = this.#id;
+    this.#id = m.id;
+    if (this.#id === was) return;
+    // Reached where a later holder resumed: follow the last such one.
+    for (let i = this.#runs.length - 1; i >= 0; i--)
+      if (this.#runs[i].at === this.#id && !this.#runs[i].live) return this.#follow(this.#runs[i], []);
   }
 }

@@ -25,13 +25,12 @@ export function share(host, signal, run) {
   const locks = globalThis.navigator?.locks;
   if (!locks || typeof BroadcastChannel !== 'function') return false;
   // (the protocol's version in the name: a tab still running an older copy of the package, whose
-  // messages are not numbered, elects its own holder instead of one the others cannot follow)
+  // messages are not signed, elects its own holder instead of one the others cannot follow)
   const name = `wasm-backoff/sse 2 ${host.c.credentials ? 'credentials ' : ''}${host.c.method} ${host.url}`;
   const ch = new BroadcastChannel(name);
-  // (as holder, this tab's messages are numbered and signed: `h`, this share's own mark)
+  // (as holder, this tab's messages are signed: `h`, this share's own mark)
   const h = `${Date.now().toString(36)}.${Math.random().toString(36).slice(2)}`;
-  let n = 0;
-  const post = (/** @type {object} */ m) => !signal.aborted && ch.postMessage({ ...m, h, n: ++n });
+  const post = (/** @type {object} */ m) => !signal.aborted && ch.postMessage({ ...m, h });
   let holding = false;
   // (the Host the stream runs on while this tab holds the lock: it tells every tab too)
   const relay = new Relay(host, post);
@@ -51,7 +50,8 @@ export function share(host, signal, run) {
   locks
     .request(name, { signal }, () => {
       holding = true;
-      post({ k: 'resume', after: follower.last });
+      // (`t`: when, on a clock every tab of the origin shares: the newest holder is the latest)
+      post({ k: 'resume', id: host.lastId, t: performance.timeOrigin + performance.now() });
       return run(relay);
     })
     .catch(() => {}); // (close() while waiting in line)

@@ -8,14 +8,8 @@
 // tests/sse/shared.chromium.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventSource } from '../../js/entries/sse.js';
 import { scriptedFetch, virtualClock } from '../../js/entries/testing.js';
-
-const TYPE = { 'content-type': 'text/event-stream' };
-const URL_ = 'https://api.test/events';
-
-/** SSE text of events `from`..`to` (ID n, data `e<n>`). */
-const events = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => `id: ${from + i}\ndata: e${from + i}\n\n`).join('');
+import { TYPE, events, fakeBrowser, settle } from './shared-fakes.mjs';
 
 /**
  * A server that resumes: it sends the events after the request's
@@ -52,98 +46,6 @@ function live() {
 }
 
 /**
- * Fake tabs: `navigator.locks` and `BroadcastChannel` whose lock grants and
- * messages wait in queues until the test lets them go. Installed for `t`.
- */
-function fakeBrowser(t) {
-  /** @type {{ from: any, to: any, data: any }[]} */
-  let mail = [];
-  const channels = new Set();
-  class Channel {
-    /** @param {string} name */
-    constructor(name) {
-      this.name = name;
-      this.onmessage = null;
-      channels.add(this);
-      Channel.last = this;
-    }
-    postMessage(data) {
-      for (const c of channels) if (c !== this && c.name === this.name) mail.push({ from: this, to: c, data: structuredClone(data) });
-    }
-    close() {
-      channels.delete(this);
-    }
-  }
-  /** @type {{ run: () => Promise<unknown>, done: (v: unknown) => void }[]} */
-  const line = [];
-  let held = false;
-  let autoGrant = true;
-  const grant = () => {
-    const next = line.shift();
-    if (!next) return false;
-    held = true;
-    Promise.resolve()
-      .then(next.run)
-      .then(next.done, next.done)
-      .finally(() => {
-        held = false;
-        if (autoGrant) grant();
-      });
-    return true;
-  };
-  const locks = {
-    request(_name, { signal }, run) {
-      return new Promise((done, fail) => {
-        const me = { run, done };
-        signal?.addEventListener('abort', () => {
-          const i = line.indexOf(me);
-          if (i >= 0) line.splice(i, 1), fail(signal.reason);
-        });
-        line.push(me);
-        if (!held && autoGrant) grant();
-      });
-    },
-  };
-  const saved = { navigator: Object.getOwnPropertyDescriptor(globalThis, 'navigator'), bc: globalThis.BroadcastChannel };
-  Object.defineProperty(globalThis, 'navigator', { value: { locks }, configurable: true, writable: true });
-  globalThis.BroadcastChannel = /** @type {any} */ (Channel);
-  t.after(() => {
-    if (saved.navigator) Object.defineProperty(globalThis, 'navigator', saved.navigator);
-    else delete globalThis.navigator;
-    globalThis.BroadcastChannel = saved.bc;
-  });
-  return {
-    /** A tab's EventSource and what it dispatched (data strings), with its channel. */
-    tab(fetch) {
-      const es = new EventSource(URL_, { fetch, shared: true });
-      const heard = [];
-      es.onmessage = (e) => heard.push(e.data);
-      return { es, heard, ch: Channel.last };
-    },
-    /** Delivers the waiting messages that `pick` chooses ({from, to, data}: channels, message), in order; the others wait. */
-    deliver(pick = () => true) {
-      const go = mail.filter((m) => pick(m));
-      mail = mail.filter((m) => !go.includes(m));
-      for (const m of go) if (channels.has(m.to)) m.to.onmessage?.({ data: m.data });
-      return go.length;
-    },
-    /** From now, a lock let go goes to the next in line only at grant(). */
-    holdGrants() {
-      autoGrant = false;
-    },
-    grant,
-  };
-}
-
-/** The tabs' fetches, their settling (the streams' reads) between the test's moves. */
-async function settle(clock, b) {
-  for (let i = 0; i < 5; i++) {
-    await clock.runUntilIdle();
-    b.deliver((m) => m.data.k === 'hello' || m.data.k === 'state');
-  }
-}
-
-/**
  * Tab A holding the stream of a live() server, then one tab per fetch of
  * `fetches` (its server if it takes over), then the server's events 1..`upTo`
  * (every tab listening; none of A's messages delivered yet). `end()`
@@ -152,7 +54,8 @@ async function settle(clock, b) {
 async function tabs(t, fetches, upTo) {
   const clock = virtualClock();
   t.after(() => clock.uninstall());
-  const b = fakeBrowser(t);
+  const b = fakeBrowser();
+  t.after(b.uninstall);
   const server = live();
   const a = b.tab(server);
   await settle(clock, b);
