@@ -38,24 +38,38 @@ export function share(host, signal, run) {
   const follower = new Follower((/** @type {any} */ m) => {
     if (m.k === 'event') host.message(m.type, m.data, m.id);
     else if (m.k === 'id' || m.k === 'state') host.lastId = m.id;
-    if (m.ms !== undefined) host.retryMs = m.ms;
+    if (typeof m.ms === 'number') host.retryMs = m.ms;
     if (m.k === 'open' || (m.k === 'state' && m.open)) host.opened();
-    if (m.k === 'failed') host.failed(m.info);
+    if (m.k === 'failed') host.failed({ message: String(m.info?.message), status: m.info?.status, delayMs: m.info?.delayMs });
   });
   ch.onmessage = ({ data: m }) => {
     if (holding) {
-      if (m.k === 'hello') post({ k: 'state', open: relay.open, id: host.lastId, ms: host.retryMs });
-    } else if (m.h !== undefined) follower.take(m);
+      // (the state is told to the tab that said hello only: the others have it, maybe ahead of it)
+      if (m?.k === 'hello') post({ k: 'state', to: m.from, open: relay.open, id: host.lastId, ms: host.retryMs });
+    } else if (told(m) && (m.to === undefined || m.to === h)) follower.take(m);
   };
   locks
     .request(name, { signal }, () => {
       holding = true;
-      // (`t`: when, on a clock every tab of the origin shares: the newest holder is the latest)
-      post({ k: 'resume', id: host.lastId, t: performance.timeOrigin + performance.now() });
+      // (`t`: when, on the clock every tab of the origin shares: the newest holder is the latest)
+      post({ k: 'resume', id: host.lastId, t: Date.now() });
       return run(relay);
     })
     .catch(() => {}); // (close() while waiting in line)
   signal.addEventListener('abort', () => ch.close(), { once: true });
-  ch.postMessage({ k: 'hello' });
+  ch.postMessage({ k: 'hello', from: h });
   return true;
+}
+
+/**
+ * Whether `m` is a holder's message as this version sends them (anything
+ * else on the channel, from another script or copy, is left alone).
+ * @param {any} m
+ */
+function told(m) {
+  const str = (/** @type {unknown} */ v) => typeof v === 'string';
+  if (!m || !str(m.h)) return false;
+  if (m.k === 'event') return str(m.type) && str(m.data) && str(m.id);
+  if (m.k === 'id' || m.k === 'state' || m.k === 'resume') return str(m.id);
+  return m.k === 'open' || m.k === 'retry' || m.k === 'failed';
 }

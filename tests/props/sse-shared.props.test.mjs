@@ -2,7 +2,8 @@
 // once, in order, whatever the order in which its takeovers' lock grants
 // and channel messages arrive. Random runs on the js/ sources and the
 // kit's virtual clock, with fake Web Locks and BroadcastChannel
-// (tests/sse/shared-fakes.mjs): 3-5 tabs open before the first event; the
+// (tests/sse/shared-fakes.mjs): 3-5 tabs open before the first event, and
+// up to 7 as more open mid-stream; the
 // server sends events in bursts to the holder's connection and resumes a
 // connection after its Last-Event-ID (one without sends only new events);
 // holders close one after another; between any two moves any channel
@@ -17,7 +18,8 @@
 //   holder's last events then reach the others as the channel brings them
 //   (maybe after the new one's first), and a tab that takes over before
 //   they reach it misses them. Asserted then: none twice, and every event
-//   sent after that takeover.
+//   sent after that takeover. A tab that opened mid-stream: every event
+//   from the first it heard.
 import assert from 'node:assert/strict';
 import { virtualClock } from '../../js/entries/testing.js';
 import { TYPE, events, fakeBrowser, settle } from '../sse/shared-fakes.mjs';
@@ -80,6 +82,7 @@ property('every tab open hears every event once, in order, across takeovers in a
         [6, { deliver: g.rand() }],
         [1, 'close'],
         [1, 'grant'],
+        [1, 'join'],
       ]),
     );
     return { tabs, closes, moves };
@@ -113,7 +116,10 @@ property('every tab open hears every event once, in order, across takeovers in a
           h.gone = true;
           closed++;
         } else if (m === 'grant') grant();
-        else if (m.push) srv.push(m.push);
+        else if (m === 'join') {
+          // (a tab opening mid-stream: it hears from where the holder's answer to its hello says)
+          if (tabs.length < 7) tabs.push({ ...b.tab(srv.fetch(tabs.length)), i: tabs.length, open: true, joined: srv.n });
+        } else if (m.push) srv.push(m.push);
         else if (b.waiting) b.deliverOne(m.deliver);
         await settle(clock, b);
       }
@@ -146,6 +152,12 @@ property('every tab open hears every event once, in order, across takeovers in a
         assert.equal(new Set(ids).size, ids.length, `tab ${t.i}, an event twice: ${ids.join(',')}`);
         if (!t.open) continue;
         assert.equal(sorted.at(-1), srv.n, `tab ${t.i} heard up to the last: ${ids.join(',')}`);
+        if (t.joined !== undefined) {
+          // (a tab that opened mid-stream: from the first event it heard, every event sent after, once, in order)
+          const from = sent.filter((e) => e >= ids[0] && (!since || e > since));
+          assert.deepEqual(since ? sorted.filter((e) => e > since) : ids, from, `tab ${t.i} (opened at ${t.joined}): ${ids.join(',')}`);
+          continue;
+        }
         if (since) {
           const after = sent.filter((e) => e > since);
           assert.deepEqual(

@@ -19,12 +19,15 @@ export function fakeBrowser() {
   /** @type {{ from: any, to: any, data: any }[]} */
   let mail = [];
   const channels = new Set();
+  /** Each channel's number (a pair of them names a sender and a recipient). @type {Map<any, number>} */
+  const channelIds = new Map();
   class Channel {
     /** @param {string} name */
     constructor(name) {
       this.name = name;
       this.onmessage = null;
       channels.add(this);
+      channelIds.set(this, channelIds.size);
       Channel.last = this;
     }
     postMessage(data) {
@@ -102,7 +105,15 @@ export function fakeBrowser() {
     },
     /** Delivers the waiting messages that `pick` chooses ({from, to, data}: channels, message), in order; the others wait. */
     deliver(pick = () => true) {
-      const go = mail.filter((m) => pick(m));
+      // (as a channel does, one sender's messages reach a tab in order: one picked behind another
+      // of the same sender to the same tab that is not picked waits too)
+      const blocked = new Set();
+      const go = mail.filter((m) => {
+        const pair = `${channelIds.get(m.from)}>${channelIds.get(m.to)}`;
+        if (!blocked.has(pair) && pick(m)) return true;
+        blocked.add(pair);
+        return false;
+      });
       mail = mail.filter((m) => !go.includes(m));
       for (const m of go) if (channels.has(m.to)) m.to.onmessage?.({ data: m.data });
       return go.length;

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptedFetch, virtualClock } from '../../js/entries/testing.js';
 import { TYPE, events, fakeBrowser, settle } from './shared-fakes.mjs';
+import { Follower } from '../../js/sse/follow.js';
 
 /**
  * A server that resumes: it sends the events after the request's
@@ -144,4 +145,20 @@ test('the usual order (the last event before the grant), and a server that does 
   assert.deepEqual(tc.heard, ['e1', 'e2', 'e3', 'e6', 'e7', 'e8', 'e9']);
   assert.deepEqual(td.heard, tc.heard);
   await end();
+});
+
+test('a follower catching up ignores an ID line the new holder sends again: its position stays its own', () => {
+  const seen = [];
+  const f = new Follower((m) => seen.push(m.k === 'event' ? m.data : `${m.k} ${m.id}`));
+  const ev = (h, n) => f.take({ k: 'event', h, type: 'message', data: `e${n}`, id: String(n) });
+  ev('A', 1);
+  ev('A', 2);
+  ev('A', 3);
+  // B resumes after 1: its server sends 2 and 3 again, with an ID-only line between them.
+  f.take({ k: 'resume', h: 'B', id: '1', t: 1 });
+  ev('B', 2);
+  f.take({ k: 'id', h: 'B', id: '2' });
+  ev('B', 3);
+  ev('B', 4);
+  assert.deepEqual(seen, ['e1', 'e2', 'e3', 'e4']);
 });
