@@ -13,7 +13,9 @@
 //   set back between two takeovers: a gap rather than a stall);
 // - a tab that has passed that ID has dispatched those events already: it
 //   skips them when the new holder relays them again (the same type, data
-//   and ID, in order), and drops what the old holders still send;
+//   and ID, in order), and drops what the old holders still send. (A
+//   server that does not send them again, whose first event equals the
+//   first skipped, a heartbeat say, has it taken for the resend.)
 // - a tab that has not got there yet holds the new holder's messages and
 //   follows the old holders until it reaches that ID (each sender's
 //   messages arrive in order), then drops theirs. A tab that opened after
