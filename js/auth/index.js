@@ -72,7 +72,7 @@ export function auth(options) {
      * The call's job, around the one so far: every attempt carries the header; a 401 waits on the shared refresh and is sent once more.
      * @param {import('../fetch/options.js').Wiring} x
      */
-    job: (x) => new Authed(x.job, a, x.input),
+    job: (x) => new Authed(x.job, a, x.input, x),
   });
   // (the .d.ts's Auth carries a type-only mark of what auth() made)
   return /** @type {typeof made & import('../../types/auth/index.js').Auth} */ (made);

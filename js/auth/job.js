@@ -43,15 +43,19 @@ export class Authed extends Around {
   #fresh = -1;
   /** The call was sent again after a refresh (told to onDone). */
   refreshed = false;
+  /** The call's wiring (its lane, read at the resend: the features after this one may wrap it). @type {{ lane: import('../engine/loop.js').Lane }} */
+  #x;
 
   /**
    * @param {any} job the fetch job (auth is the first feature around it)
    * @param {import('./index.js').AuthState} a
    * @param {any} input the request as the caller passed it: its origin is the header's
+   * @param {{ lane: import('../engine/loop.js').Lane }} x the call's wiring (its lane: a quota counts the resend)
    */
-  constructor(job, a, input) {
+  constructor(job, a, input, x) {
     super(job);
     this.a = a;
+    this.#x = x;
     this.origin = originOf(input);
     const name = a.name;
     // (first of the fetch job's stages: before failover's move, whose credential rule then applies)
@@ -124,6 +128,8 @@ export class Authed extends Around {
     drop(o);
     if (wait) await abortable(wait, signal, call.ds);
     this.#fresh = this.a.gen();
+    // (the resend is a request too: a quota reserves its units, waiting for them as an attempt does)
+    await this.#x.lane.again?.(call, signal);
     this.refreshed = true;
     return (await this.#send(call, n, signal))[0];
   }

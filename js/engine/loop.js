@@ -75,6 +75,8 @@ export { Call };
  * @property {() => boolean} [healthy] the target looks healthy now (a hedge may go)
  * @property {() => boolean} [spare] a hedge's units of a quota are there now (checked before the budget)
  * @property {() => void} [spend] the hedge goes: its units are spent (right after `spare`)
+ * @property {(call: Call, o: Outcome) => void} [heard] a racer's answer, as it comes (a quota follows its headers)
+ * @property {(call: Call, signal: AbortSignal | undefined) => Promise<void>} [again] another send inside an attempt may go (auth's resend: a quota's units)
  * @property {() => object | undefined} [about] more for onDone (where a failover went)
  */
 

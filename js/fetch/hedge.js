@@ -6,7 +6,8 @@
 // The others are aborted and their bodies cancelled. An answer worth a
 // retry does not start a hedge: it waits for the racers still out, and
 // when none is left the race ends with it, so retries stay the lane's
-// (the gate's accounting, the backoff, maxAttempts). The race is a Job
+// (the gate's accounting, the backoff, maxAttempts); a quota hears it at
+// once (a 429's wait holds its key, and the next hedge). The race is a Job
 // around the fetch job, so the loop's lane (the gate, the schedule), the
 // budget, the deadline and the caller's signal act on it as on any attempt:
 // when every racer has failed, the loop backs off and races again.
@@ -83,6 +84,11 @@ export class Hedged {
     // workerd refuses the option before compatibility date 2024-11-11) it
     // is sent as the first was.
     if (BROWSER) job.use((input, init, n) => [input, this.#hedges.has(n) ? { ...init, cache: 'no-store' } : init]);
+  }
+
+  /** A racer's answer worth a retry, as it comes, told the call's lane (a quota follows its headers). @param {import('../engine/call.js').Call} call @param {import('../engine/loop.js').Outcome} o */
+  heard(call, o) {
+    this.#x.lane.heard?.(call, o);
   }
 
   /** The inner job's (auth's `refreshed`), with which attempt won the race and how many hedges went, for onDone. */

@@ -124,7 +124,9 @@ export class Race {
     this.#last = [o, v];
     this.#by.won = k;
     if (v.why) return this.#end(o);
-    // (worth a retry: the race goes on while a racer is out; then the lane decides)
+    // (worth a retry: the race goes on while a racer is out; then the lane decides. A quota hears
+    // the answer now: a 429 that names a wait holds its key, and the next hedge with it.)
+    this.#by.heard(this.#call, o);
     if (!this.#live.size) this.#end(o);
   }
 

@@ -23,6 +23,8 @@ export class QuotaLane {
   #why;
   /** The ms this call waited for its budget, over its attempts. */
   waitedMs = 0;
+  /** The answers whose headers the budgets followed. @type {WeakSet<object>} */
+  #heard = new WeakSet();
 
   /**
    * @param {import('../engine/loop.js').Lane} inner
@@ -61,22 +63,37 @@ export class QuotaLane {
    * @returns {Promise<void> | undefined}
    */
   #budget(call) {
-    const { b, cost } = this;
-    const now = Date.now();
-    const w = Math.max(b.until - now, b.requests.wait(now, 1), b.tokens.wait(now, cost), 0);
-    // (a wait that ends at the deadline is past it: the deadline's abort comes first)
-    if (w === Infinity || (w > 0 && now + w >= call.end)) {
-      this.#why = 'deadline';
-      throw new QuotaError(this.key, w);
-    }
-    b.requests.take(1);
-    b.tokens.take(cost);
+    const w = this.#due(call);
+    this.b.requests.take(1);
+    this.b.tokens.take(this.cost);
     this.#waiting = true;
     if (!w) return void this.#go();
     return this.#wait(call, w).catch((e) => {
       this.#giveBack();
       throw e;
     });
+  }
+
+  /** The ms until the key's budgets have a send's units, from `now` (Infinity: never). @param {number} now */
+  #wait0(now) {
+    const { b, cost } = this;
+    return Math.max(b.until - now, b.requests.wait(now, 1), b.tokens.wait(now, cost), 0);
+  }
+
+  /**
+   * The wait for a send's units from now; throws QuotaError when it would
+   * end past the call's deadline (or never: a limit of 0).
+   * @param {import('../engine/call.js').Call} call
+   */
+  #due(call) {
+    const now = Date.now();
+    const w = this.#wait0(now);
+    // (a wait that ends at the deadline is past it: the deadline's abort comes first)
+    if (w === Infinity || (w > 0 && now + w >= call.end)) {
+      this.#why = 'deadline';
+      throw new QuotaError(this.key, w);
+    }
+    return w;
   }
 
   /**
@@ -126,18 +143,29 @@ export class QuotaLane {
    * @param {import('../engine/loop.js').Outcome} o
    */
   after(call, v, o) {
+    this.heard(call, o);
+    return this.inner.after(call, v, o);
+  }
+
+  /**
+   * An answer of this call (the attempt's, or a hedge's as it comes: a
+   * racer's 429 holds the key while the race goes on): the key's budgets
+   * follow its headers, once per answer.
+   * @param {import('../engine/call.js').Call} call
+   * @param {import('../engine/loop.js').Outcome} o
+   */
+  heard(call, o) {
     const { b } = this;
     const res = o.res;
-    if (res && this.#went) {
-      const now = Date.now();
-      const { requests: r, tokens: t } = said(res.headers, now);
-      if (r) b.requests.told(now, r.limit, r.remaining, r.resetMs);
-      if (t) b.tokens.told(now, t.limit, t.remaining, t.resetMs);
-      if (o.status === 429 && o.hintMs !== undefined) {
-        b.until = Math.max(b.until, now + Math.min(o.hintMs, call.c.maxRetryAfterMs ?? Infinity));
-      }
+    if (!res || !this.#went || this.#heard.has(o)) return;
+    this.#heard.add(o);
+    const now = Date.now();
+    const { requests: r, tokens: t } = said(res.headers, now);
+    if (r) b.requests.told(now, r.limit, r.remaining, r.resetMs);
+    if (t) b.tokens.told(now, t.limit, t.remaining, t.resetMs);
+    if (o.status === 429 && o.hintMs !== undefined) {
+      b.until = Math.max(b.until, now + Math.min(o.hintMs, call.c.maxRetryAfterMs ?? Infinity));
     }
-    return this.inner.after(call, v, o);
   }
 
   /** The call ends without an outcome: a reservation still waiting is given back. */
@@ -153,9 +181,7 @@ export class QuotaLane {
 
   /** Whether a hedge's request and tokens are there now (a hedge never waits for them: it would go late). */
   spare() {
-    const { b, cost } = this;
-    const now = Date.now();
-    return Math.max(b.until - now, b.requests.wait(now, 1), b.tokens.wait(now, cost)) <= 0;
+    return this.#wait0(Date.now()) <= 0;
   }
 
   /** The hedge goes (right after `spare`): its units are taken from the budgets, as a sent attempt's. */
@@ -163,6 +189,32 @@ export class QuotaLane {
     const { b, cost } = this;
     b.requests.take(1);
     b.tokens.take(cost);
+    b.requests.go(1);
+    b.tokens.go(cost);
+  }
+
+  /**
+   * Another send inside an attempt (auth's, after a refresh): its units
+   * reserved and waited for as an attempt's, refused (QuotaError) when the
+   * wait would end past the deadline, given back if `signal` aborts first.
+   * @param {import('../engine/call.js').Call} call
+   * @param {AbortSignal | undefined} signal
+   */
+  async again(call, signal) {
+    const { b, cost } = this;
+    const w = this.#due(call);
+    b.requests.take(1);
+    b.tokens.take(cost);
+    if (w) {
+      this.waitedMs += w;
+      try {
+        await sleep(w, signal, call.ds);
+      } catch (e) {
+        b.requests.give(1);
+        b.tokens.give(cost);
+        throw e;
+      }
+    }
     b.requests.go(1);
     b.tokens.go(cost);
   }

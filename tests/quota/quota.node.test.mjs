@@ -16,6 +16,7 @@ import { getEventListeners } from 'node:events';
 import { withBackoff } from '../../js/fetch/index.js';
 import { quota, QuotaError } from '../../js/quota/index.js';
 import { hedge } from '../../js/fetch/hedge.js';
+import { auth } from '../../js/auth/index.js';
 import { duration, said } from '../../js/quota/headers.js';
 import * as pkg from 'wasm-backoff';
 import * as pkgQuota from 'wasm-backoff/quota';
@@ -151,6 +152,64 @@ test('a hedge counts in the quota: it goes only when its request is there at onc
   assert.deepEqual(
     f2.sent.map((x) => x - t0),
     [0, 100, 30_000],
+  );
+  assert.equal(clock.timers(), 0);
+});
+
+test("a racer's 429 holds the key at once: no later hedge, and no other call of the key, until its wait ends", async (t) => {
+  const clock = virtual(t);
+  // /h's first request answers 429 (Retry-After: 30) at 150 ms; its hedge (at 100) answers 200 at 1 100.
+  const sent = [];
+  const f = async (input, init) => {
+    const url = String(input);
+    sent.push(`${url.slice(A.length)}@${clock.now()}`);
+    const first = url.endsWith('/h') && sent.length === 1;
+    await new Promise((r, no) => {
+      const id = setTimeout(r, url.endsWith('/h') ? (first ? 150 : 1000) : 0);
+      init?.signal?.addEventListener('abort', () => (clearTimeout(id), no(init.signal.reason)));
+    });
+    return first ? new Response('x', { status: 429, headers: { 'retry-after': '30' } }) : new Response('x');
+  };
+  const get = withBackoff(f, { limit: quota({ rpm: 100 }), hedge: hedge({ delayMs: 100, maxHedges: 2 }) });
+  const other = new Promise((r) => setTimeout(r, 200)).then(() => get(`${A}/other`));
+  await clock.run(Promise.all([get(`${A}/h`), other]));
+  // (the second hedge, due at 200, is not sent: the key is held from 150 to 30 150)
+  assert.deepEqual(sent, ['/h@0', '/h@100', '/other@30150']);
+  assert.equal(clock.timers(), 0);
+});
+
+test("auth's resend after a refresh is a request: it waits for its unit as an attempt does", async (t) => {
+  const clock = virtual(t);
+  let token = 'old';
+  const sent = [];
+  const f = async (_input, init) => {
+    const h = new Headers(init?.headers);
+    sent.push([h.get('authorization'), clock.now()]);
+    return new Response('x', { status: h.get('authorization') === 'new' ? 200 : 401 });
+  };
+  const a = auth({ header: () => token, refresh: async () => void (token = 'new') });
+  let done;
+  const res = await clock.run(withBackoff(f, { limit: quota({ rpm: 1 }), auth: a, onDone: (d) => (done = d) })(`${A}/x`));
+  assert.equal(res.status, 200);
+  assert.deepEqual(sent, [
+    ['old', 0],
+    ['new', 60_000],
+  ]);
+  assert.deepEqual([done.attempts, done.refreshed, done.quotaMs], [1, true, 60_000]);
+  // Past the deadline, the resend is refused at once (nothing sent), as an attempt is.
+  token = 'old';
+  sent.length = 0;
+  const e = await clock.run(
+    withBackoff(f, {
+      limit: quota({ rpm: 1 }),
+      auth: auth({ header: () => token, refresh: async () => void (token = 'new') }),
+      maxElapsedMs: 1000,
+    })(`${A}/x`).catch((x) => x),
+  );
+  assert.ok(e instanceof QuotaError, String(e));
+  assert.deepEqual(
+    sent.map(([h]) => h),
+    ['old'],
   );
   assert.equal(clock.timers(), 0);
 });
