@@ -64,14 +64,22 @@ export class QuotaLane {
    */
   #budget(call) {
     const w = this.#due(call);
-    this.b.requests.take(1);
-    this.b.tokens.take(this.cost);
+    this.#units('take');
     this.#waiting = true;
     if (!w) return void this.#go();
-    return this.#wait(call, w).catch((e) => {
-      this.#giveBack();
-      throw e;
-    });
+    return this.#wait(call, w, call.signal).then(
+      () => this.#go(),
+      (e) => {
+        this.#giveBack();
+        throw e;
+      },
+    );
+  }
+
+  /** A send's units, taken from the budgets (reserved), sent, or given back. @param {'take' | 'go' | 'give'} op */
+  #units(op) {
+    this.b.requests[op](1);
+    this.b.tokens[op](this.cost);
   }
 
   /** The ms until the key's budgets have a send's units, from `now` (Infinity: never). @param {number} now */
@@ -99,19 +107,20 @@ export class QuotaLane {
   /**
    * Waits `w` ms, then as much more as the answers that came meanwhile
    * took off the budgets or held the key; refused when that would end past
-   * the deadline.
+   * the deadline (or cut short by `signal`).
    * @param {import('../engine/call.js').Call} call
    * @param {number} w
+   * @param {AbortSignal | undefined} signal
    */
-  async #wait(call, w) {
+  async #wait(call, w, signal) {
     const { b } = this;
     for (;;) {
       const from = [b.requests.lowered, b.tokens.lowered];
       this.waitedMs += w;
-      await sleep(w, call.signal, call.ds);
+      await sleep(w, signal, call.ds);
       const now = Date.now();
       w = Math.max(b.until - now, b.requests.later(from[0]), b.tokens.later(from[1]), 0);
-      if (!w) return this.#go();
+      if (!w) return;
       if (w === Infinity || now + w >= call.end) {
         this.#why = 'deadline';
         throw new QuotaError(this.key, w);
@@ -123,16 +132,14 @@ export class QuotaLane {
   #go() {
     this.#waiting = false;
     this.#went = true;
-    this.b.requests.go(1);
-    this.b.tokens.go(this.cost);
+    this.#units('go');
   }
 
   /** A reservation still waiting gives its units back (its attempt will not go). */
   #giveBack() {
     if (!this.#waiting) return;
     this.#waiting = false;
-    this.b.requests.give(1);
-    this.b.tokens.give(this.cost);
+    this.#units('give');
   }
 
   /**
@@ -186,37 +193,28 @@ export class QuotaLane {
 
   /** The hedge goes (right after `spare`): its units are taken from the budgets, as a sent attempt's. */
   spend() {
-    const { b, cost } = this;
-    b.requests.take(1);
-    b.tokens.take(cost);
-    b.requests.go(1);
-    b.tokens.go(cost);
+    this.#units('take');
+    this.#units('go');
   }
 
   /**
    * Another send inside an attempt (auth's, after a refresh): its units
    * reserved and waited for as an attempt's, refused (QuotaError) when the
    * wait would end past the deadline, given back if `signal` aborts first.
+   * (Its own reservation, not the lane's: each racer of a hedge may resend.)
    * @param {import('../engine/call.js').Call} call
    * @param {AbortSignal | undefined} signal
    */
   async again(call, signal) {
-    const { b, cost } = this;
     const w = this.#due(call);
-    b.requests.take(1);
-    b.tokens.take(cost);
-    if (w) {
-      this.waitedMs += w;
-      try {
-        await sleep(w, signal, call.ds);
-      } catch (e) {
-        b.requests.give(1);
-        b.tokens.give(cost);
-        throw e;
-      }
+    this.#units('take');
+    try {
+      if (w) await this.#wait(call, w, signal);
+    } catch (e) {
+      this.#units('give');
+      throw e;
     }
-    b.requests.go(1);
-    b.tokens.go(cost);
+    this.#units('go');
   }
 
   /** The inner lane's, and how long the quota held the call (`quotaMs`), for onDone. */
