@@ -22,53 +22,8 @@
 //   from the first it heard.
 import assert from 'node:assert/strict';
 import { virtualClock } from '../../js/entries/testing.js';
-import { TYPE, events, fakeBrowser, settle } from '../sse/shared-fakes.mjs';
+import { fakeBrowser, settle, sseServer } from '../sse/shared-fakes.mjs';
 import { property } from './props.mjs';
-
-/** The server: `n` events so far, sent to every connection open. */
-function server() {
-  const enc = new TextEncoder();
-  const open = new Set();
-  const s = {
-    n: 0,
-    /** The events sent on some connection (one sent while none was open, and not sent again after it, is lost to all). */
-    sent: new Set(),
-    /** Each tab's requests: its Last-Event-ID ('' for none), and the events sent before it. @type {Map<number, { last: string, n: number }[]>} */
-    asked: new Map(),
-    /** The fetch of tab `i`. @param {number} i */
-    fetch: (i) => async (input, init) => {
-      const signal = init?.signal ?? input?.signal;
-      const last = new Request(input, { ...init, signal: null }).headers.get('last-event-id') ?? '';
-      s.asked.set(i, [...(s.asked.get(i) ?? []), { last, n: s.n }]);
-      /** @type {ReadableStreamDefaultController<Uint8Array>} */
-      let c;
-      const body = new ReadableStream({ start: (ctl) => void (c = ctl) });
-      // @ts-expect-error
-      if (last !== '' && Number(last) < s.n) {
-        for (let e = Number(last) + 1; e <= s.n; e++) s.sent.add(e);
-        c.enqueue(enc.encode(events(Number(last) + 1, s.n)));
-      }
-      open.add(c);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          open.delete(c);
-          c.error(signal.reason);
-        },
-        { once: true },
-      );
-      return new Response(body, { status: 200, headers: TYPE });
-    },
-    /** `k` more events. @param {number} k */
-    push(k) {
-      const text = enc.encode(events(s.n + 1, s.n + k));
-      if (open.size) for (let e = s.n + 1; e <= s.n + k; e++) s.sent.add(e);
-      s.n += k;
-      for (const c of open) c.enqueue(text);
-    },
-  };
-  return s;
-}
 
 property('every tab open hears every event once, in order, across takeovers in any delivery order', {
   cases: 150,
@@ -91,7 +46,7 @@ property('every tab open hears every event once, in order, across takeovers in a
     const clock = virtualClock();
     const b = fakeBrowser();
     try {
-      const srv = server();
+      const srv = sseServer();
       const tabs = [];
       for (let i = 0; i < c.tabs; i++) {
         tabs.push({ ...b.tab(srv.fetch(i)), i, open: true });

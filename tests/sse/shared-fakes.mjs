@@ -1,4 +1,4 @@
-// The fakes of `shared: true`'s tests (tests/sse/shared.virtual.test.mjs,
+// The fakes of `shared: true`'s tests: an event stream server and (tests/sse/shared.virtual.test.mjs,
 // tests/props/sse-shared.props.test.mjs): Web Locks and BroadcastChannel
 // whose grants and messages go out only when the test says, on the js/
 // sources and the kit's virtual clock.
@@ -9,6 +9,58 @@ export const URL_ = 'https://api.test/events';
 
 /** SSE text of events `from`..`to` (ID n, data `e<n>`). */
 export const events = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => `id: ${from + i}\ndata: e${from + i}\n\n`).join('');
+
+/**
+ * An event stream server: `n` events so far, each pushed to every
+ * connection open; a connection that names a Last-Event-ID is sent what
+ * came after it first (`fetch(i, { resumes: false })`: a server that
+ * ignores it, only what comes next). A connection's body errors when its
+ * request is aborted, as a real one does (the tab closing).
+ */
+export function sseServer() {
+  const enc = new TextEncoder();
+  const open = new Set();
+  const s = {
+    n: 0,
+    /** The events sent on some connection (one sent while none was open, and not sent again after it, is lost to all). */
+    sent: new Set(),
+    /** Each tab's requests: its Last-Event-ID ('' for none), and the events sent before it. @type {Map<number, { last: string, n: number }[]>} */
+    asked: new Map(),
+    /** The fetch of tab `i`. @param {number} i @param {{ resumes?: boolean }} [o] */
+    fetch:
+      (i, { resumes = true } = {}) =>
+      async (input, init) => {
+        const signal = init?.signal ?? input?.signal;
+        const last = new Request(input, { ...init, signal: null }).headers.get('last-event-id') ?? '';
+        s.asked.set(i, [...(s.asked.get(i) ?? []), { last, n: s.n }]);
+        /** @type {ReadableStreamDefaultController<Uint8Array>} */
+        let c;
+        const body = new ReadableStream({ start: (ctl) => void (c = ctl) });
+        if (resumes && last !== '' && Number(last) < s.n) {
+          for (let e = Number(last) + 1; e <= s.n; e++) s.sent.add(e);
+          c.enqueue(enc.encode(events(Number(last) + 1, s.n)));
+        }
+        open.add(c);
+        signal?.addEventListener(
+          'abort',
+          () => {
+            open.delete(c);
+            c.error(signal.reason);
+          },
+          { once: true },
+        );
+        return new Response(body, { status: 200, headers: TYPE });
+      },
+    /** `k` more events. @param {number} k */
+    push(k) {
+      const text = enc.encode(events(s.n + 1, s.n + k));
+      if (open.size) for (let e = s.n + 1; e <= s.n + k; e++) s.sent.add(e);
+      s.n += k;
+      for (const c of open) c.enqueue(text);
+    },
+  };
+  return s;
+}
 
 /**
  * Fake tabs: `navigator.locks` and `BroadcastChannel` whose lock grants and

@@ -8,61 +8,28 @@
 // tests/sse/shared.chromium.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { scriptedFetch, virtualClock } from '../../js/entries/testing.js';
-import { TYPE, events, fakeBrowser, settle } from './shared-fakes.mjs';
+import { virtualClock } from '../../js/entries/testing.js';
+import { fakeBrowser, settle, sseServer } from './shared-fakes.mjs';
 import { Follower } from '../../js/sse/follow.js';
 
 /**
- * A server that resumes: it sends the events after the request's
- * Last-Event-ID up to `upTo`, then holds the stream open.
- * @param {number} upTo
+ * Tab A holding the stream of an sseServer(), then one tab per entry of
+ * `resumes` (whether its server resumes after Last-Event-ID if it takes
+ * over), then the server's events 1..`upTo` (every tab listening; none of
+ * A's messages delivered yet). `end()` closes the tabs left, with no timer
+ * or request left behind.
  */
-const resuming = (upTo) =>
-  scriptedFetch((call) => {
-    const body = events(Number(call.headers['last-event-id'] ?? 0) + 1, upTo);
-    return { status: 200, headers: TYPE, body, stallAfter: new TextEncoder().encode(body).length };
-  });
-
-/**
- * A server whose one stream sends what the test pushes (`push(from, to)`:
- * events from..to); its body errors when the request is aborted, as a real
- * one does (the tab closing). `count`: the requests.
- */
-function live() {
-  /** @type {ReadableStreamDefaultController<Uint8Array>} */
-  let c;
-  const fetch = async (input, init) => {
-    fetch.count++;
-    const signal = init?.signal ?? input?.signal;
-    const body = new ReadableStream({
-      start(ctl) {
-        c = ctl;
-        signal?.addEventListener('abort', () => ctl.error(signal.reason), { once: true });
-      },
-    });
-    return new Response(body, { status: 200, headers: TYPE });
-  };
-  fetch.count = 0;
-  return Object.assign(fetch, { push: (from, to) => c.enqueue(new TextEncoder().encode(events(from, to))) });
-}
-
-/**
- * Tab A holding the stream of a live() server, then one tab per fetch of
- * `fetches` (its server if it takes over), then the server's events 1..`upTo`
- * (every tab listening; none of A's messages delivered yet). `end()`
- * closes the tabs left, with no timer or request left behind.
- */
-async function tabs(t, fetches, upTo) {
+async function tabs(t, resumes, upTo) {
   const clock = virtualClock();
   t.after(() => clock.uninstall());
   const b = fakeBrowser();
   t.after(b.uninstall);
-  const server = live();
-  const a = b.tab(server);
+  const server = sseServer();
+  const a = b.tab(server.fetch(0));
   await settle(clock, b);
-  const others = fetches.map((f) => b.tab(f));
+  const others = resumes.map((r, i) => b.tab(server.fetch(i + 1, { resumes: r })));
   await settle(clock, b);
-  server.push(1, upTo);
+  server.push(upTo);
   await settle(clock, b);
   const end = async () => {
     for (const x of others) x.es.close();
@@ -81,7 +48,7 @@ async function grantFirst(clock, b, a) {
 }
 
 test('a takeover whose lock grant outruns the last event: a tab that heard it does not dispatch it again', async (t) => {
-  const { clock, b, a, others, end } = await tabs(t, [resuming(5), resuming(5)], 3);
+  const { clock, b, server, a, others, end } = await tabs(t, [true, true], 3);
   const [tb, tc] = others;
   // A heard 1-3 from the server; B and C hear 1-2 from A, and C hears 3 too: B's is still on its way.
   b.deliver((m) => m.data.k === 'event' && m.data.id !== '3');
@@ -94,8 +61,10 @@ test('a takeover whose lock grant outruns the last event: a tab that heard it do
       ['e1', 'e2', 'e3'],
     ],
   );
-  // B takes over before A's 3 reaches it: it resumes after 2, and its server sends 3 again.
+  // B takes over before A's 3 reaches it: it resumes after 2, and its server sends 3 again, then 4-5.
   await grantFirst(clock, b, a);
+  server.push(2);
+  await settle(clock, b);
   b.deliver();
   await settle(clock, b);
   b.deliver();
@@ -106,12 +75,14 @@ test('a takeover whose lock grant outruns the last event: a tab that heard it do
 });
 
 test('a takeover heard late by a tab that is behind: the new holder waits until the old one reaches its resume point', async (t) => {
-  const { clock, b, a, others, end } = await tabs(t, [resuming(5), resuming(5)], 3);
+  const { clock, b, server, a, others, end } = await tabs(t, [true, true], 3);
   const [tb, tc] = others;
   // B hears 1-2 from A; C only 1.
   b.deliver((m) => m.to === tb.ch && m.data.k === 'event' && m.data.id !== '3');
   b.deliver((m) => m.to === tc.ch && m.data.k === 'event' && m.data.id === '1');
   await grantFirst(clock, b, a);
+  server.push(2);
+  await settle(clock, b);
   // C hears all of B first (its resume after A's 2, then 3-5 from the server), then A's late 2 and 3.
   assert.ok(b.deliver((m) => m.from === tb.ch && m.to === tc.ch) >= 4);
   assert.deepEqual(tc.heard, ['e1'], "C holds B's events until A's reach B's resume point");
@@ -122,22 +93,31 @@ test('a takeover heard late by a tab that is behind: the new holder waits until 
 });
 
 test('the usual order (the last event before the grant), and a server that does not resume: nothing twice', async (t) => {
-  const fresh = live(); // (B's server ignores Last-Event-ID: only what comes next)
-  const { clock, b, server, a, others, end } = await tabs(t, [fresh, resuming(9), resuming(9)], 2);
+  // (B's server ignores Last-Event-ID: only what comes next)
+  const { clock, b, server, a, others, end } = await tabs(t, [false, true, true], 2);
   const [tb, tc, td] = others;
   b.deliver();
-  // The usual order: every tab hears A's 3 before A closes; B takes over; its server sends 6.
-  server.push(3, 3);
+  // The usual order: every tab hears A's 3 before A closes; B takes over (4 and 5 go while no
+  // connection is open); its server sends 6.
+  server.push(1);
   await settle(clock, b);
   b.deliver();
+  b.holdGrants();
   a.es.close();
   await settle(clock, b);
-  fresh.push(6, 6);
+  server.push(2);
+  assert.ok(b.grant());
+  await settle(clock, b);
+  server.push(1);
   await settle(clock, b);
   b.deliver();
   for (const x of others) assert.deepEqual(x.heard, ['e1', 'e2', 'e3', 'e6']);
-  // B closes too: C takes over from where it heard (6), with D following.
+  // B closes too: C takes over from where it heard (6), with D following; its server sends 7-9.
   tb.es.close();
+  await settle(clock, b);
+  assert.ok(b.grant());
+  await settle(clock, b);
+  server.push(3);
   await settle(clock, b);
   b.deliver();
   await settle(clock, b);
