@@ -5,7 +5,7 @@
 // outage and overload models. Deterministic and CPU-bound (seeded models,
 // no real-time assertion), with timeouts for a CPU it shares with the
 // other tests; the live calls are tests/demo/demo.test.mjs.
-// Screenshots of each view go to test-output/ (look at them).
+// Screenshots of each view go to test-output/ with SCREENSHOTS=1 (look at them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { Backoff, backoffStats } from 'wasm-backoff/stats';
 import { serverAndBrowser } from '../support/browser.mjs';
-import { OUT, opener } from './page.mjs';
+import { opener, shot } from './page.mjs';
 import { ROOT } from '../../scripts/serve.mjs';
 import { storm, stormRun, SUCCESS, GAVE_UP } from '../../www/storm.js';
 import { options, DEFAULT_B } from '../../www/state.js';
@@ -73,7 +73,7 @@ test('A and B: every preset against another redraws both schedules with the libr
     checkSchedule(v.A, { preset }, `A ${preset}`);
     checkSchedule(v.B, { ...DEFAULT_B, preset: other }, `B ${other}`);
     assert.match(page.url(), new RegExp(`preset=${preset}.*b\\.preset=${other}`));
-    if (preset === 'gcs') await page.screenshot({ path: `${OUT}/demo-controls.png` });
+    if (preset === 'gcs') await shot(page, 'demo-controls');
   }
   // A shared URL restores both policies and the view.
   const shared = await open('?preset=grpc&b.strategy=linear&b.baseMs=300&retries=8&log=1');
@@ -82,7 +82,7 @@ test('A and B: every preset against another redraws both schedules with the libr
   const v = await values(shared, 'schedule');
   assert.equal(v.A.stats.length, 8);
   checkSchedule(v.B, { strategy: 'linear', baseMs: '300' }, 'shared B');
-  await shared.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule.png` });
+  await shot(shared.locator('#schedule'), 'demo-schedule');
   // A bad value shows the library's own message, naming the policy, instead of breaking the page.
   await shared.fill('input[name="b.baseMs"]', '-5');
   assert.equal(await shared.$eval('#error', (e) => e.textContent), 'Policy B: RangeError: baseMs must be a finite number >= 0');
@@ -111,7 +111,7 @@ test("the histograms of A and B are the library's draws, binned alike; full jitt
       assert.equal(v[name].uniform, true);
     }
   }
-  await page.locator('#distribution').screenshot({ path: `${OUT}/demo-histogram.png` });
+  await shot(page.locator('#distribution'), 'demo-histogram');
   await page.close();
 });
 
@@ -131,7 +131,7 @@ test('the storm curves of A and B and the verdict are those of the model run in 
   const line = verdict(want.A.at(-1), want.B.at(-1));
   assert.match(line, /^B makes \d[.\d]*× the calls of A and finishes .* at N = 100/);
   assert.equal(await page.$eval('#verdict', (e) => e.textContent), line);
-  await page.locator('#storm').screenshot({ path: `${OUT}/demo-storm.png` });
+  await shot(page.locator('#storm'), 'demo-storm');
   assert.deepEqual(page.problems, []);
   await page.close();
 });
@@ -183,14 +183,14 @@ test('the swimlanes replay one seeded run of the model: stepped write by write, 
     assert.equal(totals[name].writes, tr[name].calls, `${name} writes`);
     assert.equal(totals[name].done + totals[name].gaveUp, 10, `${name}: every client is done or gave up`);
   }
-  await page.locator('#lanes').screenshot({ path: `${OUT}/demo-swimlanes-end.png` });
+  await shot(page.locator('#lanes'), 'demo-swimlanes-end');
   // Scrub to the middle of the (log) axis, then play fast for a moment: time runs, the totals follow it.
   await page.$eval('#lane-scrub', (e) => {
     e.value = '500';
     e.dispatchEvent(new Event('input', { bubbles: true }));
   });
   const mid = await check('scrubbed');
-  await page.locator('#lanes').screenshot({ path: `${OUT}/demo-swimlanes.png` });
+  await shot(page.locator('#lanes'), 'demo-swimlanes');
   await page.selectOption('select[name="speed"]', '64');
   assert.match(page.url(), /speed=64/);
   await page.click('#lane-play');
@@ -286,7 +286,7 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
   assert.equal(chart.legend[3], `${OUTAGE_POLICIES[2].name} (dashed: on the line of ${OUTAGE_POLICIES[1].name})`);
   for (const l of chart.lines) assert.ok(l.steps <= 2 * 80 + 2, `${l.cls}: ${l.steps} steps (bins merged to about 80)`);
   assert.match(chart.y, /requests per 400 ms at the origin/);
-  await page.locator('#outage').screenshot({ path: `${OUT}/demo-outage.png` });
+  await shot(page.locator('#outage'), 'demo-outage');
   // Another point, with policy A's timing: every count and bin as the same runs in Node.
   await page.selectOption('select[name="preset"]', 'decorrelated');
   for (const [k, v] of Object.entries({ C: '20', K: '5', T: '2', runs: '2' })) await page.fill(`input[name="${k}"]`, v);
@@ -338,7 +338,7 @@ test('the overload view shows the step row of bench/overload.mjs --matrix: per s
   assert.equal(table[1][2], String(shown.results.sdk.throttled));
   assert.equal(shown.results.ours.perSecond.length, 30);
   assert.ok(shown.results.ours.goodput > shown.results.sdk.goodput, 'ours keeps more of the capacity');
-  await page.locator('#overload').screenshot({ path: `${OUT}/demo-overload.png` });
+  await shot(page.locator('#overload'), 'demo-overload');
   assert.deepEqual(page.problems, []);
   await page.close();
 });

@@ -7,12 +7,23 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, serverAndBrowser, watchedPage } from '../support/browser.mjs';
 import { changes as controlChanges } from '../../bench/demo.mjs';
-import { OUT, opener, startCall, allDone } from './page.mjs';
+import { opener, shot, startCall, allDone } from './page.mjs';
 
 const ctx = serverAndBrowser();
 const open = opener(ctx);
 
 const SECTIONS = ['controls', 'schedule', 'distribution', 'storm', 'lanes', 'outage', 'overload', 'live', 'code'];
+/** The sections of `page` that are not on screen: hidden, of no size, or reaching past the page's width. */
+const offScreen = (page) =>
+  page.evaluate(
+    (ids) =>
+      ids.filter((id) => {
+        const e = document.getElementById(id);
+        const r = e?.getBoundingClientRect();
+        return !e || !r || !e.checkVisibility() || r.width === 0 || r.height === 0 || r.left < 0 || r.right > innerWidth + 0.5;
+      }),
+    SECTIONS,
+  );
 /** A page with every section drawn: a small outage, the swimlanes mid-run, one live call done. */
 async function everything(viewport) {
   const page = await watchedPage(ctx.browser, { viewport, colorScheme: 'light' });
@@ -43,8 +54,9 @@ test('polish: axe-core finds no serious or critical violation, light and dark; e
     assert.equal(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches), scheme === 'dark');
     assert.deepEqual(await axeViolations(page), [], `${scheme} mode`);
     const suffix = scheme === 'dark' ? '-dark' : '';
-    for (const id of SECTIONS) await page.locator(`#${id}`).screenshot({ path: `${OUT}/demo-section-${id}${suffix}.png` });
-    await page.screenshot({ path: `${OUT}/demo-full${suffix}.png`, fullPage: true });
+    assert.deepEqual(await offScreen(page), [], `${scheme} mode: sections not on screen`);
+    for (const id of SECTIONS) await shot(page.locator(`#${id}`), `demo-section-${id}${suffix}`);
+    await shot(page, `demo-full${suffix}`, { fullPage: true });
   }
   assert.deepEqual(
     page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
@@ -54,8 +66,9 @@ test('polish: axe-core finds no serious or critical violation, light and dark; e
   // A phone: nothing wider than the screen.
   const phone = await everything({ width: 390, height: 844 });
   assert.deepEqual(await phone.evaluate(() => [document.documentElement.scrollWidth, innerWidth]), [390, 390]);
-  await phone.screenshot({ path: `${OUT}/demo-phone.png`, fullPage: true });
-  for (const id of SECTIONS) await phone.locator(`#${id}`).screenshot({ path: `${OUT}/demo-phone-${id}.png` });
+  assert.deepEqual(await offScreen(phone), [], 'phone: sections not on screen');
+  await shot(phone, 'demo-phone', { fullPage: true });
+  for (const id of SECTIONS) await shot(phone.locator(`#${id}`), `demo-phone-${id}`);
   await phone.close();
   // Log-scale ticks are round values with units: 1 ms, 10 ms, 100 ms, 1 s, 10 s (and 2, 5 between on a short span).
   const logs = await open('?log=1&retries=12&b.preset=ethernet');
@@ -63,7 +76,7 @@ test('polish: axe-core finds no serious or critical violation, light and dark; e
   assert.ok(ticks.length >= 4, String(ticks));
   for (const t of ticks) assert.match(t, /^(1|2|5|10|20|50|100|200|500) (µs|ms|s)$/, `log tick ${t}`);
   assert.ok(ticks.includes('1 ms') && ticks.includes('1 s'), String(ticks));
-  await logs.locator('#schedule').screenshot({ path: `${OUT}/demo-schedule-log.png` });
+  await shot(logs.locator('#schedule'), 'demo-schedule-log');
   // The keyboard alone: a preset by arrow key, the swimlanes stepped and scrubbed.
   await logs.focus('select[name="preset"]');
   await logs.keyboard.press('ArrowDown');

@@ -2,12 +2,12 @@
 // against the scripted server (and, statically hosted, the demo's Service
 // Worker): what each lane shows is checked against the library's schedule
 // computed here in Node. The model views are tests/demo/demo-models.test.mjs.
-// Screenshots go to test-output/ (look at them).
+// Screenshots go to test-output/ with SCREENSHOTS=1 (look at them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { withBackoff } from 'wasm-backoff';
 import { serverAndBrowser, watchedPage } from '../support/browser.mjs';
-import { OUT, opener, smallOutage, setCall, startCall, allDone } from './page.mjs';
+import { opener, shot, smallOutage, setCall, startCall, allDone } from './page.mjs';
 import { until } from '../support/wait.mjs';
 import { serve, ROOT } from '../../scripts/serve.mjs';
 import { options } from '../../www/state.js';
@@ -43,7 +43,7 @@ async function libraryWaits(o, statuses) {
 }
 
 /** The live section: several calls in flight, each its own lane, checked against the library's schedule in Node. */
-async function liveCalls(page, { host, shot }) {
+async function liveCalls(page, { host, name }) {
   await page.waitForSelector(`#live[data-endpoint="${host}"]`, { timeout: 20_000 });
   const a = options({ baseMs: '50', maxDelayMs: '100' });
   await startCall(page, '503,503,200');
@@ -104,7 +104,7 @@ async function liveCalls(page, { host, shot }) {
     c5.attempts.slice(1).map((x) => x.status),
     [503, 200],
   );
-  if (shot) await page.locator('#live').screenshot({ path: shot });
+  if (name) await shot(page.locator('#live'), name);
   // "Server down" (3 s here): a call started then gets 503 until it is back, then its script. (The call
   // is set up before the outage: only its start's click falls in it. B's waits after a 503, 1 s doubling
   // on throttleBaseMs, span 15 s over its 5 attempts: it outlasts the outage even on a busy machine.)
@@ -127,7 +127,7 @@ test('live fetch: several calls in flight, each a lane; headers on the bars; abo
   timeout: 60_000,
 }, async () => {
   const page = await open('?baseMs=50&maxDelayMs=100');
-  await liveCalls(page, { host: 'server', shot: `${OUT}/demo-live.png` });
+  await liveCalls(page, { host: 'server', name: 'demo-live' });
   // Failed attempts log their HTTP errors in the console by design; nothing else may.
   assert.deepEqual(
     page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
@@ -175,7 +175,7 @@ test('live fetch, steered: the hedge that won, the host a failover went to', { t
   await allDone(page);
   const [down] = await lanes(page);
   assert.equal(down.outcome, 'resolved: 200 after 2 attempts; answered by the backup');
-  await page.locator('#live').screenshot({ path: `${OUT}/demo-live-steered.png` });
+  await shot(page.locator('#live'), 'demo-live-steered');
   assert.deepEqual(
     page.problems.filter((p) => !/status of (503|429)|Failed to load resource/.test(p)),
     [],
@@ -200,7 +200,7 @@ test('static hosting: from plain static files (www/ and pkg/, no /flaky route, n
     await page.goto(`${statics.url}/www/${smallOutage('?baseMs=50&maxDelayMs=100')}`);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
     assert.equal((await page.request.get(`${statics.url}/www/flaky?probe`)).status(), 404, 'no endpoint on the server');
-    await liveCalls(page, { host: 'service worker', shot: `${OUT}/demo-live-static.png` });
+    await liveCalls(page, { host: 'service worker', name: 'demo-live-static' });
     assert.match(await page.$eval('#live-endpoint', (e) => e.textContent), /Service Worker/);
     await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
     // The scripted failures of the live calls (statuses, dropped connections), and nothing else: no 404

@@ -4,9 +4,23 @@
 import { mkdirSync } from 'node:fs';
 import { watchedPage } from '../support/browser.mjs';
 
-/** Where the screenshots go (look at them). */
+/** Where the screenshots go (look at them), when asked for: SCREENSHOTS=1. */
 export const OUT = 'test-output';
-mkdirSync(OUT, { recursive: true });
+
+/**
+ * Saves a screenshot of `target` (a page or a locator) as test-output/`name`.png, when SCREENSHOTS is
+ * set (`SCREENSHOTS=1 bash scripts/test.sh js tests/demo/`): they are for a person to look at and assert
+ * nothing, and each costs CPU (software rendering, PNG encoding): the 30 of the demo's tests took
+ * ~20 s of CPU of every `npm test`.
+ * @param {{ screenshot(o: object): Promise<unknown> }} target
+ * @param {string} name
+ * @param {object} [options] Playwright's screenshot options (fullPage…)
+ */
+export async function shot(target, name, options = {}) {
+  if (!process.env.SCREENSHOTS) return;
+  mkdirSync(OUT, { recursive: true });
+  await target.screenshot({ ...options, path: `${OUT}/${name}.png` });
+}
 
 /**
  * `query` (a URL query, '' or '?…') with the outage view at its smallest (1
