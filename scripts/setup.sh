@@ -46,7 +46,7 @@ if [ "$mode" = demo ]; then
     for p in binaryen esbuild terser; do [ "$(have $p)" = "$(want $p)" ] || tools+=("$p@$(want $p)"); done
     if [ ${#tools[@]} -gt 0 ]; then
       say "npm install ${tools[*]} into scripts/node_modules (the build's tools alone)"
-      npm install --prefix scripts --no-save --no-package-lock --no-audit --no-fund --loglevel=error "${tools[@]}"
+      npm install --prefer-offline --prefix scripts --no-save --no-package-lock --no-audit --no-fund --loglevel=error "${tools[@]}"
     fi
   fi
 fi
@@ -85,7 +85,10 @@ stamp=node_modules/.setup-stamp
 lock_sum() { cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1; }
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(lock_sum)" ]; then
   say "npm install"
-  npm install --no-audit --no-fund --loglevel=error
+  # (--prefer-offline here and below: what npm's cache holds is not asked of the registry again; the
+  # versions are the lockfile's, and what the cache lacks is fetched. A fresh clone: 16 s against 21,
+  # 22 s of CPU against 28.)
+  npm install --prefer-offline --no-audit --no-fund --loglevel=error
   lock_sum >"$stamp" # after the install, which may rewrite the lockfile
 fi
 
@@ -97,5 +100,5 @@ fi
 #    installs the rest of its peers when it runs.
 if [ "$mode" != tools ] && { [ ! -d bench/node_modules/@smithy/util-retry ] || [ ! -d bench/node_modules/@sinonjs/fake-timers ]; }; then
   say "npm ci in bench/ (the overload view's bundle)"
-  (cd bench && npm ci --no-audit --no-fund --loglevel=error)
+  (cd bench && npm ci --prefer-offline --no-audit --no-fund --loglevel=error)
 fi
