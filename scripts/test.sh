@@ -34,7 +34,7 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { "$@" 2>&1 | tee -a "$log"; }
 
 # The JS test files: every tests/**/*.test.mjs (a new folder needs no line
-# here), each in its own `node --test` process, from one queue
+# here), each in a node process of its own, from one queue
 # (scripts/run-tests.mjs, longest first): one at a time while the Rust
 # checks still use the cores (they hold $hold), two once they are done.
 # Timing logic runs on virtual time (the tests' clock,
