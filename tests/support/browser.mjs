@@ -1,27 +1,22 @@
-// Launching Debian's Chromium through playwright-core (never a downloaded
-// browser), with the flags this sandbox needs.
+// Chromium for the test files (tests/support/chromium.mjs: how it is
+// launched), their static server, pages that record console errors, axe-core.
 import { before, after } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
+import { SHARED, launchOptions } from './chromium.mjs';
 import { until } from './wait.mjs';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export { CHROMIUM } from './chromium.mjs';
 
+/**
+ * Chromium for a test file: the browser scripts/run-tests.mjs shares between the files it runs (each
+ * file's pages in contexts of their own, closed when it disconnects), else (or should that browser be
+ * gone) one of the file's own.
+ */
 export function launch() {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--headless',
-      '--disable-gpu',
-      '--disable-quic',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const own = () => chromium.launch(launchOptions());
+  return SHARED ? chromium.connect(SHARED).catch(own) : own();
 }
 
 /**
