@@ -44,6 +44,12 @@ export class Timers {
   #nesting = 0;
   // Node and Bun hand out timer objects (ref, unref, refresh); browsers, Deno and workerd numbers.
   #objects = typeof G.process?.versions?.node === 'string' && !G.Deno && !workerd();
+  /**
+   * A timer object's last timer, until it is cleared: what its refresh() arms again, fired or not (as
+   * Node's does: a timeout that already fired is armed again; a cleared one is not).
+   * @type {WeakMap<object, Timer>}
+   */
+  #armed = new WeakMap();
 
   /**
    * Virtual ms since the start, exact (it may carry a fraction). Time and due
@@ -93,6 +99,8 @@ export class Timers {
    * @param {unknown} handle
    */
   clear(handle) {
+    const t = this.live.get(Number(handle));
+    this.#armed.delete(t?.handle ?? handle);
     const had = this.live.delete(Number(handle));
     this.#compact();
     return had;
@@ -178,6 +186,7 @@ export class Timers {
     t.due = this.elapsed + t.ms;
     t.order = this.#order++;
     this.live.set(t.id, t);
+    if (typeof t.handle === 'object') this.#armed.set(t.handle, t);
     push(this.#heap, t);
     this.#compact();
     this.wake?.();
@@ -190,7 +199,7 @@ export class Timers {
       unref: () => h,
       hasRef: () => true,
       refresh: () => {
-        const t = this.live.get(id);
+        const t = this.#armed.get(h);
         if (t) this.#queue({ ...t });
         return h;
       },

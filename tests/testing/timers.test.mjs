@@ -25,3 +25,33 @@ test('a clear leaves at most twice the armed timers in the heap; the rest still 
   assert.deepEqual(fired, kept);
   assert.equal(t.heaped, 0);
 });
+
+test("refresh() arms a Node timer object again from now: pending, or fired already (as Node's); not once cleared", async () => {
+  const t = new Timers(0);
+  const fired = [];
+  const run = async () => {
+    for (let next = t.next(); next; next = t.next()) await t.step(next);
+  };
+  const a = t.set(() => fired.push(['a', t.elapsed]), 100, [], false);
+  assert.equal(typeof a, 'object', "Node's timers are objects");
+  await run();
+  assert.deepEqual(fired, [['a', 100]]);
+  a.refresh(); // fired already: due 100 ms from now again
+  await run();
+  assert.deepEqual(fired, [
+    ['a', 100],
+    ['a', 200],
+  ]);
+  const b = t.set(() => fired.push(['b', t.elapsed]), 50, [], false);
+  t.clear(b);
+  b.refresh(); // cleared: stays cleared
+  t.clear(t.set(() => {}, 10, [], false));
+  const c = t.set(() => fired.push(['c', t.elapsed]), 30, [], false);
+  t.clear(Number(c)); // cleared by its number
+  c.refresh();
+  await run();
+  assert.deepEqual(fired, [
+    ['a', 100],
+    ['a', 200],
+  ]);
+});
