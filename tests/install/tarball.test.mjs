@@ -669,7 +669,10 @@ describe('types (tsc --strict --noEmit against the installed tarball)', {
   // its lock file when missing (a few seconds, once).
   before(async () => {
     if (TYPESCRIPTS.every(([, needs]) => existsSync(needs))) return;
-    await run('npm', ['ci', '--prefer-offline', '--prefix', HERE, '--no-audit', '--no-fund', '--no-update-notifier'], { cwd: HERE, timeout: 120_000 });
+    await run('npm', ['ci', '--prefer-offline', '--prefix', HERE, '--no-audit', '--no-fund', '--no-update-notifier'], {
+      cwd: HERE,
+      timeout: 120_000,
+    });
   });
 
   test("each entry's .d.ts declares exactly the values it exports at run time", async (t) => {
