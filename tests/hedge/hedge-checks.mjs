@@ -35,18 +35,25 @@ export const SMOKES = {
   ) {
     for (const init of [undefined, { signal: new AbortController().signal }]) {
       const p = path('loser');
-      // (the server answers by arrival: the first hangs, the hedge gets 200)
+      // (the server answers by arrival: the first hangs, the second gets 200. The first request arrives
+      // first unless its connection took longer than the 100 ms to the hedge, as on a loaded machine
+      // (a stressed run: won 1, in 232 ms): then the hedge hangs and the first request wins. Either way
+      // one hedge went, and the request that hung is the loser whose connection closes.)
       await a.script(p, [{ hang: true }, { status: 200, body: 'fast' }]);
       let done;
       const res = await fetchWithBackoff(a.base + p, init, { hedge: hedge({ delayMs: 100 }), onDone: (d) => (done = d) });
       check((await res.text()) === 'fast', `status ${res.status}`);
-      check(done.won === 2 && done.hedges === 1 && done.attempts === 2, JSON.stringify(done));
+      check((done.won === 2 || done.won === 1) && done.hedges === 1 && done.attempts === 2, JSON.stringify(done));
       const reqs = await seen(a, p, (r) => r[0]?.closed);
       const what = `signal ${!!init}: ${JSON.stringify(reqs.map((r) => ({ closed: r.closed, cache: r.headers['cache-control'] })))}`;
       check(reqs.length === 2 && reqs[0].closed && !reqs[1].closed, `the loser's connection closed, the winner's answered: ${what}`);
       // A page's hedge skips the HTTP cache (its lock would hold it until the first answered): the
       // browser says so on the request (Fetch: a "no-store" request carries Cache-Control: no-cache).
-      if (IN_PAGE) check(!reqs[0].headers['cache-control'] && reqs[1].headers['cache-control'] === 'no-cache', `cache: ${what}`);
+      // (by arrival: the first request then the hedge, or the other way round when the first won)
+      if (IN_PAGE) {
+        const cache = JSON.stringify(reqs.map((r) => r.headers['cache-control'] ?? null));
+        check(cache === JSON.stringify(done.won === 2 ? [null, 'no-cache'] : ['no-cache', null]), `cache: ${what}`);
+      }
     }
   },
 
