@@ -1,8 +1,7 @@
 // Runs JS test files, each in a node process of its own (node runs the file,
-// its tests reporting as under `node --test`), from one queue, by up to three at a time: one while the file `--hold` names exists
+// its tests reporting as under `node --test`), from one queue, by up to two at a time: one while the file `--hold` names exists
 // (scripts/test.sh holds it while the Rust checks still use the cores),
-// three once it is gone (two kept the cores ~80 % busy: the short files
-// of the queue's end wait on sockets and processes). Each file's output is printed whole when it ends
+// two once it is gone. Each file's output is printed whole when it ends
 // (never interleaved), with node's own `ℹ pass N` / `ℹ fail N` lines, which
 // scripts/test.sh sums; the files that failed are listed again at the end.
 // The longest files go first (their seconds in the last run, kept in
@@ -31,7 +30,7 @@ const take = (name) => {
   return v;
 };
 const hold = take('--hold');
-const jobs = Number(take('--jobs') ?? 3);
+const jobs = Number(take('--jobs') ?? 2);
 const files = args;
 
 /** @type {Record<string, number>} */

@@ -36,7 +36,7 @@ run() { "$@" 2>&1 | tee -a "$log"; }
 # The JS test files: every tests/**/*.test.mjs (a new folder needs no line
 # here), each in a node process of its own, from one queue
 # (scripts/run-tests.mjs, longest first): one at a time while the Rust
-# checks still use the cores (they hold $hold), three once they are done.
+# checks still use the cores (they hold $hold), two once they are done.
 # Timing logic runs on virtual time (the tests' clock,
 # wasm-backoff/testing), so a test is not disturbed by what runs beside it.
 # (tests/example/ runs in the Rust checks when they run: it builds a Rust page, and there cargo reuses
@@ -149,7 +149,7 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
 fi
 
 if [ "$what" = all ] || [ "$what" = js ]; then
-  rm -f "$hold" # (the Rust checks are done: three test files at a time)
+  rm -f "$hold" # (the Rust checks are done: two test files at a time)
   if [ "$what" = js ]; then
     bash scripts/build.sh --dev # unminified: readable stacks while iterating
     step "JS: biome (format and lint), tsc --checkJs against the published .d.ts"
