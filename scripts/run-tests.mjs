@@ -1,5 +1,6 @@
-// Runs JS test files, each in a node process of its own (node runs the file,
-// its tests reporting as under `node --test`), from one queue, by up to two at a time: one while the file `--hold` names exists
+// Runs JS test files, each in a node process of its own (node runs the
+// file, its tests reporting as under `node --test`), from one queue, by up
+// to two at a time: one while the file `--hold` names exists
 // (scripts/test.sh holds it while the Rust checks still use the cores),
 // two once it is gone. Each file's output is printed whole when it ends
 // (never interleaved), with node's own `ℹ pass N` / `ℹ fail N` lines, which

@@ -99,9 +99,10 @@ export class Timers {
    * @param {unknown} handle
    */
   clear(handle) {
-    const t = this.live.get(Number(handle));
-    this.#armed.delete(t?.handle ?? handle);
-    const had = this.live.delete(Number(handle));
+    const id = Number(handle);
+    // (a timer object's refresh() arms nothing once it is cleared, fired or not)
+    this.#armed.delete(this.live.get(id)?.handle ?? handle);
+    const had = this.live.delete(id);
     this.#compact();
     return had;
   }

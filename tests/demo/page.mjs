@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { watchedPage } from '../support/browser.mjs';
 
 /** Where the screenshots go (look at them), when asked for: SCREENSHOTS=1. */
-export const OUT = 'test-output';
+const OUT = 'test-output';
 
 /**
  * Saves a screenshot of `target` (a page or a locator) as test-output/`name`.png, when SCREENSHOTS is

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_ROUTES } from '../../scripts/serve.mjs';
 import { serverAndBrowser } from '../support/browser.mjs';
+import { until } from '../support/wait.mjs';
 
 const log = [];
 function queueLog(url, req, res) {
@@ -106,20 +107,13 @@ test('a page closed in the middle of a task: the other page recovers it after co
     const items = [['orphan', { hangOn: 'A' }], ...Array.from({ length: 5 }, (_, i) => [`c${i}`, { ms: 5 }])];
     const ids = new Set(items.map(([id]) => id));
     await a.evaluate((it) => window.qt.enqueue(it), items);
-    const until = Date.now() + 5000;
-    while (!runs('start', new Set(['orphan'])).length) {
-      assert.ok(Date.now() < until, 'page A never started the orphan task');
-      await sleep(10);
-    }
+    await until('page A to start the orphan task', () => runs('start', new Set(['orphan'])).length, 5000);
     // The short tasks done first, so that the orphan is the one task in flight when A closes (closed with
     // one of them in flight too, B waited out that one's real 10 s lease: the run took 11 s, not 1).
-    let claimed;
-    for (;;) {
-      claimed = await a.evaluate(() => window.qt.list());
-      if (claimed.filter((r) => r.id !== 'orphan').every((r) => r.state === 'processed')) break;
-      assert.ok(Date.now() < until + 5000, `page A never finished its short tasks: ${JSON.stringify(claimed)}`);
-      await sleep(10);
-    }
+    const claimed = await until('page A to finish its short tasks', async () => {
+      const list = await a.evaluate(() => window.qt.list());
+      return list.filter((r) => r.id !== 'orphan').every((r) => r.state === 'processed') && list;
+    });
     const orphan = claimed.find((r) => r.id === 'orphan');
     assert.equal(orphan.state, 'processing');
     assert.match(orphan.lockedBy, /^A-/);

@@ -1,7 +1,7 @@
 // Debian's Chromium as the tests launch it (through playwright-core, never a
 // downloaded browser), with the flags this sandbox needs; and the browser
 // scripts/run-tests.mjs shares between the files it runs (a Playwright
-// browser server: one launch, not one per file, ~0.6 s of CPU each), whose
+// browser server: one launch, not one per file), whose
 // address it hands them in WASM_BACKOFF_BROWSER. No node:test here: the
 // runner imports it too.
 
