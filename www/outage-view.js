@@ -20,10 +20,33 @@ const $ = (id) => document.getElementById(id);
 const ratio = (a, b) => (b === 0 ? '—' : `${+(a / b).toFixed(3)}×`);
 
 export class OutageView {
+  /** The simulation asked for while the section is far from the screen: run once it comes near. */
+  #waiting;
+  /** Whether the section has come near the screen (from then on, every change simulates at once). */
+  #near = false;
+
   constructor() {
     this.worker = new WorkerClient(new URL('./outage-worker.js', import.meta.url), (e) => {
       $('outage-status').textContent = `outage worker error: ${e.message}`;
     });
+    // The default view is the benchmark's first point (10 runs of 2 000 calls per policy): ~20 s of a
+    // core at every load, for a section far below the first screen. Simulated once the section comes
+    // near the screen (after the first paint: before it, every section is near), as the overload view.
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        const seen = new IntersectionObserver(
+          (entries) => {
+            if (!entries.some((e) => e.isIntersecting)) return;
+            seen.disconnect();
+            this.#near = true;
+            if (this.#waiting) this.#simulate(...this.#waiting);
+            this.#waiting = undefined;
+          },
+          { rootMargin: '400px' },
+        );
+        seen.observe($('outage'));
+      }, 0),
+    );
   }
 
   /** The point, runs and schedule the view fields ask for (defaults: the benchmark's first point). */
@@ -35,10 +58,20 @@ export class OutageView {
     return { point: { C, K, T }, runs: Math.round(num(view.runs, 1, 10, DEFAULT_RUNS)) };
   }
 
-  /** Simulates `point` (`runs` seeded runs, the schedule's timing) and draws each run's means as they come. */
-  request({ point, runs }, schedule, scheduleName) {
+  /**
+   * Simulates `point` (`runs` seeded runs, the schedule's timing) and draws each run's means as they
+   * come; while the section has not come near the screen, only the last one asked for, once it does.
+   */
+  request(sim, schedule, scheduleName) {
+    delete $('outage').dataset.done;
+    if (this.#near) return this.#simulate(sim, schedule, scheduleName);
+    this.#waiting = [sim, schedule, scheduleName];
+    $('outage-status').textContent = 'simulated when this section comes into view';
+  }
+
+  /** @see request */
+  #simulate({ point, runs }, schedule, scheduleName) {
     const root = $('outage');
-    delete root.dataset.done;
     $('outage-status').textContent = `simulating ${point.C} × ${point.K} calls, ${fmtMs(point.T)} outage…`;
     this.worker.ask('outage', { point, runs, schedule }, (data) => {
       if (data.error) return (($('outage-status').textContent = data.error), true);

@@ -246,6 +246,11 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
   // same code, www/outage.js, so its default view is OUTAGE.md's rows).
   const table = nodeOutage(DEFAULT_POINT, DEFAULT_RUNS);
   const page = await open(`?${new URLSearchParams({ C: DEFAULT_POINT.C, K: DEFAULT_POINT.K, T: DEFAULT_POINT.T / 1000, runs: 1 })}`);
+  // (its ~20 s of CPU are spent only once the section comes near the screen, as the overload view's)
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
+  assert.equal(await page.$eval('#outage-status', (e) => e.textContent), 'simulated when this section comes into view');
+  assert.equal(await page.$eval('#outage', (e) => e.dataset.values), undefined, 'nothing simulated until the section is near the screen');
+  await page.locator('#outage').scrollIntoViewIfNeeded();
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 240_000 });
   const shown = await values(page, 'outage');
   assert.deepEqual(shown.point, DEFAULT_POINT);

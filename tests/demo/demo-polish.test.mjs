@@ -31,6 +31,7 @@ async function everything(viewport) {
   await page.waitForSelector('body[data-ready="1"]', { timeout: 60_000 });
   await page.waitForSelector('#storm[data-done="1"]', { timeout: 60_000 });
   await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 60_000 });
+  await page.locator('#outage').scrollIntoViewIfNeeded();
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
   await page.locator('#overload').scrollIntoViewIfNeeded();
   await page.waitForSelector('#overload[data-done="1"]', { timeout: 60_000 });
@@ -99,6 +100,7 @@ test('every control change redraws the charts, without an error (how fast: bench
   const page = await open();
   // (the simulations of the first load done: what is measured is a control change)
   await page.waitForSelector('#storm[data-done="1"]', { timeout: 60_000 });
+  await page.locator('#outage').scrollIntoViewIfNeeded();
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });
   await page.evaluate(() => performance.clearMeasures('redraw'));
   // Control changes of the default views: presets of A and B, numbers typed, jitter, the view.
