@@ -8,6 +8,7 @@ import { readForm, writeForm, fromQuery, toQuery, options, cloneForB, fillPicker
 import { Swimlanes } from './swimlane.js';
 import { WorkerClient } from './worker-client.js';
 import { OutageView } from './outage-view.js';
+import { whenNear } from './near.js';
 import { OverloadView } from './overload-view.js';
 import { ReconnectView } from './reconnect-view.js';
 import { Live } from './live.js';
@@ -306,14 +307,6 @@ writeForm(form, fromQuery(location.search));
 // (controls outside the form element name it with form="controls": their events do not bubble to it)
 for (const type of ['input', 'change']) document.addEventListener(type, (e) => e.target.form === form && render());
 render();
-// The overload view has no controls: one seeded run of each limiter, after the first paint, once
-// the section comes near the screen (a page opened elsewhere spends no CPU on it).
-requestAnimationFrame(() =>
-  setTimeout(() => {
-    const seen = new IntersectionObserver(
-      (entries) => entries.some((e) => e.isIntersecting) && (seen.disconnect(), new OverloadView().request()),
-      { rootMargin: '400px' },
-    );
-    seen.observe($('overload'));
-  }, 0),
-);
+// The overload view has no controls: one seeded run of each limiter, once the section comes near the
+// screen (a page opened elsewhere spends no CPU on it).
+whenNear($('overload'), () => new OverloadView().request());

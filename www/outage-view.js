@@ -5,6 +5,7 @@
 import { lineChart, fmtMs, fmtCount, tableRows } from './chart.js';
 import { OUTAGE_POLICIES, BIN_MS, DEFAULT_POINT, DEFAULT_RUNS } from './outage.js';
 import { WorkerClient } from './worker-client.js';
+import { whenNear, WAITING } from './near.js';
 
 /** Largest simulation the page runs (calls in all), to keep a run within a second or two. */
 export const MAX_CALLS = 20_000;
@@ -30,23 +31,12 @@ export class OutageView {
       $('outage-status').textContent = `outage worker error: ${e.message}`;
     });
     // The default view is the benchmark's first point (10 runs of 2 000 calls per policy): ~20 s of a
-    // core at every load, for a section far below the first screen. Simulated once the section comes
-    // near the screen (after the first paint: before it, every section is near), as the overload view.
-    requestAnimationFrame(() =>
-      setTimeout(() => {
-        const seen = new IntersectionObserver(
-          (entries) => {
-            if (!entries.some((e) => e.isIntersecting)) return;
-            seen.disconnect();
-            this.#near = true;
-            if (this.#waiting) this.#simulate(...this.#waiting);
-            this.#waiting = undefined;
-          },
-          { rootMargin: '400px' },
-        );
-        seen.observe($('outage'));
-      }, 0),
-    );
+    // core, for a section far below the first screen.
+    whenNear($('outage'), () => {
+      this.#near = true;
+      if (this.#waiting) this.#simulate(...this.#waiting);
+      this.#waiting = undefined;
+    });
   }
 
   /** The point, runs and schedule the view fields ask for (defaults: the benchmark's first point). */
@@ -66,7 +56,7 @@ export class OutageView {
     delete $('outage').dataset.done;
     if (this.#near) return this.#simulate(sim, schedule, scheduleName);
     this.#waiting = [sim, schedule, scheduleName];
-    $('outage-status').textContent = 'simulated when this section comes into view';
+    $('outage-status').textContent = WAITING;
   }
 
   /** @see request */

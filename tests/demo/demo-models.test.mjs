@@ -2,7 +2,7 @@
 // Every view is driven from the page and what it shows is checked against
 // the library computed here in Node: the schedules and histograms of
 // policies A and B, the storm curves and their verdict, the swimlanes, the
-// outage and overload models. Deterministic and CPU-bound (seeded models,
+// outage, overload and reconnect models. Deterministic and CPU-bound (seeded models,
 // no real-time assertion), with timeouts for a CPU it shares with the
 // other tests; the live calls are tests/demo/demo.test.mjs.
 // Screenshots of each view go to test-output/ with SCREENSHOTS=1 (look at them).
@@ -20,6 +20,8 @@ import { options, DEFAULT_B } from '../../www/state.js';
 import { PRESETS, STRATEGIES, JITTERS, JITTER_RATIO } from '../../js/gen/boundary.js';
 import { OUTAGE_POLICIES, DEFAULT_POINT, DEFAULT_RUNS } from '../../www/outage.js';
 import { DEFAULT_SEED, STEP_ROW } from '../../www/overload.js';
+import { DEFAULT_POINT as RECONNECT_POINT, RECONNECT_POLICIES, reconnectRun } from '../../www/reconnect.js';
+import { WAITING } from '../../www/near.js';
 import { STORM_SIZES, STORM_RUNS, DRAWS, BINS, binCounts, isUniform, verdict } from '../../www/compare.js';
 
 const ctx = serverAndBrowser();
@@ -248,7 +250,7 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
   const page = await open(`?${new URLSearchParams({ C: DEFAULT_POINT.C, K: DEFAULT_POINT.K, T: DEFAULT_POINT.T / 1000, runs: 1 })}`);
   // (its ~20 s of CPU are spent only once the section comes near the screen, as the overload view's)
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
-  assert.equal(await page.$eval('#outage-status', (e) => e.textContent), 'simulated when this section comes into view');
+  assert.equal(await page.$eval('#outage-status', (e) => e.textContent), WAITING);
   assert.equal(await page.$eval('#outage', (e) => e.dataset.values), undefined, 'nothing simulated until the section is near the screen');
   await page.locator('#outage').scrollIntoViewIfNeeded();
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 240_000 });
@@ -344,6 +346,39 @@ test('the overload view shows the step row of bench/overload.mjs --matrix: per s
   assert.equal(shown.results.ours.perSecond.length, 30);
   assert.ok(shown.results.ours.goodput > shown.results.sdk.goodput, 'ours keeps more of the capacity');
   await shot(page.locator('#overload'), 'demo-overload');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('the reconnect view waits until it is near the screen, then shows the model of bench/reconnect.mjs at its default point, as in Node', {
+  timeout: 120_000,
+}, async () => {
+  const page = await open();
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
+  assert.equal(
+    await page.$eval('#reconnect-status', (e) => e.textContent),
+    WAITING,
+    'nothing simulated until the section is near the screen',
+  );
+  assert.equal(await page.$eval('#reconnect', (e) => e.dataset.values), undefined);
+  await page.locator('#reconnect').scrollIntoViewIfNeeded();
+  await page.waitForSelector('#reconnect[data-done="1"]', { timeout: 60_000 });
+  const shown = await values(page, 'reconnect');
+  // The same model (www/reconnect.js) and calculator in Node, every policy at the default point.
+  const want = Object.fromEntries(
+    RECONNECT_POLICIES.map((p) => {
+      const { perSecond, peak, backMs, attempts, idealMs, left } = reconnectRun(RECONNECT_POINT, p, Backoff);
+      return [p.id, { perSecond, peak, backMs, attempts, idealMs, left }];
+    }),
+  );
+  assert.deepEqual(JSON.parse(JSON.stringify(shown)), JSON.parse(JSON.stringify(want)), 'the page vs Node, the default point');
+  assert.equal(
+    await page.locator('#reconnect-chart path.line').count(),
+    1 + RECONNECT_POLICIES.length,
+    'the capacity and one line per policy',
+  );
+  assert.equal(await page.locator('#reconnect-table tbody tr').count(), RECONNECT_POLICIES.length);
+  assert.match(await page.$eval('#reconnect-status', (e) => e.textContent), /^10,000 clients, 1,000 new connections a second/);
   assert.deepEqual(page.problems, []);
   await page.close();
 });

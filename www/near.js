@@ -1,0 +1,32 @@
+// When a section comes near the screen: the demo's heavy views (outage,
+// overload, reconnect) simulate only then, so a page opened and read at
+// the top spends no CPU on the views below it (the default outage view
+// alone kept a core busy for ~20 s after every load).
+
+/** Margin around the viewport within which a section counts as near (it is simulated just before it shows). */
+const MARGIN = '400px';
+
+/**
+ * Calls `then` once, when `element` first comes within MARGIN of the viewport. Watched from after the
+ * first paint: before the stylesheet lays the page out, every section is near the top.
+ * @param {Element} element
+ * @param {() => void} then
+ */
+export function whenNear(element, then) {
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      const seen = new IntersectionObserver(
+        (entries) => {
+          if (!entries.some((e) => e.isIntersecting)) return;
+          seen.disconnect();
+          then();
+        },
+        { rootMargin: MARGIN },
+      );
+      seen.observe(element);
+    }, 0),
+  );
+}
+
+/** What a view's status says while it waits for its section to come near. */
+export const WAITING = 'simulated when this section comes into view';
