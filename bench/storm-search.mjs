@@ -81,7 +81,7 @@ for (const b of [5, 10, 20, 30])
     for (const cap of [1000, 1500, 2000]) {
       grid.push({
         name: `decorrelated base ${b} ×${f} cap ${cap}`,
-        policy: (k, r, st) => (st.prev = Math.min(cap, b + r() * (f * (st.prev ?? b) - b))),
+        policy: (_k, r, st) => (st.prev = Math.min(cap, b + r() * (f * (st.prev ?? b) - b))),
       });
     }
 const feasible = [];

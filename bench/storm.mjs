@@ -6,7 +6,7 @@
 // worker threads (one per core).
 //
 //   node bench/storm.mjs [seeds]
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { Worker, isMainThread, parentPort } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { fmt } from './peers.mjs';

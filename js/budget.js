@@ -83,6 +83,7 @@ export class RetryBudget {
     let w = 0;
     for (let i = 0; i < SLOTS; i++) (d += this.#deposits[i]), (w += this.#withdrawals[i]);
     const a = this.#floor + this.#ratio * d - w;
+    // biome-ignore lint/complexity/useMathMinMax: a NaN (never expected) reads as 0 here; Math.max would keep it
     return a > 0 ? a : 0;
   }
 

@@ -23,9 +23,11 @@ declare module 'node:fs' {
 
 declare module 'cloudflare:workers' {
   /** workerd's base class of Durable Objects (js/queue/queue-object.js, workerd build only). */
+  // biome-ignore-start lint/suspicious/noExplicitAny: workerd's state and bindings, typed by @cloudflare/workers-types, which js/ does not load
   export class DurableObject {
     constructor(ctx: any, env: any);
     ctx: any;
     env: any;
   }
+  // biome-ignore-end lint/suspicious/noExplicitAny: (above)
 }

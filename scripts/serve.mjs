@@ -46,7 +46,7 @@ function flaky(url, req, res) {
 export const DEMO_ROUTES = {
   '/flaky': flaky,
   '/www/flaky': flaky,
-  '/': (url, req, res) => res.writeHead(302, { location: '/www/' }).end(),
+  '/': (_url, _req, res) => res.writeHead(302, { location: '/www/' }).end(),
 };
 
 /**
@@ -85,7 +85,7 @@ export function serve({
     if (rel.endsWith('/')) rel += 'index.html';
     const [prefix, dir] = mountsNow().find(([p]) => rel.startsWith(p)) ?? [];
     const file = dir && path.join(dir, path.normalize(rel.slice(prefix.length)));
-    if (!file || !file.startsWith(dir + path.sep) || (hidden && hidden.test(path.sep + path.relative(dir, file)))) {
+    if (!file?.startsWith(dir + path.sep) || hidden?.test(path.sep + path.relative(dir, file))) {
       res.writeHead(403, headers);
       return res.end('forbidden');
     }

@@ -334,10 +334,10 @@ export async function runPage(browser, site, dist, target, policy) {
   try {
     await page.goto(`${site.url}/index.html?target=${encodeURIComponent(target)}`);
     await Promise.race([
-      page.waitForFunction(() => document.body && document.body.dataset.result !== undefined, null, { timeout: 15_000 }),
+      page.waitForFunction(() => document.body?.dataset.result !== undefined, null, { timeout: 15_000 }),
       pageError.then(() => page.waitForTimeout(200)),
     ]).catch((e) => problems.push(`no result: ${e.message.split('\n')[0]}`));
-    const raw = await page.evaluate(() => document.body && document.body.dataset.result).catch(() => undefined);
+    const raw = await page.evaluate(() => document.body?.dataset.result).catch(() => undefined);
     return { result: raw === undefined ? undefined : JSON.parse(raw), problems, misses: [...site.state.misses] };
   } finally {
     await page.close();

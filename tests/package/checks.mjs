@@ -79,7 +79,7 @@ function expectThrow(fn, cls, msg, what, failures) {
 export function validationFailures(Backoff) {
   const failures = [];
   for (const [options, cls, msg] of BAD_OPTIONS) {
-    const what = JSON.stringify(options, (k, v) =>
+    const what = JSON.stringify(options, (_k, v) =>
       typeof v === 'bigint' ? `${v}n` : v === undefined ? 'undefined' : Number.isNaN(v) ? 'NaN' : v === Infinity ? 'Infinity' : v,
     );
     expectThrow(() => new Backoff(options), cls, msg, `new Backoff(${what})`, failures);

@@ -14,7 +14,7 @@ import { serverAndBrowser } from '../support/browser.mjs';
 import { until } from '../support/wait.mjs';
 
 const log = [];
-function queueLog(url, req, res) {
+function queueLog(_url, req, res) {
   let body = '';
   req.on('data', (c) => (body += c));
   req.on('end', () => {
