@@ -30,3 +30,26 @@ export function whenNear(element, then) {
 
 /** What a view's status says while it waits for its section to come near. */
 export const WAITING = 'simulated when this section comes into view';
+
+/**
+ * A view's simulations, held until `element` comes near: the returned function runs `simulate` at once
+ * once it has, else keeps it (the last one asked for wins), says WAITING in `status`, and runs it then.
+ * @param {Element} element
+ * @param {Element} status
+ * @returns {(simulate: () => void) => void}
+ */
+export function untilNear(element, status) {
+  let near = false;
+  /** @type {(() => void) | undefined} */
+  let waiting;
+  whenNear(element, () => {
+    near = true;
+    waiting?.();
+    waiting = undefined;
+  });
+  return (simulate) => {
+    if (near) return simulate();
+    waiting = simulate;
+    status.textContent = WAITING;
+  };
+}

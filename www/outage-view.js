@@ -5,7 +5,7 @@
 import { lineChart, fmtMs, fmtCount, tableRows } from './chart.js';
 import { OUTAGE_POLICIES, BIN_MS, DEFAULT_POINT, DEFAULT_RUNS } from './outage.js';
 import { WorkerClient } from './worker-client.js';
-import { whenNear, WAITING } from './near.js';
+import { untilNear } from './near.js';
 
 /** Largest simulation the page runs (calls in all), to keep a run within a second or two. */
 export const MAX_CALLS = 20_000;
@@ -21,21 +21,12 @@ const $ = (id) => document.getElementById(id);
 const ratio = (a, b) => (b === 0 ? '—' : `${+(a / b).toFixed(3)}×`);
 
 export class OutageView {
-  /** The simulation asked for while the section is far from the screen: run once it comes near. */
-  #waiting;
-  /** Whether the section has come near the screen (from then on, every change simulates at once). */
-  #near = false;
+  /** Runs a simulation once the section is near the screen (the last one asked for until then). */
+  #whenNear = untilNear($('outage'), $('outage-status'));
 
   constructor() {
     this.worker = new WorkerClient(new URL('./outage-worker.js', import.meta.url), (e) => {
       $('outage-status').textContent = `outage worker error: ${e.message}`;
-    });
-    // The default view is the benchmark's first point (10 runs of 2 000 calls per policy): ~20 s of a
-    // core, for a section far below the first screen.
-    whenNear($('outage'), () => {
-      this.#near = true;
-      if (this.#waiting) this.#simulate(...this.#waiting);
-      this.#waiting = undefined;
     });
   }
 
@@ -54,9 +45,8 @@ export class OutageView {
    */
   request(sim, schedule, scheduleName) {
     delete $('outage').dataset.done;
-    if (this.#near) return this.#simulate(sim, schedule, scheduleName);
-    this.#waiting = [sim, schedule, scheduleName];
-    $('outage-status').textContent = WAITING;
+    // (the default view, the benchmark's first point, is ~20 s of a core: far below the first screen)
+    this.#whenNear(() => this.#simulate(sim, schedule, scheduleName));
   }
 
   /** @see request */

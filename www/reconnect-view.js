@@ -6,7 +6,7 @@
 import { lineChart, fmtCount, tableRows } from './chart.js';
 import { DEFAULT_POINT, RECONNECT_POLICIES } from './reconnect.js';
 import { WorkerClient } from './worker-client.js';
-import { whenNear, WAITING } from './near.js';
+import { untilNear } from './near.js';
 
 const $ = (id) => document.getElementById(id);
 const CLS = ['v0', 'v1', 'v2', 'v3'];
@@ -15,17 +15,8 @@ const secs = (ms) => (ms === Infinity ? 'never' : `${(ms / 1000).toFixed(1)} s`)
 export class ReconnectView {
   #worker;
   #timer;
-  /** The point asked for while the section is far from the screen (simulated once it comes near). */
-  #waiting;
-  #near = false;
-
-  constructor() {
-    whenNear($('reconnect'), () => {
-      this.#near = true;
-      if (this.#waiting) this.request(this.#waiting);
-      this.#waiting = undefined;
-    });
-  }
+  /** Runs a simulation once the section is near the screen (the last one asked for until then). */
+  #whenNear = untilNear($('reconnect'), $('reconnect-status'));
 
   /** The point the view's controls name (clamped). */
   static settings(view) {
@@ -42,11 +33,12 @@ export class ReconnectView {
     clearTimeout(this.#timer);
     const root = $('reconnect');
     delete root.dataset.done;
-    if (!this.#near) {
-      this.#waiting = point;
-      $('reconnect-status').textContent = WAITING;
-      return;
-    }
+    this.#whenNear(() => this.#simulate(point));
+  }
+
+  /** @see request */
+  #simulate(point) {
+    const root = $('reconnect');
     $('reconnect-status').textContent = 'simulating…';
     this.#timer = setTimeout(() => {
       this.#worker ??= new WorkerClient(new URL('./reconnect-worker.js', import.meta.url), (e) => {

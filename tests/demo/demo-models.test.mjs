@@ -41,6 +41,16 @@ async function values(page, id) {
   await page.waitForSelector(`#${id}:not([data-pending="1"])`);
   return JSON.parse(await page.$eval(`#${id}`, (e) => e.dataset.values));
 }
+/**
+ * Checks that section `id` (a view simulated near the screen: www/near.js) has simulated nothing once the
+ * page's first paint is past (its status says it waits), then scrolls to it.
+ */
+async function scrolledTo(page, id) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
+  assert.equal(await page.$eval(`#${id}-status`, (e) => e.textContent), WAITING, `${id}: waits for the screen`);
+  assert.equal(await page.$eval(`#${id}`, (e) => e.dataset.values), undefined, `${id}: nothing simulated until it is near the screen`);
+  await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+}
 const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
 
 /** The schedule view of policy `fields` checked against backoffStats and a seeded Backoff in Node. */
@@ -249,10 +259,7 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
   const table = nodeOutage(DEFAULT_POINT, DEFAULT_RUNS);
   const page = await open(`?${new URLSearchParams({ C: DEFAULT_POINT.C, K: DEFAULT_POINT.K, T: DEFAULT_POINT.T / 1000, runs: 1 })}`);
   // (its ~20 s of CPU are spent only once the section comes near the screen, as the overload view's)
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
-  assert.equal(await page.$eval('#outage-status', (e) => e.textContent), WAITING);
-  assert.equal(await page.$eval('#outage', (e) => e.dataset.values), undefined, 'nothing simulated until the section is near the screen');
-  await page.locator('#outage').scrollIntoViewIfNeeded();
+  await scrolledTo(page, 'outage');
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 240_000 });
   const shown = await values(page, 'outage');
   assert.deepEqual(shown.point, DEFAULT_POINT);
@@ -354,14 +361,7 @@ test('the reconnect view waits until it is near the screen, then shows the model
   timeout: 120_000,
 }, async () => {
   const page = await open();
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
-  assert.equal(
-    await page.$eval('#reconnect-status', (e) => e.textContent),
-    WAITING,
-    'nothing simulated until the section is near the screen',
-  );
-  assert.equal(await page.$eval('#reconnect', (e) => e.dataset.values), undefined);
-  await page.locator('#reconnect').scrollIntoViewIfNeeded();
+  await scrolledTo(page, 'reconnect');
   await page.waitForSelector('#reconnect[data-done="1"]', { timeout: 60_000 });
   const shown = await values(page, 'reconnect');
   // The same model (www/reconnect.js) and calculator in Node, every policy at the default point.
