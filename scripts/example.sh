@@ -15,8 +15,8 @@
 #   bash scripts/example.sh --dev     a debug build (no LTO, no wasm-opt) into
 #                                     target/example/fetch-page-dev/: what
 #                                     tests/example/ loads (it checks behaviour, not
-#                                     size; in `npm test` it reuses the Rust checks'
-#                                     wasm32 dependencies in target/checks: 6 s, not 30)
+#                                     size; in `npm test` the Rust checks have built
+#                                     it already, in target/checks, linted)
 #
 # Assumes scripts/setup.sh has run (wasm32 target, wasm-bindgen, npm packages).
 set -euo pipefail

@@ -3,8 +3,8 @@
 // (`scripts/example.sh --dev`: behaviour, not size), served from
 // target/example/fetch-page-dev/, it fetches the scripted server (another
 // origin) and lists its attempts in the DOM. `npm test` runs this file in its
-// Rust checks, right after the web crate's tests, so that cargo reuses their
-// wasm32 dependencies (CARGO_TARGET_DIR=target/checks).
+// Rust checks, right after the web crate's tests, which built the page
+// (CARGO_TARGET_DIR=target/checks): its build here is then a no-op.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
