@@ -35,8 +35,10 @@ async function redraws(browser, url) {
   await page.goto(`${url}/www/`);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
   // (the first load's simulations finished: what is measured is a control change)
-  await page.locator('#outage').scrollIntoViewIfNeeded(); // (simulated once near the screen)
-  for (const id of ['storm', 'outage']) await page.waitForSelector(`#${id}[data-done="1"]`, { state: 'attached', timeout: 180_000 });
+  for (const id of ['storm', 'outage']) {
+    await page.locator(`#${id}`).scrollIntoViewIfNeeded(); // (simulated once near the screen)
+    await page.waitForSelector(`#${id}[data-done="1"]`, { state: 'attached', timeout: 180_000 });
+  }
   await page.evaluate(() => performance.clearMeasures('redraw'));
   for (const [sel, v] of changes()) {
     if (sel.startsWith('select')) await page.selectOption(sel, v);

@@ -8,7 +8,7 @@ import { readForm, writeForm, fromQuery, toQuery, options, cloneForB, fillPicker
 import { Swimlanes } from './swimlane.js';
 import { WorkerClient } from './worker-client.js';
 import { OutageView } from './outage-view.js';
-import { whenNear } from './near.js';
+import { untilNear, whenNear } from './near.js';
 import { OverloadView } from './overload-view.js';
 import { ReconnectView } from './reconnect-view.js';
 import { Live } from './live.js';
@@ -219,26 +219,36 @@ const laws = new WorkerClient(new URL('./storm-worker.js', import.meta.url), (e)
   $('error').hidden = false;
 });
 
+// The storm section (its curves, then the swimlanes) simulates once it comes near the screen: ~1 s of a
+// worker at every load, for a section three screens down.
+const stormNear = untilNear($('storm'), $('verdict'));
+const lanesNear = untilNear($('storm'), $('lane-status'));
+
 let stormTimer;
-/** The storm curves of A and B (debounced: typing in a field asks once). */
+/** The storm curves of A and B (debounced: typing in a field asks once), once the section is near the screen. */
 function requestStorm(pols) {
   clearTimeout(stormTimer);
   delete $('storm').dataset.done;
-  $('verdict').textContent = 'simulating…';
-  stormTimer = setTimeout(() => {
-    const results = {};
-    storms.ask(
-      'curves',
-      { curves: { sizes: STORM_SIZES, runs: STORM_RUNS, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
-      (data) => {
-        if (data.points) return void (results[data.name] = data.points);
-        drawStorm(pols, results);
-        $('storm').dataset.results = JSON.stringify(results);
-        $('storm').dataset.done = '1';
-        return true;
-      },
-    );
-  }, 150);
+  stormNear(() => {
+    $('verdict').textContent = 'simulating…';
+    stormTimer = setTimeout(simulateStorm, 150, pols);
+  });
+}
+
+/** The storm curves of `pols` from the worker, drawn when every point has come. */
+function simulateStorm(pols) {
+  const results = {};
+  storms.ask(
+    'curves',
+    { curves: { sizes: STORM_SIZES, runs: STORM_RUNS, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
+    (data) => {
+      if (data.points) return void (results[data.name] = data.points);
+      drawStorm(pols, results);
+      $('storm').dataset.results = JSON.stringify(results);
+      $('storm').dataset.done = '1';
+      return true;
+    },
+  );
 }
 
 const outage = new OutageView();
@@ -254,14 +264,16 @@ const lanes = new Swimlanes({
   status: $('lane-status'),
 });
 
-/** One run of the storm for the swimlanes (the run's seeds are those of the curves). */
+/** One run of the storm for the swimlanes (the run's seeds are those of the curves), once the section is near the screen. */
 function requestLanes(pols, view) {
   const clients = Number(view.laneN ?? 20);
   delete $('lanes').dataset.ready;
-  storms.ask(
-    'trace',
-    { trace: { clients, run: Number(view.laneRun ?? 1) - 1, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
-    (data) => (lanes.show(data.traces, clients), true),
+  lanesNear(() =>
+    storms.ask(
+      'trace',
+      { trace: { clients, run: Number(view.laneRun ?? 1) - 1, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
+      (data) => (lanes.show(data.traces, clients), true),
+    ),
   );
 }
 

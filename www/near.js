@@ -1,7 +1,8 @@
-// When a section comes near the screen: the demo's heavy views (outage,
-// overload, reconnect) simulate only then, so a page opened and read at
-// the top spends no CPU on the views below it (the default outage view
-// alone kept a core busy for ~20 s after every load).
+// When a section comes near the screen: the demo's simulated views (the
+// storm's curves and swimlanes, outage, overload, reconnect) simulate only
+// then, so a page opened and read at the top spends no CPU on the views
+// below it (the default outage view alone kept a core busy for ~20 s after
+// every load; the storm, ~1 s of a worker).
 
 /** Margin around the viewport within which a section counts as near (it is simulated just before it shows). */
 const MARGIN = '400px';

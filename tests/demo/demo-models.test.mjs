@@ -43,12 +43,13 @@ async function values(page, id) {
 }
 /**
  * Checks that section `id` (a view simulated near the screen: www/near.js) has simulated nothing once the
- * page's first paint is past (its status says it waits), then scrolls to it.
+ * page's first paint is past (its `status` element says it waits; its `data` attribute is not set), then
+ * scrolls to it.
  */
-async function scrolledTo(page, id) {
+async function scrolledTo(page, id, { status = `${id}-status`, data = 'values' } = {}) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
-  assert.equal(await page.$eval(`#${id}-status`, (e) => e.textContent), WAITING, `${id}: waits for the screen`);
-  assert.equal(await page.$eval(`#${id}`, (e) => e.dataset.values), undefined, `${id}: nothing simulated until it is near the screen`);
+  assert.equal(await page.$eval(`#${status}`, (e) => e.textContent), WAITING, `${id}: waits for the screen`);
+  assert.equal(await page.$eval(`#${id}`, (e, k) => e.dataset[k], data), undefined, `${id}: nothing simulated until it is near the screen`);
   await page.locator(`#${id}`).scrollIntoViewIfNeeded();
 }
 const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
@@ -130,6 +131,7 @@ test("the histograms of A and B are the library's draws, binned alike; full jitt
 test('the storm curves of A and B and the verdict are those of the model run in Node', { timeout: 300_000 }, async () => {
   const fields = { a: { preset: 'aws', maxAttempts: '8' }, b: { jitter: 'none' } };
   const page = await open('?preset=aws&maxAttempts=8&b.jitter=none');
+  await scrolledTo(page, 'storm', { status: 'verdict', data: 'results' });
   await page.waitForSelector('#storm[data-done="1"]', { timeout: 120_000 });
   const r = JSON.parse(await page.$eval('#storm', (e) => e.dataset.results));
   const want = {};
@@ -165,6 +167,7 @@ test('the swimlanes replay one seeded run of the model: stepped write by write, 
 }, async () => {
   const fields = { A: {}, B: { jitter: 'none' } };
   const page = await open('?laneN=10&laneRun=2');
+  await scrolledTo(page, 'lanes', { status: 'lane-status', data: 'ready' });
   await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 60_000 });
   const tr = { A: nodeTrace(fields.A, 10, 1), B: nodeTrace(fields.B, 10, 1) };
   const state = async () => ({

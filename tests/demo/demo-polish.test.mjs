@@ -29,6 +29,8 @@ async function everything(viewport) {
   const page = await watchedPage(ctx.browser, { viewport, colorScheme: 'light' });
   await page.goto(`${ctx.url}/www/?preset=decorrelated&C=20&K=5&T=2&runs=2`);
   await page.waitForSelector('body[data-ready="1"]', { timeout: 60_000 });
+  // (each view simulated once its section comes near the screen)
+  await page.locator('#storm').scrollIntoViewIfNeeded();
   await page.waitForSelector('#storm[data-done="1"]', { timeout: 60_000 });
   await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 60_000 });
   await page.locator('#outage').scrollIntoViewIfNeeded();
@@ -83,6 +85,7 @@ test('polish: axe-core finds no serious or critical violation, light and dark; e
   await logs.keyboard.press('ArrowDown');
   assert.equal(await logs.$eval('select[name="preset"]', (e) => e.value), 'gcs');
   assert.match(logs.url(), /preset=gcs/);
+  await logs.locator('#lanes').scrollIntoViewIfNeeded();
   await logs.waitForSelector('#lanes[data-ready="1"]');
   await logs.focus('#lane-step');
   await logs.keyboard.press('Enter');
@@ -99,6 +102,7 @@ test('every control change redraws the charts, without an error (how fast: bench
 }, async () => {
   const page = await open();
   // (the simulations of the first load done: what is measured is a control change)
+  await page.locator('#storm').scrollIntoViewIfNeeded();
   await page.waitForSelector('#storm[data-done="1"]', { timeout: 60_000 });
   await page.locator('#outage').scrollIntoViewIfNeeded();
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 60_000 });

@@ -202,6 +202,8 @@ test('static hosting: from plain static files (www/ and pkg/, no /flaky route, n
     assert.equal((await page.request.get(`${statics.url}/www/flaky?probe`)).status(), 404, 'no endpoint on the server');
     await liveCalls(page, { host: 'service worker', name: 'demo-live-static' });
     assert.match(await page.$eval('#live-endpoint', (e) => e.textContent), /Service Worker/);
+    // (the storm's worker, its wasm from the static files: simulated once its section is near the screen)
+    await page.locator('#storm').scrollIntoViewIfNeeded();
     await page.waitForSelector('#storm[data-done="1"]', { timeout: 30_000 });
     // The scripted failures of the live calls (statuses, dropped connections), and nothing else: no 404
     // (the endpoint is found without a probe).
