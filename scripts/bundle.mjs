@@ -106,6 +106,13 @@ export function boundary(mod, form, dir = './') {
 }
 
 /**
+ * Terser's output for each input it was given in this build: the plain-JavaScript entries are the same
+ * file in every form (27 of the 101 files, 1.3 s of terser's 8.3).
+ * @type {Map<string, string>}
+ */
+const minified = new Map();
+
+/**
  * esbuild with `options`, then (unless `dev`) terser over each file it
  * wrote: esbuild minifies fast, terser's compressor and mangler find more
  * (two passes; its safe transforms only): measured, the main entry's
@@ -118,8 +125,11 @@ async function build(options, dev) {
   if (dev) return r;
   for (const out of Object.keys(/** @type {any} */ (r.metafile).outputs)) {
     const file = join(ROOT, out);
-    const min = await minify(readFileSync(file, 'utf8'), { module: true, compress: { passes: 2 } });
-    writeFileSync(file, /** @type {string} */ (min.code));
+    const code = readFileSync(file, 'utf8');
+    let min = minified.get(code);
+    if (min === undefined)
+      minified.set(code, (min = /** @type {string} */ ((await minify(code, { module: true, compress: { passes: 2 } })).code)));
+    writeFileSync(file, min);
   }
   return r;
 }
