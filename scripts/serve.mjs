@@ -59,7 +59,9 @@ export const DEMO_ROUTES = {
  *   or null for none); default the strict one the package promises to work under;
  * - `routes`: path -> handler(url, req, res) answered before files (default the demo's);
  * - `hidden`: paths never served (default node_modules and .git of the repository);
- * - `onMiss(path)`: told of every 404.
+ * - `onMiss(path)`: told of every 404;
+ * - `cacheControl`: the Cache-Control of every answer (default no-store: each
+ *   load fetches every file anew, as after an edit).
  * Port 0 = any free port.
  */
 export function serve({
@@ -71,6 +73,7 @@ export function serve({
   routes = DEMO_ROUTES,
   hidden = /[\\/](node_modules|\.git)[\\/]/,
   onMiss,
+  cacheControl = 'no-store',
 } = {}) {
   const mountsNow = typeof mounts === 'function' ? mounts : () => mounts ?? [['/', root]];
   const server = http.createServer(async (req, res) => {
@@ -79,7 +82,7 @@ export function serve({
     if (routes[rel]) return routes[rel](url, req, res);
     if (rel === '/favicon.ico') return res.writeHead(204).end(); // browsers ask, at their own pace
     const policy = typeof csp === 'function' ? csp() : csp;
-    const headers = { 'cache-control': 'no-store', ...(policy ? { 'content-security-policy': policy } : {}) };
+    const headers = { 'cache-control': cacheControl, ...(policy ? { 'content-security-policy': policy } : {}) };
     // The page learns from its own navigation that the scripted endpoint is here (www/live.js), without a probe that 404s on static hosting.
     if (routes['/www/flaky']) headers['server-timing'] = 'demo-flaky';
     if (rel.endsWith('/')) rel += 'index.html';
