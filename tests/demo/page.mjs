@@ -3,6 +3,7 @@
 // nothing, which start first in scripts/test.sh's queue, the longest files).
 import { mkdirSync } from 'node:fs';
 import { watchedPage } from '../support/browser.mjs';
+import { WAITING } from '../../www/near.js';
 
 /** Where the screenshots go (look at them), when asked for: SCREENSHOTS=1. */
 const OUT = 'test-output';
@@ -52,11 +53,46 @@ export const opener = (ctx) =>
   };
 
 /**
+ * The demo's views simulated once their section comes near the screen (www/near.js): the section, its
+ * status (WAITING until then; the overload view's is empty), and its data attribute set once drawn.
+ */
+const LAZY = [
+  ['storm', 'verdict', 'done'],
+  ['lanes', 'lane-status', 'ready'],
+  ['outage', 'outage-status', 'done'],
+  ['overload', 'overload-status', 'done'],
+  ['reconnect', 'reconnect-status', 'done'],
+];
+
+/**
+ * Brings the live section into view, then waits until every view this brought near the screen has been
+ * drawn. They grow as they draw: the reconnect view just above it by ~390 px, of which ~75 moved the
+ * live controls on screen 0.4-0.7 s after the scroll, under a click: the steered test once found the
+ * failover call in the second call's lane (1 failure in ~25 full runs since that view became lazy).
+ */
+export async function liveInView(page) {
+  await page.locator('#live').scrollIntoViewIfNeeded();
+  // (an IntersectionObserver reports a frame after the scroll: two frames, and its callback has run)
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0)))));
+  await page.waitForFunction(
+    ([lazy, waiting]) =>
+      lazy.every(([id, status, key]) => {
+        const said = document.getElementById(status)?.textContent;
+        return document.getElementById(id)?.dataset[key] === '1' || said === waiting || said === '';
+      }),
+    [LAZY, WAITING],
+    { timeout: 60_000 },
+  );
+}
+
+/**
  * Sets up the next live call (`script`, policy `name`, `steer`: '', 'hedge', 'failover') without
  * starting it: the live section reads them at the click, so a call whose start must fall in a window
- * (an outage) has only that click in it.
+ * (an outage) has only that click in it. The live section is brought into view first, and the page
+ * left to settle (liveInView).
  */
 export async function setCall(page, script, name = 'A', steer = '') {
+  await liveInView(page);
   await page.selectOption('#live-script', script);
   await page.selectOption('#live-policy', name);
   await page.selectOption('#live-steer', steer);
