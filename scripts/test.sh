@@ -99,10 +99,11 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   # Every other Rust build below is linted as it compiles: clippy's driver wraps the compiler for the
   # workspace's own crates (what `cargo clippy -- -D warnings` sets up, CLIPPY_ARGS its arguments), so
   # the dependencies are compiled once, for the tests, not a second time as the check builds `cargo
-  # clippy` makes. The web crate's `cargo doc` needed those check builds too: its `#![warn(missing_docs)]`,
-  # denied here, is what that run guarded. (The Rust steps on a cold target, back to back, twice each:
-  # 185 and 183 s of CPU with cargo clippy and that doc run, 126 and 123 s this way.) Cargo does not key its artifacts by the wrapper: a crate built
-  # without it would pass for linted: this directory (target/checks) is built in by this script alone.
+  # clippy` makes. The web crate's `cargo doc` needed those check builds too: its
+  # `#![warn(missing_docs)]`, denied here, is what that run guarded. (The Rust steps on a cold target,
+  # back to back, twice each: 185 and 183 s of CPU with cargo clippy and that doc run, 126 and 123 s
+  # this way.) Cargo does not key its artifacts by the wrapper: a crate built without it would pass
+  # for linted, so this directory (target/checks) is built in by this script alone.
   export RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
   # Natively: every crate but the two made for wasm32 (the web crate, the example page), which are linted
   # and tested for wasm32 below; building them natively too compiled js-sys and web-sys twice more (~30 s
@@ -162,7 +163,7 @@ if [ "$what" = all ] || [ "$what" = js ]; then
     node_modules/.bin/biome check .
     node_modules/.bin/tsc -p tsconfig.json
   else
-    unset CARGO_TARGET_DIR
+    unset CARGO_TARGET_DIR RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
     step "the npm packages, the JS lints and the package (scripts/build.sh), run beside the Rust checks"
     while [ ! -e "$log.build.rc" ]; do sleep 1; done
     cat "$log.npm" "$log.lint" "$log.build" 2>/dev/null || true
