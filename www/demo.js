@@ -8,7 +8,7 @@ import { readForm, writeForm, fromQuery, toQuery, options, cloneForB, fillPicker
 import { Swimlanes } from './swimlane.js';
 import { WorkerClient } from './worker-client.js';
 import { OutageView } from './outage-view.js';
-import { untilNear, whenNear } from './near.js';
+import { untilNear } from './near.js';
 import { OverloadView } from './overload-view.js';
 import { ReconnectView } from './reconnect-view.js';
 import { Live } from './live.js';
@@ -321,4 +321,4 @@ for (const type of ['input', 'change']) document.addEventListener(type, (e) => e
 render();
 // The overload view has no controls: one seeded run of each limiter, once the section comes near the
 // screen (a page opened elsewhere spends no CPU on it).
-whenNear($('overload'), () => new OverloadView().request());
+untilNear($('overload'), $('overload-status'))(() => new OverloadView().request());

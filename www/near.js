@@ -13,7 +13,7 @@ const MARGIN = '400px';
  * @param {Element} element
  * @param {() => void} then
  */
-export function whenNear(element, then) {
+function whenNear(element, then) {
   requestAnimationFrame(() =>
     setTimeout(() => {
       const seen = new IntersectionObserver(

@@ -342,8 +342,7 @@ test('the overload view shows the step row of bench/overload.mjs --matrix: per s
 }, async () => {
   const inNode = benchStep(DEFAULT_SEED); // (meanwhile, the page)
   const page = await open();
-  assert.equal(await page.$eval('#overload-status', (e) => e.textContent), '', 'nothing simulated until the section is near the screen');
-  await page.locator('#overload').scrollIntoViewIfNeeded();
+  await scrolledTo(page, 'overload');
   await page.waitForSelector('#overload[data-done="1"]', { timeout: 240_000 });
   const shown = await values(page, 'overload');
   const rows = await inNode;

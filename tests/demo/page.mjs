@@ -54,7 +54,7 @@ export const opener = (ctx) =>
 
 /**
  * The demo's views simulated once their section comes near the screen (www/near.js): the section, its
- * status (WAITING until then; the overload view's is empty), and its data attribute set once drawn.
+ * status (WAITING until then), and its data attribute set once drawn.
  */
 const LAZY = [
   ['storm', 'verdict', 'done'],
@@ -78,7 +78,7 @@ export async function liveInView(page) {
     ([lazy, waiting]) =>
       lazy.every(([id, status, key]) => {
         const said = document.getElementById(status)?.textContent;
-        return document.getElementById(id)?.dataset[key] === '1' || said === waiting || said === '';
+        return document.getElementById(id)?.dataset[key] === '1' || said === waiting;
       }),
     [LAZY, WAITING],
     { timeout: 60_000 },
