@@ -36,7 +36,8 @@ run() { "$@" 2>&1 | tee -a "$log"; }
 # The JS test files: every tests/**/*.test.mjs (a new folder needs no line
 # here), each in a node process of its own, from one queue
 # (scripts/run-tests.mjs, longest first): one at a time while the Rust
-# checks still use the cores (they hold $hold), two once they are done.
+# checks still use the cores (they hold $hold), two once they are done,
+# three once only the short files are left.
 # Timing logic runs on virtual time (the tests' clock,
 # wasm-backoff/testing), so a test is not disturbed by what runs beside it.
 # (tests/example/ runs in the Rust checks when they run: it builds a Rust page, and there cargo reuses

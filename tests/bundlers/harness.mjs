@@ -60,10 +60,13 @@ async function sh(cmd, args, cwd, timeout = 120_000) {
  * Installs tests/bundlers' dev dependencies if any is missing. `npm install`,
  * not `npm ci`: npm 11 leaves the platform packages of the second rollup
  * (under vite6) out of the lockfile, and `npm ci` then refuses it.
+ * `--prefer-offline`: the locked versions come from npm's cache without a
+ * registry round trip each (a fresh clone: 6.2 s, 6.8 core-s, against
+ * 8.8 s, 9.2 core-s).
  */
 export async function ensureTools() {
   if (TOOLS.every((t) => existsSync(path.join(HERE, 'node_modules', t, 'package.json')))) return false;
-  const r = await sh('npm', ['install', '--prefix', HERE, '--no-audit', '--no-fund'], ROOT, 600_000);
+  const r = await sh('npm', ['install', '--prefer-offline', '--prefix', HERE, '--no-audit', '--no-fund'], ROOT, 600_000);
   if (!r.ok) throw new Error(`npm install --prefix tests/bundlers failed:\n${r.out}`);
   return true;
 }
