@@ -53,6 +53,9 @@ export function tableRows(table, rows) {
   );
 }
 
+/** The cells of a row whose figures are still to come: `n` dashes (a table keeps its rows while its view waits). */
+export const pending = (n) => Array(n).fill('–');
+
 /**
  * A count: "1,234" (as `toLocaleString('en-US')`, whose first call in a page loads the locale data:
  * 20 ms of its first load; an integer's digits are grouped here, the rest left to it).
@@ -105,8 +108,11 @@ function widthOf(svg) {
   return widths.get(svg);
 }
 
-/** Prepares an empty chart in `svg` and returns scales for the given domains. */
-function frame(svg, { xMin, xMax, yMin = 0, yMax, log, xLabel, yLabel, fmtX = String, fmtY = fmtMs, xTicks, size = 'full' }) {
+/**
+ * Prepares an empty chart in `svg` and returns scales for the given domains; `blank`: its axes and
+ * labels without ticks (a chart with no data yet, see lineChart).
+ */
+function frame(svg, { xMin, xMax, yMin = 0, yMax, log, xLabel, yLabel, fmtX = String, fmtY = fmtMs, xTicks, size = 'full', blank }) {
   const width = widthOf(svg);
   const [W, H] = SIZES[width && width < NARROW ? 'narrow' : size];
   svg.replaceChildren();
@@ -120,6 +126,7 @@ function frame(svg, { xMin, xMax, yMin = 0, yMax, log, xLabel, yLabel, fmtX = St
     ? (v) => H - B - ((ly(v) - ly(yMin)) / Math.max(ly(yMax) - ly(yMin), 1e-9)) * (H - T - B)
     : (v) => H - B - (v / Math.max(yMax, 1e-9)) * (H - T - B);
   const g = el(svg, 'g', { class: 'axis' });
+  if (blank) yt = xTicks = [];
   for (const v of yt) {
     el(g, 'line', { class: 'grid', x1: L, y1: y(v), x2: W - R, y2: y(v) });
     el(g, 'text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end' }, fmtY(v));
@@ -162,6 +169,10 @@ export function legend(svg, entries) {
  * bands: [{name, cls, lower: [[x, y]], upper: [[x, y]]}], spans: [{from, to, cls, name}] (shaded x ranges).
  * layered: each line is drawn wider than the ones after it (classes l4…l0), so that lines running together
  * all show, the first as the widest edge.
+ *
+ * With no point at all (a view whose data is still to come: www/near.js simulates only near the screen)
+ * the chart is drawn blank, its legend and its axes' labels in place: it takes the room it will take once
+ * drawn, so that the page below does not move when the data comes.
  */
 export function lineChart(
   svg,
@@ -172,10 +183,11 @@ export function lineChart(
   const ys = all.map((p) => p[1]).filter(Number.isFinite);
   const yMax = Math.max(...ys, 1e-9);
   const yMin = log ? Math.min(...ys.filter((v) => v > 0), yMax) : 0;
+  const blank = all.length === 0;
   const { x, y, H } = frame(svg, {
     size,
-    xMin: Math.min(...xs),
-    xMax: Math.max(...xs),
+    xMin: blank ? 0 : Math.min(...xs),
+    xMax: blank ? 1 : Math.max(...xs),
     yMin,
     yMax: log ? yMax : yMax * 1.05,
     log,
@@ -184,8 +196,9 @@ export function lineChart(
     fmtX,
     fmtY,
     xTicks,
+    blank,
   });
-  for (const s of spans)
+  for (const s of blank ? [] : spans)
     el(svg, 'rect', { class: `span ${s.cls}`, x: x(s.from), y: T, width: Math.max(x(s.to) - x(s.from), 1), height: H - T - B });
   for (const b of bands.filter((b) => b.upper.length))
     el(svg, 'path', {

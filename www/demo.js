@@ -229,6 +229,8 @@ let stormTimer;
 function requestStorm(pols) {
   clearTimeout(stormTimer);
   delete $('storm').dataset.done;
+  // (until the curves come: the charts blank, the room they will take)
+  if ($('storm').dataset.results === undefined) drawStorm(pols, {});
   stormNear(() => {
     $('verdict').textContent = 'simulating…';
     stormTimer = setTimeout(simulateStorm, 150, pols);
@@ -268,6 +270,7 @@ const lanes = new Swimlanes({
 function requestLanes(pols, view) {
   const clients = Number(view.laneN ?? 20);
   delete $('lanes').dataset.ready;
+  lanes.reserve(clients);
   lanesNear(() =>
     storms.ask(
       'trace',
@@ -277,8 +280,9 @@ function requestLanes(pols, view) {
   );
 }
 
+/** Draws the storm curves of `results` (none yet: the charts blank, the verdict left as it is). */
 function drawStorm(pols, results) {
-  const sized = (f) => pols.map((p) => ({ name: p.name, cls: p.cls, points: results[p.name].map((x) => [x.n, f(x)]), dots: true }));
+  const sized = (f) => pols.map((p) => ({ name: p.name, cls: p.cls, points: (results[p.name] ?? []).map((x) => [x.n, f(x)]), dots: true }));
   lineChart($('storm-calls'), {
     size: 'half',
     xLabel: 'clients (N)',
@@ -293,7 +297,7 @@ function drawStorm(pols, results) {
     series: sized((x) => x.timeMs),
     log: true,
   });
-  $('verdict').textContent = verdict(results.A.at(-1), results.B.at(-1));
+  if (results.A && results.B) $('verdict').textContent = verdict(results.A.at(-1), results.B.at(-1));
 }
 
 // ---- live fetch ----
@@ -321,4 +325,6 @@ for (const type of ['input', 'change']) document.addEventListener(type, (e) => e
 render();
 // The overload view has no controls: one seeded run of each limiter, once the section comes near the
 // screen (a page opened elsewhere spends no CPU on it).
-untilNear($('overload'), $('overload-status'))(() => new OverloadView().request());
+const overload = new OverloadView();
+overload.draw({}); // (blank until it comes near: the room it will take)
+untilNear($('overload'), $('overload-status'))(() => overload.request());

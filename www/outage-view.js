@@ -2,7 +2,7 @@
 // the counts of bench/OUTAGE.md, one line and one table row per entry of
 // OUTAGE_POLICIES (www/outage.js), simulated in outage-worker.js. Adding a
 // policy there adds its line and its row here, with nothing to change.
-import { lineChart, fmtMs, fmtCount, tableRows } from './chart.js';
+import { lineChart, fmtMs, fmtCount, tableRows, pending } from './chart.js';
 import { OUTAGE_POLICIES, BIN_MS, DEFAULT_POINT, DEFAULT_RUNS } from './outage.js';
 import { WorkerClient } from './worker-client.js';
 import { untilNear } from './near.js';
@@ -45,6 +45,8 @@ export class OutageView {
    */
   request(sim, schedule, scheduleName) {
     delete $('outage').dataset.done;
+    // (until a first run is drawn: the chart blank and a row per policy, the room they will take)
+    if ($('outage').dataset.values === undefined) this.draw(sim.point, {});
     // (the default view, the benchmark's first point, is ~20 s of a core: far below the first screen)
     this.#whenNear(() => this.#simulate(sim, schedule, scheduleName));
   }
@@ -72,7 +74,7 @@ export class OutageView {
     // The chart's bins: the model's (BIN_MS) merged so that a run has at most about CHART_BINS of them. A
     // gate releases its held calls in bursts, one bin in several: drawn at 100 ms over a long run on a log
     // axis, each burst and each empty bin between two became a stripe down to the floor.
-    const longest = Math.max(...OUTAGE_POLICIES.map((p) => results[p.id].bins.length));
+    const longest = Math.max(1, ...OUTAGE_POLICIES.map((p) => results[p.id]?.bins.length ?? 0));
     const per = Math.max(1, Math.ceil(longest / CHART_BINS));
     const binMs = per * BIN_MS;
     lineChart($('outage-chart'), {
@@ -85,25 +87,29 @@ export class OutageView {
       fmtY: (v) => (v >= 1 ? fmtCount(v) : String(+v.toPrecision(2))),
       spans: [{ from: 0, to: point.T, cls: 'down', name: `origin down (${fmtMs(point.T)})` }],
       series: OUTAGE_POLICIES.map((p, i) => {
-        const bins = merge(results[p.id].bins, per);
+        const bins = merge(results[p.id]?.bins ?? [], per);
+        if (bins.length === 0) return { name: p.name, cls: cls(i), points: [] };
         return { name: p.name, cls: cls(i), points: bins.map((v, b) => [b * binMs, v]).concat([[bins.length * binMs, 0]]) };
       }),
     });
     const base = results[OUTAGE_POLICIES[0].id];
-    const cells = (r) => [fmtCount(r.sentDuring), fmtCount(r.receivedDown), fmtMs(r.drain), fmtMs(r.median), fmtCount(r.failedFast)];
+    const cells = (r) =>
+      r ? [fmtCount(r.sentDuring), fmtCount(r.receivedDown), fmtMs(r.drain), fmtMs(r.median), fmtCount(r.failedFast)] : pending(5);
     const rows = OUTAGE_POLICIES.map((p, i) => [p.name, cls(i), cells(results[p.id])]);
     for (const p of OUTAGE_POLICIES.slice(1)) {
       const r = results[p.id];
       rows.push([
         `${p.name} ÷ ${OUTAGE_POLICIES[0].name}`,
         'ratio',
-        [
-          ratio(r.sentDuring, base.sentDuring),
-          ratio(r.receivedDown, base.receivedDown),
-          ratio(r.drain, base.drain),
-          ratio(r.median, base.median),
-          '',
-        ],
+        r && base
+          ? [
+              ratio(r.sentDuring, base.sentDuring),
+              ratio(r.receivedDown, base.receivedDown),
+              ratio(r.drain, base.drain),
+              ratio(r.median, base.median),
+              '',
+            ]
+          : [...pending(4), ''],
       ]);
     }
     tableRows($('outage-table'), rows);

@@ -3,7 +3,7 @@
 // callers, and their figures (goodput, 429s…): the step row of
 // bench/RESULTS.md §7a (`node bench/overload.mjs --matrix --rows='^step.*, RA'
 // --seed=1` prints the same numbers), simulated in overload-worker.js.
-import { lineChart, fmtMs, fmtCount, tableRows } from './chart.js';
+import { lineChart, fmtMs, fmtCount, tableRows, pending } from './chart.js';
 import { DEFAULT_SEED, STEP_SPEC } from './overload.js';
 import { WorkerClient } from './worker-client.js';
 
@@ -41,8 +41,10 @@ export class OverloadView {
     });
   }
 
+  /** Draws the limiters in `results` (each as it comes; none: the chart blank and the rows waiting). */
   draw(results) {
     const seconds = STEP_SPEC.seconds;
+    const any = KINDS.some((k) => results[k.kind]);
     const hold = (ys) => ys.map((v, i) => [i, v]).concat([[ys.length, ys.at(-1)]]);
     const cap = [];
     for (let t = 0; t <= seconds; t++)
@@ -54,8 +56,8 @@ export class OverloadView {
       fmtX: (v) => `${v} s`,
       fmtY: fmtCount,
       series: [
-        { name: 'server capacity (req/s)', cls: 'cap', dash: true, points: cap },
-        ...KINDS.filter((k) => results[k.kind]).map((k) => ({ name: k.name, cls: k.cls, points: hold(results[k.kind].perSecond) })),
+        { name: 'server capacity (req/s)', cls: 'cap', dash: true, points: any ? cap : [] },
+        ...KINDS.map((k) => ({ name: k.name, cls: k.cls, points: results[k.kind] ? hold(results[k.kind].perSecond) : [] })),
       ],
     });
     const cells = (r) => [
@@ -65,13 +67,14 @@ export class OverloadView {
       `${fmtMs(r.p50)} / ${fmtMs(r.p99)}`,
       fmtMs(r.longest),
     ];
-    const rows = KINDS.filter((k) => results[k.kind]).map((k) => [k.name, '', cells(results[k.kind])]);
-    if (results.ours && results.sdk)
-      rows.push([
-        'ours ÷ SDK',
-        'ratio',
-        [ratio(results.ours.goodput, results.sdk.goodput), ratio(results.ours.throttled, results.sdk.throttled), '', '', ''],
-      ]);
+    const rows = KINDS.map((k) => [k.name, '', results[k.kind] ? cells(results[k.kind]) : pending(5)]);
+    rows.push([
+      'ours ÷ SDK',
+      'ratio',
+      results.ours && results.sdk
+        ? [ratio(results.ours.goodput, results.sdk.goodput), ratio(results.ours.throttled, results.sdk.throttled), '', '', '']
+        : [...pending(2), '', '', ''],
+    ]);
     tableRows($('overload-table'), rows);
   }
 }

@@ -3,7 +3,7 @@
 // against that capacity, for ours and the native and wrappers' policies, and
 // the time until all are back (the model of bench/reconnect.mjs: its first
 // row is the default view), simulated in reconnect-worker.js.
-import { lineChart, fmtCount, tableRows } from './chart.js';
+import { lineChart, fmtCount, tableRows, pending } from './chart.js';
 import { DEFAULT_POINT, RECONNECT_POLICIES } from './reconnect.js';
 import { WorkerClient } from './worker-client.js';
 import { untilNear } from './near.js';
@@ -33,6 +33,8 @@ export class ReconnectView {
     clearTimeout(this.#timer);
     const root = $('reconnect');
     delete root.dataset.done;
+    // (until a first policy is drawn: the chart blank and a row per policy, the room they will take)
+    if (root.dataset.values === undefined) this.draw(point, {});
     this.#whenNear(() => this.#simulate(point));
   }
 
@@ -56,8 +58,10 @@ export class ReconnectView {
     }, 150);
   }
 
+  /** Draws the policies in `results` (each as it comes); the others' lines are left out and their rows wait. */
   draw(point, results) {
-    const shown = RECONNECT_POLICIES.map((p, i) => ({ p, cls: CLS[i], r: results[p.id] })).filter((x) => x.r);
+    const all = RECONNECT_POLICIES.map((p, i) => ({ p, cls: CLS[i], r: results[p.id] }));
+    const shown = all.filter((x) => x.r);
     const end = Math.max(...shown.map((x) => x.r.perSecond.length), 1);
     const hold = (ys) => ys.map((v, i) => [i, Math.max(v, 0.5)]).concat([[ys.length, Math.max(ys.at(-1) ?? 0, 0.5)]]);
     lineChart($('reconnect-chart'), {
@@ -72,26 +76,31 @@ export class ReconnectView {
           name: 'server capacity (new connections/s)',
           cls: 'cap',
           dash: true,
-          points: [
-            [0, point.C],
-            [end, point.C],
-          ],
+          // (none while no policy is drawn: the chart stays blank)
+          points: shown.length
+            ? [
+                [0, point.C],
+                [end, point.C],
+              ]
+            : [],
         },
-        ...shown.map((x) => ({ name: x.p.name, cls: x.cls, points: hold(x.r.perSecond) })),
+        ...all.map((x) => ({ name: x.p.name, cls: x.cls, points: x.r ? hold(x.r.perSecond) : [] })),
       ],
     });
     tableRows(
       $('reconnect-table'),
-      shown.map((x) => [
+      all.map((x) => [
         x.p.name,
         '',
-        [
-          fmtCount(x.r.peak),
-          `${(x.r.peak / point.C).toFixed(2)}×`,
-          secs(x.r.backMs),
-          `${(x.r.backMs / x.r.idealMs).toFixed(2)}×`,
-          fmtCount(x.r.attempts),
-        ],
+        x.r
+          ? [
+              fmtCount(x.r.peak),
+              `${(x.r.peak / point.C).toFixed(2)}×`,
+              secs(x.r.backMs),
+              `${(x.r.backMs / x.r.idealMs).toFixed(2)}×`,
+              fmtCount(x.r.attempts),
+            ]
+          : pending(5),
       ]),
     );
   }

@@ -13,6 +13,11 @@ const L = 8,
   AXIS = 22, // px under the rows for the time axis
   SCRUB = 1000; // scrubber steps
 
+/** The height of a client's row (px): 320 px for them all, within [3, 14]. @param {number} clients */
+const rowOf = (clients) => Math.max(3, Math.min(14, Math.floor(320 / clients)));
+/** A lane's height (px) for `clients` rows and the time axis. @param {number} clients */
+const heightOf = (clients) => rowOf(clients) * clients + AXIS;
+
 /** The index of the first event after `now` in a trace's (non-decreasing) times: how many have happened. */
 export function happened(times, now) {
   let lo = 0,
@@ -153,17 +158,26 @@ export class Swimlanes {
     this.ui.status.textContent = `${this.ui.clock.textContent}. ${this.ui.lanes.map((l) => `${l.name}: ${l.totals.textContent}`).join('. ')}.`;
   }
 
+  /**
+   * Gives the lanes the height `clients` rows will take, while their run is still to come (it is
+   * simulated once the section is near the screen): the page below does not move when it is drawn.
+   */
+  reserve(clients) {
+    if (this.traces) return;
+    for (const lane of this.ui.lanes) lane.canvas.style.height = `${heightOf(clients)}px`;
+  }
+
   draw() {
     if (!this.traces) return;
     const css = getComputedStyle(document.documentElement);
     const color = (v) => css.getPropertyValue(v).trim();
     const colors = { [CONFLICT]: color('--fail'), [SUCCESS]: color('--ok'), [GAVE_UP]: color('--gaveup') };
     const dpr = window.devicePixelRatio || 1;
-    const rowH = Math.max(3, Math.min(14, Math.floor(320 / this.clients)));
+    const rowH = rowOf(this.clients);
     for (const lane of this.ui.lanes) {
       const cv = lane.canvas;
       const w = cv.clientWidth || 600;
-      const h = rowH * this.clients + AXIS;
+      const h = heightOf(this.clients);
       cv.style.height = `${h}px`;
       if (cv.width !== Math.round(w * dpr) || cv.height !== Math.round(h * dpr)) {
         cv.width = Math.round(w * dpr);

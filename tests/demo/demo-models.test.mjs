@@ -42,15 +42,28 @@ async function values(page, id) {
   return JSON.parse(await page.$eval(`#${id}`, (e) => e.dataset.values));
 }
 /**
+ * How much a lazy view may grow when its data comes: a line of its legend (a line that runs on another's
+ * says so, and the legend may wrap). Before the views kept their room they grew by 177-552 px at 1100 px.
+ */
+const ROOM_PX = 30;
+
+/**
  * Checks that section `id` (a view simulated near the screen: www/near.js) has simulated nothing once the
  * page's first paint is past (its `status` element says it waits; its `data` attribute is not set), then
- * scrolls to it.
+ * scrolls to it. Resolves to a check to call once it is drawn: it kept the room it had while it waited
+ * (drawn blank, www/chart.js), so that what is below did not move under the reader's pointer.
  */
 async function scrolledTo(page, id, { status = `${id}-status`, data = 'values' } = {}) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100))));
   assert.equal(await page.$eval(`#${status}`, (e) => e.textContent), WAITING, `${id}: waits for the screen`);
   assert.equal(await page.$eval(`#${id}`, (e, k) => e.dataset[k], data), undefined, `${id}: nothing simulated until it is near the screen`);
+  const height = () => page.$eval(`#${id}`, (e) => Math.round(e.getBoundingClientRect().height));
+  const waited = await height();
   await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+  return async () => {
+    const drawn = await height();
+    assert.ok(Math.abs(drawn - waited) <= ROOM_PX, `${id}: ${waited} px high while it waited, ${drawn} px once drawn`);
+  };
 }
 const near = (got, want, what) => assert.ok(Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
 
@@ -131,8 +144,9 @@ test("the histograms of A and B are the library's draws, binned alike; full jitt
 test('the storm curves of A and B and the verdict are those of the model run in Node', { timeout: 300_000 }, async () => {
   const fields = { a: { preset: 'aws', maxAttempts: '8' }, b: { jitter: 'none' } };
   const page = await open('?preset=aws&maxAttempts=8&b.jitter=none');
-  await scrolledTo(page, 'storm', { status: 'verdict', data: 'results' });
+  const keptRoom = await scrolledTo(page, 'storm', { status: 'verdict', data: 'results' });
   await page.waitForSelector('#storm[data-done="1"]', { timeout: 120_000 });
+  await keptRoom();
   const r = JSON.parse(await page.$eval('#storm', (e) => e.dataset.results));
   const want = {};
   for (const [name, f] of [
@@ -167,8 +181,9 @@ test('the swimlanes replay one seeded run of the model: stepped write by write, 
 }, async () => {
   const fields = { A: {}, B: { jitter: 'none' } };
   const page = await open('?laneN=10&laneRun=2');
-  await scrolledTo(page, 'lanes', { status: 'lane-status', data: 'ready' });
+  const keptRoom = await scrolledTo(page, 'lanes', { status: 'lane-status', data: 'ready' });
   await page.waitForSelector('#lanes[data-ready="1"]', { timeout: 60_000 });
+  await keptRoom();
   const tr = { A: nodeTrace(fields.A, 10, 1), B: nodeTrace(fields.B, 10, 1) };
   const state = async () => ({
     now: Number(await page.$eval('#lanes', (e) => e.dataset.now)),
@@ -268,8 +283,9 @@ test('the outage view shows the model of bench/outage.mjs: its counts and its re
   const table = nodeOutage(DEFAULT_POINT, DEFAULT_RUNS);
   const page = await open(`?${new URLSearchParams({ C: DEFAULT_POINT.C, K: DEFAULT_POINT.K, T: DEFAULT_POINT.T / 1000, runs: 1 })}`);
   // (its ~20 s of CPU are spent only once the section comes near the screen, as the overload view's)
-  await scrolledTo(page, 'outage');
+  const keptRoom = await scrolledTo(page, 'outage');
   await page.waitForSelector('#outage[data-done="1"]', { timeout: 240_000 });
+  await keptRoom();
   const shown = await values(page, 'outage');
   assert.deepEqual(shown.point, DEFAULT_POINT);
   assert.deepEqual(shown.results, (await table).first, 'the page vs Node, one run of the default point (the first of the ten)');
@@ -342,8 +358,9 @@ test('the overload view shows the step row of bench/overload.mjs --matrix: per s
 }, async () => {
   const inNode = benchStep(DEFAULT_SEED); // (meanwhile, the page)
   const page = await open();
-  await scrolledTo(page, 'overload');
+  const keptRoom = await scrolledTo(page, 'overload');
   await page.waitForSelector('#overload[data-done="1"]', { timeout: 240_000 });
+  await keptRoom();
   const shown = await values(page, 'overload');
   const rows = await inNode;
   assert.deepEqual(
@@ -369,8 +386,9 @@ test('the reconnect view waits until it is near the screen, then shows the model
   timeout: 120_000,
 }, async () => {
   const page = await open();
-  await scrolledTo(page, 'reconnect');
+  const keptRoom = await scrolledTo(page, 'reconnect');
   await page.waitForSelector('#reconnect[data-done="1"]', { timeout: 60_000 });
+  await keptRoom();
   const shown = await values(page, 'reconnect');
   // The same model (www/reconnect.js) and calculator in Node, every policy at the default point.
   const want = Object.fromEntries(
