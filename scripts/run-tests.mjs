@@ -1,10 +1,11 @@
 // Runs JS test files, each in a node process of its own (node runs the
 // file, its tests reporting as under `node --test`), from one queue, by
 // `--jobs` (2) at a time: one while the file `--hold` names exists
-// (scripts/test.sh holds it while the Rust checks still use the cores),
+// (scripts/test.sh holds it while the Rust checks still build),
 // two once it is gone, three once only short files are left. Each file's
 // output is printed whole when it ends (never interleaved), with node's own
-// `ℹ pass N` / `ℹ fail N` lines, which scripts/test.sh sums; the files that failed are listed again at the end.
+// `ℹ pass N` / `ℹ fail N` lines, which scripts/test.sh sums; the files
+// that failed are listed again at the end.
 // The longest files go first (their seconds in the last run, kept in
 // target/test-times.json; in a fresh clone, scripts/test-times.json, a
 // recent run's, committed: else every file counted as long, they ran in
