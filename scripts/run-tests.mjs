@@ -56,10 +56,13 @@ let running = 0;
  */
 const SHORT = 3;
 
-/** Whether another file may start now: one at a time while the hold file exists, one more for the short tail. */
+/**
+ * Whether another file may start now: one at a time while the hold file exists, one more for the short
+ * tail (the queue is longest first: only short files are left once the next is short).
+ */
 const room = () => {
   if (hold && existsSync(hold)) return running < 1;
-  return running < (queue.every((f) => (times[f] ?? 1e9) < SHORT) ? jobs + 1 : jobs);
+  return running < ((times[queue[0]] ?? 1e9) < SHORT ? jobs + 1 : jobs);
 };
 
 /** Runs one file; resolves when it ended (its output printed). @param {string} file */

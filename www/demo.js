@@ -229,12 +229,13 @@ let stormTimer;
 function requestStorm(pols) {
   clearTimeout(stormTimer);
   delete $('storm').dataset.done;
-  // (until the curves come: the charts blank, the room they will take)
-  if ($('storm').dataset.results === undefined) drawStorm(pols, {});
-  stormNear(() => {
-    $('verdict').textContent = 'simulating…';
-    stormTimer = setTimeout(simulateStorm, 150, pols);
-  });
+  stormNear(
+    () => {
+      $('verdict').textContent = 'simulating…';
+      stormTimer = setTimeout(simulateStorm, 150, pols);
+    },
+    () => drawStorm(pols, {}),
+  );
 }
 
 /** The storm curves of `pols` from the worker, drawn when every point has come. */
@@ -270,13 +271,14 @@ const lanes = new Swimlanes({
 function requestLanes(pols, view) {
   const clients = Number(view.laneN ?? 20);
   delete $('lanes').dataset.ready;
-  lanes.reserve(clients);
-  lanesNear(() =>
-    storms.ask(
-      'trace',
-      { trace: { clients, run: Number(view.laneRun ?? 1) - 1, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
-      (data) => (lanes.show(data.traces, clients), true),
-    ),
+  lanesNear(
+    () =>
+      storms.ask(
+        'trace',
+        { trace: { clients, run: Number(view.laneRun ?? 1) - 1, policies: Object.fromEntries(pols.map((p) => [p.name, p.o])) } },
+        (data) => (lanes.show(data.traces, clients), true),
+      ),
+    () => lanes.reserve(clients),
   );
 }
 
@@ -326,5 +328,7 @@ render();
 // The overload view has no controls: one seeded run of each limiter, once the section comes near the
 // screen (a page opened elsewhere spends no CPU on it).
 const overload = new OverloadView();
-overload.draw({}); // (blank until it comes near: the room it will take)
-untilNear($('overload'), $('overload-status'))(() => overload.request());
+untilNear($('overload'), $('overload-status'))(
+  () => overload.request(),
+  () => overload.draw({}),
+);

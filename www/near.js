@@ -34,10 +34,12 @@ export const WAITING = 'simulated when this section comes into view';
 
 /**
  * A view's simulations, held until `element` comes near: the returned function runs `simulate` at once
- * once it has, else keeps it (the last one asked for wins), says WAITING in `status`, and runs it then.
+ * once it has, else keeps it (the last one asked for wins), says WAITING in `status`, draws `blank` (the
+ * view with no data yet, at the size it will have: the page below does not move when the data comes),
+ * and runs it then.
  * @param {Element} element
  * @param {Element} status
- * @returns {(simulate: () => void) => void}
+ * @returns {(simulate: () => void, blank?: () => void) => void}
  */
 export function untilNear(element, status) {
   let near = false;
@@ -48,9 +50,10 @@ export function untilNear(element, status) {
     waiting?.();
     waiting = undefined;
   });
-  return (simulate) => {
+  return (simulate, blank) => {
     if (near) return simulate();
     waiting = simulate;
     status.textContent = WAITING;
+    blank?.();
   };
 }

@@ -45,10 +45,12 @@ export class OutageView {
    */
   request(sim, schedule, scheduleName) {
     delete $('outage').dataset.done;
-    // (until a first run is drawn: the chart blank and a row per policy, the room they will take)
-    if ($('outage').dataset.values === undefined) this.draw(sim.point, {});
-    // (the default view, the benchmark's first point, is ~20 s of a core: far below the first screen)
-    this.#whenNear(() => this.#simulate(sim, schedule, scheduleName));
+    // (the default view, the benchmark's first point, is ~20 s of a core: far below the first screen;
+    // until then, the chart blank and a row per policy)
+    this.#whenNear(
+      () => this.#simulate(sim, schedule, scheduleName),
+      () => this.draw(sim.point, {}),
+    );
   }
 
   /** @see request */

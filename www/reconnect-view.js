@@ -33,9 +33,11 @@ export class ReconnectView {
     clearTimeout(this.#timer);
     const root = $('reconnect');
     delete root.dataset.done;
-    // (until a first policy is drawn: the chart blank and a row per policy, the room they will take)
-    if (root.dataset.values === undefined) this.draw(point, {});
-    this.#whenNear(() => this.#simulate(point));
+    // (simulated once the section is near the screen; until then, the chart blank and a row per policy)
+    this.#whenNear(
+      () => this.#simulate(point),
+      () => this.draw(point, {}),
+    );
   }
 
   /** @see request */

@@ -163,7 +163,6 @@ export class Swimlanes {
    * simulated once the section is near the screen): the page below does not move when it is drawn.
    */
   reserve(clients) {
-    if (this.traces) return;
     for (const lane of this.ui.lanes) lane.canvas.style.height = `${heightOf(clients)}px`;
   }
 
