@@ -65,6 +65,14 @@ const room = () => {
   return running < ((times[queue[0]] ?? 1e9) < SHORT ? jobs + 1 : jobs);
 };
 
+/**
+ * A file ends when its process exits by itself: no `--test-force-exit`, so a timer, an interval, a
+ * socket, a listener or a child process that a test left behind keeps it alive (a leak delays the
+ * file, or hangs it, instead of passing unseen). One still running LIMIT s after it started is
+ * stopped and failed. (The longest, tests/site/, took 55-62 s in this week's full runs, stressed or not.)
+ */
+const LIMIT = 300;
+
 /** Runs one file; resolves when it ended (its output printed). @param {string} file */
 function run(file) {
   running++;
@@ -72,7 +80,7 @@ function run(file) {
   return new Promise((resolve) => {
     // (the file run by node itself, not under `node --test`, which starts a second process to run it
     // in: one process a file, not two, ~0.2 s of CPU less each; the same reporter, the same exit code)
-    const child = spawn(process.execPath, ['--test-force-exit', '--test-reporter=spec', file], {
+    const child = spawn(process.execPath, ['--test-reporter=spec', file], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -80,14 +88,25 @@ function run(file) {
     const out = [];
     child.stdout.on('data', (d) => out.push(d));
     child.stderr.on('data', (d) => out.push(d));
+    let late = false;
+    const cap = setTimeout(() => {
+      late = true;
+      child.kill('SIGKILL');
+      // (a process it started may hold the pipes open: the file has ended all the same)
+      child.stdout.destroy();
+      child.stderr.destroy();
+    }, LIMIT * 1000);
     child.on('close', (code) => {
+      clearTimeout(cap);
       running--;
       const s = (Date.now() - t0) / 1000;
       times[file] = s;
       let text = Buffer.concat(out).toString();
-      // A file that failed with no test failing (it threw as it loaded, or after its tests) counts as
-      // one failure in the closing total, as `node --test` counted it.
-      if (code !== 0 && !/^ℹ fail [1-9]/m.test(text)) text += `✖ ${file} failed outside its tests (exit code ${code})\nℹ fail 1\n`;
+      if (late) text += `✖ ${file} did not end within ${LIMIT} s: a test hung, or left a timer, a socket or a process behind\n`;
+      // A file that failed with no test failing (it threw as it loaded, or after its tests, or did not
+      // end) counts as one failure in the closing total, as `node --test` counted it.
+      if (code !== 0 && !/^ℹ fail [1-9]/m.test(text))
+        text += `${late ? '' : `✖ ${file} failed outside its tests (exit code ${code})\n`}ℹ fail 1\n`;
       process.stdout.write(`\n▶ ${file} (${s.toFixed(1)} s)\n${text}`);
       if (code !== 0) failed.push(file);
       resolve(undefined);

@@ -157,7 +157,7 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   if [ "$what" = all ]; then
     step "the example page (examples/fetch-page, a debug build beside the web crate's) in Chromium"
     while [ ! -e "$log.npm.rc" ]; do sleep 1; done # (playwright-core)
-    if [ "$(cat "$log.npm.rc")" = 0 ]; then run node --test --test-force-exit --test-reporter=spec "$rustside" || failed=1; fi
+    if [ "$(cat "$log.npm.rc")" = 0 ]; then run timeout 300 node --test --test-reporter=spec "$rustside" || failed=1; fi
   fi
 fi
 
@@ -179,7 +179,7 @@ if [ "$what" = all ] || [ "$what" = js ]; then
 
   step "the JS tests (each file in its own process; begun beside the Rust checks): the engine on js/ sources and virtual time; the package in Node, Chromium (page, worker), workerd, Deno and Bun, against the scripted server"
   if [ $# -gt 0 ]; then
-    run node --test --test-force-exit --test-reporter=spec "$@"
+    run node --test --test-reporter=spec "$@"
   else
     if [ "$what" = js ]; then
       js_tests &
