@@ -69,7 +69,7 @@ const room = () => {
  * A file ends when its process exits by itself: no `--test-force-exit`, so a timer, an interval, a
  * socket, a listener or a child process that a test left behind keeps it alive (a leak delays the
  * file, or hangs it, instead of passing unseen). One still running LIMIT s after it started is
- * stopped and failed. (The longest, tests/site/, took 55-62 s in this week's full runs, stressed or not.)
+ * stopped and failed. (The longest, tests/site/ or tests/demo/demo-models, took 43-64 s in ten stressed full runs.)
  */
 const LIMIT = 300;
 
