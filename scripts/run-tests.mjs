@@ -102,11 +102,12 @@ function run(file) {
       const s = (Date.now() - t0) / 1000;
       times[file] = s;
       let text = Buffer.concat(out).toString();
-      if (late) text += `✖ ${file} did not end within ${LIMIT} s: a test hung, or left a timer, a socket or a process behind\n`;
       // A file that failed with no test failing (it threw as it loaded, or after its tests, or did not
       // end) counts as one failure in the closing total, as `node --test` counted it.
-      if (code !== 0 && !/^ℹ fail [1-9]/m.test(text))
-        text += `${late ? '' : `✖ ${file} failed outside its tests (exit code ${code})\n`}ℹ fail 1\n`;
+      const uncounted = code !== 0 && !/^ℹ fail [1-9]/m.test(text);
+      if (late) text += `✖ ${file} did not end within ${LIMIT} s: a test hung, or left a timer, a socket or a process behind\n`;
+      else if (uncounted) text += `✖ ${file} failed outside its tests (exit code ${code})\n`;
+      if (uncounted) text += 'ℹ fail 1\n';
       process.stdout.write(`\n▶ ${file} (${s.toFixed(1)} s)\n${text}`);
       if (code !== 0) failed.push(file);
       resolve(undefined);

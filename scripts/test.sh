@@ -157,6 +157,8 @@ if [ "$what" = all ] || [ "$what" = rust ]; then
   if [ "$what" = all ]; then
     step "the example page (examples/fetch-page, a debug build beside the web crate's) in Chromium"
     while [ ! -e "$log.npm.rc" ]; do sleep 1; done # (playwright-core)
+    # (under timeout: without --test-force-exit a file that leaves a handle behind never ends; 300 s, as
+    # scripts/run-tests.mjs's LIMIT)
     if [ "$(cat "$log.npm.rc")" = 0 ]; then run timeout 300 node --test --test-reporter=spec "$rustside" || failed=1; fi
   fi
 fi
